@@ -1,0 +1,28 @@
+// swift-tools-version:6.0
+// Hearth: a self-hosted Firebase Realtime Database and Auth server.
+// No package dependencies: only the toolchain and Debian's C libraries (see DEVELOPERS.md).
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Hearth",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "hearth", targets: ["hearth"]),
+        .executable(name: "hearth-bench", targets: ["HearthBenchmarks"]),
+        .library(name: "HearthCore", targets: ["HearthCore"]),
+    ],
+    targets: [
+        .target(name: "HearthSupport", swiftSettings: strict),
+        .target(name: "HearthCore", dependencies: ["HearthSupport"], swiftSettings: strict),
+        .target(name: "HearthCLI", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
+        .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
+        .executableTarget(
+            name: "HearthBenchmarks", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
+        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,125 @@
+/// The name of a child in the tree: one segment of a `Path`.
+///
+/// Keys compare in Firebase key order (rtdb-protocol.md §5.6), not Swift's `String` order: keys that
+/// are 32-bit integers come first, numerically; the rest compare by UTF-16 code units, as JavaScript's
+/// `<` and Java's `String.compareTo` do.
+///
+///     ChildKey("2") < ChildKey("10")      // true: integer keys compare as numbers
+///     ChildKey("10") < ChildKey("010")    // true: equal value, shorter first
+///     ChildKey("🐵") < ChildKey("\u{E000}") // true: UTF-16 order puts surrogates below U+E000
+public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    /// The key's text.
+    public let string: String
+
+    /// Wraps a key without validating it; see `KeyValidation` for the rules writes must follow.
+    @inlinable
+    public init(_ string: String) { self.string = string }
+
+    public init(stringLiteral value: String) { self.string = value }
+
+    public var description: String { string }
+
+    @inlinable
+    public static func < (lhs: ChildKey, rhs: ChildKey) -> Bool {
+        KeyOrder.compare(lhs.string, rhs.string) < 0
+    }
+
+    /// The key's value when it is a 32-bit integer key (sorted numerically before other keys).
+    public var integerValue: Int64? { KeyOrder.integerValue(of: string) }
+}
+
+/// Firebase key order and the UTF-16 string order it builds on.
+public enum KeyOrder {
+    /// Three-way comparison of two keys in Firebase key order: negative, zero or positive.
+    @inlinable
+    public static func compare(_ a: String, _ b: String) -> Int {
+        if a == b { return 0 }
+        let ai = integerValue(of: a)
+        let bi = integerValue(of: b)
+        switch (ai, bi) {
+        case let (x?, y?):
+            if x != y { return x < y ? -1 : 1 }
+            // Equal value ("7" and "07"): the shorter spelling first, as the JS SDK's nameCompare.
+            let la = a.utf16.count, lb = b.utf16.count
+            return la == lb ? 0 : (la < lb ? -1 : 1)
+        case (.some, nil): return -1
+        case (nil, .some): return 1
+        case (nil, nil): return compareUTF16(a, b)
+        }
+    }
+
+    /// The value of a key that matches the JS SDK's integer pattern `^-?0*\d{1,10}$` and fits in a
+    /// 32-bit signed integer; nil for every other key.
+    @inlinable
+    public static func integerValue(of key: String) -> Int64? {
+        let utf8 = key.utf8
+        if let fast = utf8.withContiguousStorageIfAvailable({ integerValue(ofUTF8: $0) }) { return fast }
+        return Array(utf8).withUnsafeBufferPointer { integerValue(ofUTF8: $0) }
+    }
+
+    @inlinable
+    static func integerValue(ofUTF8 bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
+        guard let first = bytes.first, first == UInt8(ascii: "-") || (first &- 48) < 10 else { return nil }
+        var index = 0
+        let negative = first == UInt8(ascii: "-")
+        if negative { index = 1 }
+        guard index < bytes.count else { return nil }
+        // Leading zeros are free; at most 10 significant digits follow.
+        while index < bytes.count - 1, bytes[index] == UInt8(ascii: "0") { index += 1 }
+        let significant = bytes.count - index
+        guard significant >= 1, significant <= 10 else { return nil }
+        var value: Int64 = 0
+        while index < bytes.count {
+            let digit = bytes[index] &- 48
+            guard digit < 10 else { return nil }
+            value = value * 10 + Int64(digit)
+            index += 1
+        }
+        if negative { value = -value }
+        return Limits.integerKeyRange.contains(value) ? value : nil
+    }
+
+    /// Three-way comparison of two strings by UTF-16 code units (JavaScript's `<`).
+    ///
+    /// Compares UTF-8 bytes, which order code points; UTF-16 differs from code-point order only when
+    /// a character above U+FFFF (a surrogate pair, D800–DBFF first) meets one in U+E000–U+FFFF, so
+    /// only the first differing character needs a closer look.
+    @inlinable
+    public static func compareUTF16(_ a: String, _ b: String) -> Int {
+        var a = a, b = b
+        return a.withUTF8 { pa in b.withUTF8 { pb in compareUTF16(utf8: pa, pb) } }
+    }
+
+    @inlinable
+    public static func compareUTF16(utf8 pa: UnsafeBufferPointer<UInt8>, _ pb: UnsafeBufferPointer<UInt8>) -> Int {
+        let shared = min(pa.count, pb.count)
+        var i = 0
+        while i < shared, pa[i] == pb[i] { i += 1 }
+        if i == shared { return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1) }
+        if pa[i] < 0x80 && pb[i] < 0x80 { return pa[i] < pb[i] ? -1 : 1 }
+        var start = i
+        while start > 0, pa[start] & 0xC0 == 0x80 { start -= 1 }
+        let ca = decodeScalar(pa, at: start)
+        let cb = decodeScalar(pb, at: start)
+        let la = utf16Lead(ca), lb = utf16Lead(cb)
+        if la != lb { return la < lb ? -1 : 1 }
+        return ca == cb ? 0 : (ca < cb ? -1 : 1)
+    }
+
+    @inlinable
+    static func utf16Lead(_ scalar: UInt32) -> UInt32 {
+        scalar >= 0x10000 ? 0xD800 + ((scalar - 0x10000) >> 10) : scalar
+    }
+
+    @inlinable
+    static func decodeScalar(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int) -> UInt32 {
+        let lead = UInt32(bytes[index])
+        func continuation(_ offset: Int) -> UInt32 {
+            index + offset < bytes.count ? UInt32(bytes[index + offset] & 0x3F) : 0
+        }
+        if lead < 0x80 { return lead }
+        if lead < 0xE0 { return (lead & 0x1F) << 6 | continuation(1) }
+        if lead < 0xF0 { return (lead & 0x0F) << 12 | continuation(1) << 6 | continuation(2) }
+        return (lead & 0x07) << 18 | continuation(1) << 12 | continuation(2) << 6 | continuation(3)
+    }
+}

@@ -1,0 +1,59 @@
+/// A location in the tree: keys from the root, written `a/b/c`.
+///
+/// Parsing splits on `/` and drops empty segments, as every Firebase client does (`/a//b/` is
+/// `a/b`; the root is `""` or `/`). Parsing does not validate: call `validate(forWrite:)` or use
+/// `Path(validating:)` where user input must follow Firebase's key rules.
+///
+///     Path("/users//ada/") == Path(["users", "ada"])   // true
+public struct Path: Hashable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    public var keys: [ChildKey]
+
+    public static let root = Path([ChildKey]())
+
+    public init(_ keys: [ChildKey]) { self.keys = keys }
+
+    public init(_ string: String) {
+        keys = string.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) }
+    }
+
+    public init(stringLiteral value: String) { self.init(value) }
+
+    public var count: Int { keys.count }
+    public var isRoot: Bool { keys.isEmpty }
+    public var first: ChildKey? { keys.first }
+    public var last: ChildKey? { keys.last }
+
+    /// The path without its last key; the root's parent is nil.
+    public var parent: Path? { keys.isEmpty ? nil : Path(Array(keys.dropLast())) }
+
+    /// `a/b` as the wire and REST write it: no leading slash, `""` for the root.
+    public var description: String { keys.map(\.string).joined(separator: "/") }
+
+    /// `/a/b`, the form with a leading slash (`/` for the root).
+    public var slashed: String { "/" + description }
+
+    public func appending(_ key: ChildKey) -> Path { Path(keys + [key]) }
+    public func appending(_ path: Path) -> Path { Path(keys + path.keys) }
+
+    /// True when `self` is `other` or lies above it.
+    public func contains(_ other: Path) -> Bool {
+        keys.count <= other.keys.count && other.keys.starts(with: keys)
+    }
+
+    /// The part of `other` below `self`, when `self` contains `other`.
+    public func relative(to ancestor: Path) -> Path? {
+        guard ancestor.contains(self) else { return nil }
+        return Path(Array(keys.dropFirst(ancestor.count)))
+    }
+
+    /// True when one path contains the other: a write at one can change what is at the other.
+    public func overlaps(_ other: Path) -> Bool { contains(other) || other.contains(self) }
+}
+
+extension Path: Comparable {
+    /// Paths order key by key in Firebase key order; a parent sorts before its descendants.
+    public static func < (lhs: Path, rhs: Path) -> Bool {
+        for (a, b) in zip(lhs.keys, rhs.keys) where a != b { return a < b }
+        return lhs.keys.count < rhs.keys.count
+    }
+}

@@ -1,0 +1,506 @@
+/// An ordered map with value semantics, structural sharing and order statistics: a B-tree whose
+/// nodes are shared between copies and copied only along the path a mutation takes.
+///
+/// Copying a map is O(1). Lookup, insert and remove are O(log n); `element(atRank:)` and
+/// `rank(of:)` are O(log n) too, which is what limit windows over millions of children need.
+/// A map that is not shared mutates in place, so a tree that nobody snapshots pays no copying.
+///
+///     var m = SortedMap<ChildKey, Int>()
+///     m[ChildKey("b")] = 2; m[ChildKey("a")] = 1
+///     m.element(atRank: 0)   // (a, 1)
+public struct SortedMap<Key: Comparable & Sendable, Value: Sendable>: Sendable {
+    public typealias Element = (key: Key, value: Value)
+
+    @usableFromInline var root: SortedMapNode<Key, Value>?
+
+    @inlinable public init() { root = nil }
+
+    /// Builds a map from elements already sorted by key with no duplicates, in O(n).
+    public init(sortedUniqueElements elements: some Collection<Element>) {
+        let array = ContiguousArray(elements)
+        root = array.isEmpty ? nil : SortedMapNode.build(array[...])
+    }
+
+    @inlinable public var count: Int { root?.count ?? 0 }
+    @inlinable public var isEmpty: Bool { root == nil }
+
+    /// True when both maps share the same storage, so they are equal without looking inside.
+    @inlinable public func isIdentical(to other: SortedMap) -> Bool { root === other.root }
+
+    @inlinable
+    public subscript(key: Key) -> Value? {
+        get { root?.find(key) }
+        set {
+            if let newValue { insert(newValue, for: key) } else { removeValue(for: key) }
+        }
+    }
+
+    /// Inserts or replaces; returns the previous value.
+    @inlinable @discardableResult
+    public mutating func insert(_ value: Value, for key: Key) -> Value? {
+        guard root != nil else {
+            root = SortedMapNode(entries: [(key, value)], children: [])
+            return nil
+        }
+        if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
+        let (previous, split) = root!.insert(key, value)
+        if let split {
+            let newRoot = SortedMapNode<Key, Value>(entries: [split.median], children: [root!, split.right])
+            root = newRoot
+        }
+        return previous
+    }
+
+    @inlinable @discardableResult
+    public mutating func removeValue(for key: Key) -> Value? {
+        guard root != nil, root!.find(key) != nil else { return nil }
+        if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
+        let removed = root!.remove(key)
+        if root!.entries.isEmpty {
+            root = root!.children.first
+        }
+        return removed
+    }
+
+    /// Mutates the value stored at `key` in place and returns true; returns false, changing
+    /// nothing, when the key is absent. In place matters: a value that is itself a COW tree stays
+    /// uniquely referenced while `body` runs, so it mutates without copying.
+    @inlinable @discardableResult
+    public mutating func modifyExisting(_ key: Key, _ body: (inout Value) -> Void) -> Bool {
+        guard root != nil else { return false }
+        if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
+        var node = root!
+        while true {
+            let (index, found) = node.slot(of: key)
+            if found {
+                body(&node.entries[index].value)
+                return true
+            }
+            if node.isLeaf { return false }
+            node.makeChildUnique(index)
+            node = node.children[index]
+        }
+    }
+
+    /// The element at a position in key order (0-based).
+    @inlinable public func element(atRank rank: Int) -> Element {
+        precondition(rank >= 0 && rank < count, "rank out of range")
+        return root!.element(atRank: rank)
+    }
+
+    /// How many keys order strictly before the probe: `compare(key)` is negative when `key` is
+    /// below the probe, zero when equal, positive above. With a probe between keys this is the rank
+    /// of the first key at or above it.
+    @inlinable public func rank(where compare: (Key) -> Int) -> Int {
+        root?.rank(where: compare) ?? 0
+    }
+
+    /// Number of keys strictly below `key`.
+    @inlinable public func rank(of key: Key) -> Int {
+        rank { $0 < key ? -1 : ($0 == key ? 0 : 1) }
+    }
+
+    @inlinable public var first: Element? { isEmpty ? nil : element(atRank: 0) }
+    @inlinable public var last: Element? { isEmpty ? nil : element(atRank: count - 1) }
+
+    /// Calls `body` for each element in key order, from `rank` on, until it returns false.
+    @inlinable public func forEach(fromRank rank: Int = 0, _ body: (Key, Value) throws -> Bool) rethrows {
+        guard let root, rank < count else { return }
+        _ = try root.visit(fromRank: Swift.max(0, rank), body)
+    }
+
+    /// Calls `body` for each element in descending key order, from `rank` down, until it returns false.
+    @inlinable public func forEachReversed(fromRank rank: Int, _ body: (Key, Value) throws -> Bool) rethrows {
+        guard let root, rank >= 0 else { return }
+        _ = try root.visitReversed(fromRank: Swift.min(rank, count - 1), body)
+    }
+
+    public var keys: [Key] {
+        var result: [Key] = []
+        result.reserveCapacity(count)
+        forEach { key, _ in result.append(key); return true }
+        return result
+    }
+}
+
+extension SortedMap: Sequence {
+    public func makeIterator() -> IndexingIterator<[Element]> {
+        var all: [Element] = []
+        all.reserveCapacity(count)
+        forEach { all.append(($0, $1)); return true }
+        return all.makeIterator()
+    }
+}
+
+/// One B-tree node. A node is shared between maps until one of them mutates it; mutation happens
+/// only on nodes the mutating map holds uniquely (`isKnownUniquelyReferenced`), so shared nodes are
+/// never changed.
+@usableFromInline
+final class SortedMapNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked Sendable {
+    // Sendable: a node is mutated only while uniquely referenced, so no other thread can see it.
+    @usableFromInline typealias Element = (key: Key, value: Value)
+
+    /// Most entries in a node; a node that grows past it splits.
+    @usableFromInline static var maxEntries: Int { 32 }
+    /// Fewest entries a non-root node keeps after a removal when it can.
+    @usableFromInline static var minEntries: Int { 16 }
+
+    @usableFromInline var entries: ContiguousArray<Element>
+    /// Empty for leaves; otherwise `entries.count + 1` children.
+    @usableFromInline var children: ContiguousArray<SortedMapNode>
+    /// Entries in this subtree.
+    @usableFromInline var count: Int
+
+    @inlinable
+    init(entries: ContiguousArray<Element>, children: ContiguousArray<SortedMapNode>) {
+        self.entries = entries
+        self.children = children
+        var total = entries.count
+        for child in children { total += child.count }
+        self.count = total
+    }
+
+    @inlinable
+    init(entries: ContiguousArray<Element>, children: ContiguousArray<SortedMapNode>, count: Int) {
+        self.entries = entries
+        self.children = children
+        self.count = count
+    }
+
+    @inlinable var isLeaf: Bool { children.isEmpty }
+
+    @inlinable func copy() -> SortedMapNode { SortedMapNode(entries: entries, children: children, count: count) }
+
+    /// Index of the first entry whose key is not below `key`, and whether it equals `key`.
+    @inlinable
+    func slot(of key: Key) -> (index: Int, found: Bool) {
+        var low = 0, high = entries.count
+        while low < high {
+            let mid = (low + high) >> 1
+            if entries[mid].key < key { low = mid + 1 } else { high = mid }
+        }
+        return (low, low < entries.count && entries[low].key == key)
+    }
+
+    @inlinable
+    func find(_ key: Key) -> Value? {
+        var node = self
+        while true {
+            let (index, found) = node.slot(of: key)
+            if found { return node.entries[index].value }
+            if node.isLeaf { return nil }
+            node = node.children[index]
+        }
+    }
+
+    @inlinable
+    func makeChildUnique(_ index: Int) {
+        if !isKnownUniquelyReferenced(&children[index]) { children[index] = children[index].copy() }
+    }
+
+    /// Inserts into this (uniquely held) subtree; returns the replaced value and, when this node
+    /// overflowed, the median and new right sibling for the parent to adopt.
+    @inlinable
+    func insert(_ key: Key, _ value: Value) -> (Value?, (median: Element, right: SortedMapNode)?) {
+        let (index, found) = slot(of: key)
+        if found {
+            let previous = entries[index].value
+            entries[index].value = value
+            return (previous, nil)
+        }
+        if isLeaf {
+            entries.insert((key, value), at: index)
+            count += 1
+        } else {
+            makeChildUnique(index)
+            let (previous, split) = children[index].insert(key, value)
+            if previous != nil { return (previous, nil) }
+            count += 1
+            if let split {
+                entries.insert(split.median, at: index)
+                children.insert(split.right, at: index + 1)
+            }
+        }
+        return (nil, entries.count > Self.maxEntries ? splitInHalf() : nil)
+    }
+
+    @inlinable
+    func splitInHalf() -> (median: Element, right: SortedMapNode) {
+        let middle = entries.count / 2
+        let median = entries[middle]
+        let rightEntries = ContiguousArray(entries[(middle + 1)...])
+        let rightChildren = isLeaf ? [] : ContiguousArray(children[(middle + 1)...])
+        entries.removeSubrange(middle...)
+        if !isLeaf { children.removeSubrange((middle + 1)...) }
+        let right = SortedMapNode(entries: rightEntries, children: rightChildren)
+        count -= right.count + 1
+        return (median, right)
+    }
+
+    /// Removes a key known to be present from this (uniquely held) subtree.
+    @inlinable
+    func remove(_ key: Key) -> Value {
+        let (index, found) = slot(of: key)
+        count -= 1
+        if isLeaf {
+            precondition(found, "remove(_:) called for a missing key")
+            return entries.remove(at: index).value
+        }
+        let removed: Value
+        if found {
+            removed = entries[index].value
+            makeChildUnique(index)
+            entries[index] = children[index].removeLast()
+        } else {
+            makeChildUnique(index)
+            removed = children[index].remove(key)
+        }
+        rebalance(child: index)
+        return removed
+    }
+
+    @inlinable
+    func removeLast() -> Element {
+        count -= 1
+        if isLeaf { return entries.removeLast() }
+        let last = children.count - 1
+        makeChildUnique(last)
+        let element = children[last].removeLast()
+        rebalance(child: last)
+        return element
+    }
+
+    /// Restores the occupancy of child `index` after a removal: borrow from a sibling that has
+    /// entries to spare, else merge with one.
+    @inlinable
+    func rebalance(child index: Int) {
+        let child = children[index]
+        guard child.entries.count < Self.minEntries else { return }
+        if index > 0, children[index - 1].entries.count > Self.minEntries {
+            makeChildUnique(index - 1)
+            let left = children[index - 1]
+            let borrowed = left.entries.removeLast()
+            child.entries.insert(entries[index - 1], at: 0)
+            entries[index - 1] = borrowed
+            left.count -= 1
+            child.count += 1
+            if !left.isLeaf {
+                let moved = left.children.removeLast()
+                left.count -= moved.count
+                child.children.insert(moved, at: 0)
+                child.count += moved.count
+            }
+        } else if index + 1 < children.count, children[index + 1].entries.count > Self.minEntries {
+            makeChildUnique(index + 1)
+            let right = children[index + 1]
+            let borrowed = right.entries.removeFirst()
+            child.entries.append(entries[index])
+            entries[index] = borrowed
+            right.count -= 1
+            child.count += 1
+            if !right.isLeaf {
+                let moved = right.children.removeFirst()
+                right.count -= moved.count
+                child.children.append(moved)
+                child.count += moved.count
+            }
+        } else if index > 0 {
+            makeChildUnique(index - 1)
+            merge(at: index - 1)
+        } else if index + 1 < children.count {
+            makeChildUnique(index + 1)
+            merge(at: index)
+        }
+    }
+
+    /// Merges child `index + 1` and separator `index` into child `index` (both uniquely held).
+    @inlinable
+    func merge(at index: Int) {
+        let left = children[index]
+        let right = children.remove(at: index + 1)
+        left.entries.append(entries.remove(at: index))
+        left.entries.append(contentsOf: right.entries)
+        left.children.append(contentsOf: right.children)
+        left.count += right.count + 1
+    }
+
+    @inlinable
+    func element(atRank rank: Int) -> Element {
+        var node = self
+        var rank = rank
+        while true {
+            if node.isLeaf { return node.entries[rank] }
+            var index = 0
+            while true {
+                let childCount = node.children[index].count
+                if rank < childCount { break }
+                rank -= childCount
+                if rank == 0 { return node.entries[index] }
+                rank -= 1
+                index += 1
+            }
+            node = node.children[index]
+        }
+    }
+
+    @inlinable
+    func rank(where compare: (Key) -> Int) -> Int {
+        var node = self
+        var rank = 0
+        while true {
+            var low = 0, high = node.entries.count
+            while low < high {
+                let mid = (low + high) >> 1
+                if compare(node.entries[mid].key) < 0 { low = mid + 1 } else { high = mid }
+            }
+            if node.isLeaf { return rank + low }
+            for i in 0..<low { rank += node.children[i].count + 1 }
+            if low < node.entries.count, compare(node.entries[low].key) == 0 {
+                return rank + node.children[low].count
+            }
+            node = node.children[low]
+        }
+    }
+
+    /// In-order visit starting at `rank`; returns false when `body` asked to stop.
+    @inlinable
+    func visit(fromRank rank: Int, _ body: (Key, Value) throws -> Bool) rethrows -> Bool {
+        if isLeaf {
+            var i = rank
+            while i < entries.count {
+                if try !body(entries[i].key, entries[i].value) { return false }
+                i += 1
+            }
+            return true
+        }
+        var rank = rank
+        var index = 0
+        while index < children.count {
+            let childCount = children[index].count
+            if rank < childCount {
+                if try !children[index].visit(fromRank: rank, body) { return false }
+                rank = 0
+            } else {
+                rank -= childCount
+            }
+            if index < entries.count {
+                if rank == 0 {
+                    if try !body(entries[index].key, entries[index].value) { return false }
+                } else {
+                    rank -= 1
+                }
+            }
+            index += 1
+        }
+        return true
+    }
+
+    /// Reverse in-order visit starting at `rank` (inclusive) going down; false when `body` stopped.
+    @inlinable
+    func visitReversed(fromRank rank: Int, _ body: (Key, Value) throws -> Bool) rethrows -> Bool {
+        if isLeaf {
+            var i = rank
+            while i >= 0 {
+                if try !body(entries[i].key, entries[i].value) { return false }
+                i -= 1
+            }
+            return true
+        }
+        // Find whether `rank` lies inside child `index` or is the entry just after it.
+        var before = 0
+        var index = 0
+        var startsInChild = false
+        while true {
+            let childCount = children[index].count
+            if rank < before + childCount { startsInChild = true; break }
+            if rank == before + childCount { break }
+            before += childCount + 1
+            index += 1
+        }
+        var position = index
+        if startsInChild {
+            if try !children[index].visitReversed(fromRank: rank - before, body) { return false }
+            position = index - 1
+        }
+        while position >= 0 {
+            if try !body(entries[position].key, entries[position].value) { return false }
+            let child = children[position]
+            if try !child.visitReversed(fromRank: child.count - 1, body) { return false }
+            position -= 1
+        }
+        return true
+    }
+
+    // MARK: Bulk building
+
+    /// Elements a tree of `height` can hold at most (height 0 is a leaf).
+    static func capacity(height: Int) -> Int {
+        var capacity = maxEntries
+        for _ in 0..<height { capacity = (maxEntries + 1) * capacity + maxEntries }
+        return capacity
+    }
+
+    static func build(_ elements: ArraySlice<Element>) -> SortedMapNode {
+        var height = 0
+        while capacity(height: height) < elements.count { height += 1 }
+        return build(elements, height: height)
+    }
+
+    /// Builds a subtree of exactly `height` whose children share the elements evenly, so every
+    /// leaf sits at the same depth.
+    static func build(_ elements: ArraySlice<Element>, height: Int) -> SortedMapNode {
+        if height == 0 { return SortedMapNode(entries: ContiguousArray(elements), children: [], count: elements.count) }
+        let n = elements.count
+        let childCapacity = capacity(height: height - 1)
+        let childCount = max(2, (n + 1 + childCapacity) / (childCapacity + 1))
+        let inChildren = n - (childCount - 1)
+        var entries = ContiguousArray<Element>()
+        var children = ContiguousArray<SortedMapNode>()
+        entries.reserveCapacity(childCount - 1)
+        children.reserveCapacity(childCount)
+        var start = elements.startIndex
+        for i in 0..<childCount {
+            let size = inChildren / childCount + (i < inChildren % childCount ? 1 : 0)
+            children.append(build(elements[start..<(start + size)], height: height - 1))
+            start += size
+            if i < childCount - 1 {
+                entries.append(elements[start])
+                start += 1
+            }
+        }
+        return SortedMapNode(entries: entries, children: children, count: n)
+    }
+
+    #if HEARTH_INTERNAL_CHECKS || DEBUG
+    /// Checks order, counts and uniform leaf depth; returns the subtree height.
+    func checkInvariants(isRoot: Bool = true) -> Int {
+        precondition(entries.count <= Self.maxEntries, "node overflow")
+        precondition(isRoot || !entries.isEmpty, "empty non-root node")
+        for i in 1..<max(1, entries.count) { precondition(entries[i - 1].key < entries[i].key, "entries out of order") }
+        if isLeaf {
+            precondition(count == entries.count, "leaf count mismatch")
+            return 0
+        }
+        precondition(children.count == entries.count + 1, "children/entries mismatch")
+        var total = entries.count
+        var height = -1
+        for (i, child) in children.enumerated() {
+            let h = child.checkInvariants(isRoot: false)
+            precondition(height == -1 || height == h, "leaves at different depths")
+            height = h
+            total += child.count
+            if i < entries.count { precondition(child.entries.last!.key < entries[i].key, "child above separator") }
+            if i > 0 { precondition(entries[i - 1].key < child.entries.first!.key, "child below separator") }
+        }
+        precondition(total == count, "count mismatch")
+        return height + 1
+    }
+    #endif
+}
+
+extension SortedMap {
+    #if HEARTH_INTERNAL_CHECKS || DEBUG
+    /// Verifies the B-tree's invariants (debug and internal-check builds only).
+    package func checkInvariants() { _ = root?.checkInvariants() }
+    #endif
+}

@@ -1,0 +1,2 @@
+import HearthCLI
+HearthCommand.main(CommandLine.arguments)
