@@ -19,10 +19,13 @@ public struct DataError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public let code: Code
     public let message: String
+    /// For `invalidJSON`: the byte offset in the input where parsing failed.
+    public let byteOffset: Int?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, byteOffset: Int? = nil) {
         self.code = code
         self.message = message
+        self.byteOffset = byteOffset
     }
 
     public var description: String { message }
