@@ -82,3 +82,25 @@ extension Node: Equatable {
         }
     }
 }
+
+extension Node: Hashable {
+    /// Hashes consistently with `==` (numbers as binary64). Deep: O(size) for children nodes.
+    public func hash(into hasher: inout Hasher) {
+        switch storage {
+        case .empty: hasher.combine(0)
+        case .bool(let b): hasher.combine(b)
+        case .integer, .double: hasher.combine(numberValue!)
+        case .string(let s): hasher.combine(s)
+        case .prioritized(let node, let priority):
+            hasher.combine(priority)
+            node.hash(into: &hasher)
+        case .children(let map):
+            hasher.combine(map.count)
+            map.forEach { key, value in
+                hasher.combine(key)
+                value.hash(into: &hasher)
+                return true
+            }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+/// A database's whole tree with its child indexes: the one mutable thing in HearthCore.
+///
+/// Every write is validated, applied atomically and answered with its `ChangeSet`. Reads are
+/// O(depth · log n) and `root` is an O(1) snapshot. The server owns one per namespace on its
+/// event-loop thread; nothing here locks.
+///
+///     var tree = DatabaseTree()
+///     let change = try tree.set(Path("jokes/j1/votes"), to: Node(3))
+///     tree.value(at: Path("jokes/j1"))   // {"votes": 3}
+public struct DatabaseTree: Sendable {
+    /// The current tree.
+    public private(set) var root: Node
+    /// Indexes kept up to date with every write, by location and order.
+    public private(set) var indexes: [IndexKey: ChildIndex] = [:]
+
+    public init(root: Node = .empty) { self.root = root }
+
+    /// The node at `path` (the empty node when nothing is there).
+    public func value(at path: Path) -> Node { root.child(at: path) }
+
+    /// The index of `path`'s children by `index`, when one is kept.
+    public func index(at path: Path, by index: QueryIndex) -> ChildIndex? {
+        indexes[IndexKey(path: path, index: index)]
+    }
+
+    /// Starts keeping an index of the children at `path` (no-op when already kept, and for the
+    /// key index, which is the children map itself).
+    public mutating func ensureIndex(at path: Path, by index: QueryIndex) {
+        if case .key = index { return }
+        let key = IndexKey(path: path, index: index)
+        guard indexes[key] == nil else { return }
+        indexes[key] = ChildIndex(index: index, of: value(at: path))
+    }
+
+    public mutating func dropIndex(at path: Path, by index: QueryIndex) {
+        indexes[IndexKey(path: path, index: index)] = nil
+    }
+
+    /// The window of a query at `path`, using a kept index when there is one.
+    public func window(at path: Path, params: QueryParams) -> [QueryWindow.Entry] {
+        QueryWindow.entries(of: value(at: path), params: params, index: index(at: path, by: params.index))
+    }
+
+    // MARK: Writes
+
+    /// Replaces the node at `path` (`Node.empty` removes it); a last segment `.priority` sets only
+    /// the priority. With `ifHash`, the write happens only when the current node's Firebase hash
+    /// (rtdb-protocol.md §4) equals it; otherwise nothing changes and `DataError.Code.hashMismatch`
+    /// is thrown (the wire's `datastale`). `value` must already be valid for `path` (the JSON parser
+    /// with `.write(at:)` checks it) and free of server-value placeholders (see `ServerValues`).
+    @discardableResult
+    public mutating func set(_ path: Path, to value: Node, ifHash: String? = nil) throws(DataError) -> ChangeSet {
+        try KeyValidation.validate(writePath: path)
+        if let ifHash {
+            let current = root.child(at: path)
+            guard current.hashPendingMerge == ifHash else {
+                throw DataError(.hashMismatch, "Transaction hash does not match")
+            }
+        }
+        return ChangeSet([apply(path, value)])
+    }
+
+    /// Removes the node at `path`.
+    @discardableResult
+    public mutating func remove(_ path: Path) throws(DataError) -> ChangeSet {
+        try set(path, to: .empty)
+    }
+
+    /// Writes several locations below `path` as one atomic step (a Firebase multi-path update).
+    /// Keys are relative paths; none may contain another. Nothing is written when any is invalid.
+    @discardableResult
+    public mutating func update(_ path: Path, with values: [(Path, Node)]) throws(DataError) -> ChangeSet {
+        let targets = values.map { (path.appending($0.0), $0.1) }
+        for (target, _) in targets { try KeyValidation.validate(writePath: target) }
+        let sorted = targets.map(\.0).sorted()
+        for (a, b) in zip(sorted, sorted.dropFirst()) where a.contains(b) {
+            throw DataError(
+                .overlappingPaths,
+                "Path '\(b.slashed)' is an intersecting path of '\(a.slashed)': an update cannot write a location and its descendant.")
+        }
+        var changes: [ChangeSet.Change] = []
+        changes.reserveCapacity(targets.count)
+        for (target, value) in targets { changes.append(apply(target, value)) }
+        return ChangeSet(changes)
+    }
+
+    /// Applies one validated write and keeps the indexes in step.
+    mutating func apply(_ path: Path, _ value: Node) -> ChangeSet.Change {
+        let nodePath = path.last == .priorityKey ? path.parent! : path
+        let old = root.child(at: nodePath)
+
+        // Children of indexed locations whose values this write changes, read before the write.
+        var touched: [(key: IndexKey, child: ChildKey, old: Node)] = []
+        var rebuild: [IndexKey] = []
+        for key in indexes.keys {
+            if nodePath.count > key.path.count, key.path.contains(nodePath) {
+                let child = nodePath.keys[key.path.count]
+                touched.append((key, child, root.child(at: key.path.appending(child))))
+            } else if nodePath.contains(key.path) {
+                rebuild.append(key)
+            }
+        }
+
+        root.set(path, to: value)
+
+        for (key, child, oldChild) in touched {
+            let newChild = root.child(at: key.path.appending(child))
+            indexes[key]!.update(key: child, old: oldChild, new: newChild)
+        }
+        for key in rebuild { indexes[key] = ChildIndex(index: key.index, of: root.child(at: key.path)) }
+        return ChangeSet.Change(path: nodePath, old: old, new: root.child(at: nodePath))
+    }
+}

@@ -1,0 +1,1 @@
+extension Node { var hashPendingMerge: String { fatalError() } }

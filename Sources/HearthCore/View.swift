@@ -1,0 +1,216 @@
+/// A listener's view of one query at one location: what it has seen, and the events that take it
+/// from there to the tree's current state.
+///
+/// A view keeps the node it last reported (an O(1) snapshot). A write's `ChangeSet` names the
+/// children that can have changed, so an unfiltered view diffs only those; a windowed view
+/// recomputes its window (through the location's `ChildIndex` when the tree keeps one, which makes
+/// that O(log n + window)) and diffs the two windows, so children sliding in and out of a limit
+/// raise added/removed events.
+///
+///     var view = View(path: "jokes", params: .all, tree: tree)
+///     let change = try tree.set("jokes/j9/text", to: Node("knock knock"))
+///     view.apply(change, tree: tree)   // [child_added j9 after j8, value]
+public struct View: Sendable {
+    public let path: Path
+    public let params: QueryParams
+    /// What the listener sees now: the node at `path`, or the window as a node.
+    public private(set) var snapshot: Node
+    /// The window in query order (windowed views only).
+    private var window: [QueryWindow.Entry]
+
+    public init(path: Path, params: QueryParams = .all, tree: DatabaseTree) {
+        self.path = path
+        self.params = params
+        if params.loadsAllData {
+            snapshot = tree.value(at: path)
+            window = []
+        } else {
+            window = tree.window(at: path, params: params)
+            snapshot = QueryWindow.makeNode(window)
+        }
+    }
+
+    /// The events a new listener receives: `childAdded` for each child in query order, then `value`.
+    public func initialEvents(tree: DatabaseTree) -> [Event] {
+        var events: [Event] = []
+        var previous: ChildKey?
+        for entry in orderedEntries(tree: tree) {
+            events.append(Event(type: .childAdded, key: entry.key, node: entry.node, previousKey: previous))
+            previous = entry.key
+        }
+        events.append(Event(type: .value, node: snapshot))
+        return events
+    }
+
+    /// Brings the view up to date with `tree` after `changes`, returning the events in the order
+    /// Firebase raises them. `tree` must be the tree right after `changes` was applied.
+    public mutating func apply(_ changes: ChangeSet, tree: DatabaseTree) -> [Event] {
+        guard changes.touches(path) else { return [] }
+        return params.loadsAllData ? applyUnfiltered(changes, tree: tree) : applyWindowed(tree: tree)
+    }
+
+    // MARK: Unfiltered views
+
+    private mutating func applyUnfiltered(_ changes: ChangeSet, tree: DatabaseTree) -> [Event] {
+        let old = snapshot
+        let new = tree.value(at: path)
+        if old.hasChildren && new.hasChildren && old.children.isIdentical(to: new.children) && old.priority == new.priority {
+            return []
+        }
+        snapshot = new
+        var affected = Set<ChildKey>()
+        var everything = false
+        for change in changes.changes {
+            if change.path.count > path.count, path.contains(change.path) {
+                affected.insert(change.path.keys[path.count])
+            } else if change.path.contains(path) {
+                everything = true
+            }
+        }
+        if everything { affected = differingKeys(old.children, new.children) }
+
+        var removed: [Event] = [], added: [Event] = [], moved: [Event] = [], changed: [Event] = []
+        var positions: [ChildKey: IndexPosition] = [:]
+        for key in affected {
+            let before = old.child(key), after = new.child(key)
+            if before == after { continue }
+            if after.isEmpty {
+                removed.append(Event(type: .childRemoved, key: key, node: before))
+                positions[key] = IndexPosition(value: params.index.indexValue(of: before), key: key)
+                continue
+            }
+            positions[key] = IndexPosition(value: params.index.indexValue(of: after), key: key)
+            let previous = previousKey(of: key, in: new, tree: tree)
+            if before.isEmpty {
+                added.append(Event(type: .childAdded, key: key, node: after, previousKey: previous))
+            } else {
+                if indexValueChanged(before, after) {
+                    moved.append(Event(type: .childMoved, key: key, node: after, previousKey: previous))
+                }
+                changed.append(Event(type: .childChanged, key: key, node: after, previousKey: previous))
+            }
+        }
+        var events: [Event] = []
+        for group in [removed, added, moved, changed] {
+            events += group.sorted { positions[$0.key!]! < positions[$1.key!]! }
+        }
+        // Children changes are all in `events`; what is left is the node's own priority, or a
+        // leaf on either side (comparing whole children nodes here would cost O(n) per write).
+        let bothHaveChildren = old.hasChildren && new.hasChildren
+        if !events.isEmpty || old.priority != new.priority || (!bothHaveChildren && old != new) {
+            events.append(Event(type: .value, node: new))
+        }
+        return events
+    }
+
+    private func indexValueChanged(_ before: Node, _ after: Node) -> Bool {
+        switch params.index {
+        case .key: return false
+        case .priority: return before.priority != after.priority
+        case .value, .child: return params.index.indexValue(of: before) != params.index.indexValue(of: after)
+        }
+    }
+
+    /// Keys whose children differ between two maps; shared subtrees are skipped by identity.
+    private func differingKeys(_ a: ChildrenMap, _ b: ChildrenMap) -> Set<ChildKey> {
+        if a.isIdentical(to: b) { return [] }
+        var keys = Set<ChildKey>()
+        a.forEach { key, value in
+            if b[key].map({ !isSame($0, value) }) ?? true { keys.insert(key) }
+            return true
+        }
+        b.forEach { key, _ in
+            if a[key] == nil { keys.insert(key) }
+            return true
+        }
+        return keys
+    }
+
+    private func isSame(_ a: Node, _ b: Node) -> Bool {
+        if a.hasChildren && b.hasChildren && a.priority == b.priority && a.children.isIdentical(to: b.children) { return true }
+        return a == b
+    }
+
+    /// The key before `key` in the view's order within `node`, without sorting all children:
+    /// the key index is the map's order; for other indexes a kept `ChildIndex` gives it in
+    /// O(log n); children whose index value is empty (no priority: the common case) sort in key
+    /// order ahead of all others, so walking back in the map finds the answer.
+    private func previousKey(of key: ChildKey, in node: Node, tree: DatabaseTree) -> ChildKey? {
+        let children = node.children
+        if case .key = params.index {
+            let rank = children.rank(of: key)
+            return rank > 0 ? children.element(atRank: rank - 1).key : nil
+        }
+        let value = params.index.indexValue(of: children[key] ?? .empty)
+        if let index = tree.index(at: path, by: params.index) {
+            let rank = index.positions.rank(of: IndexPosition(value: value, key: key))
+            return rank > 0 ? index.positions.element(atRank: rank - 1).key.key : nil
+        }
+        if value.isEmpty {
+            var found: ChildKey?
+            children.forEachReversed(fromRank: children.rank(of: key) - 1) { candidate, child in
+                if params.index.indexValue(of: child).isEmpty {
+                    found = candidate
+                    return false
+                }
+                return true
+            }
+            return found
+        }
+        // No index kept: find the greatest position below this one in one pass.
+        let position = IndexPosition(value: value, key: key)
+        var best: IndexPosition?
+        children.forEach { candidate, child in
+            let p = IndexPosition(value: params.index.indexValue(of: child), key: candidate)
+            if p < position, best.map({ $0 < p }) ?? true { best = p }
+            return true
+        }
+        return best?.key
+    }
+
+    /// Children in the view's order (for initial events).
+    private func orderedEntries(tree: DatabaseTree) -> [QueryWindow.Entry] {
+        if !params.loadsAllData { return window }
+        var all = QueryParams.all
+        all.index = params.index
+        all.start = QueryBound(value: .empty, name: .min)  // a range that admits everything, so the window is computed
+        return tree.window(at: path, params: all)
+    }
+
+    // MARK: Windowed views
+
+    private mutating func applyWindowed(tree: DatabaseTree) -> [Event] {
+        let newWindow = tree.window(at: path, params: params)
+        let oldWindow = window
+        if newWindow == oldWindow { return [] }
+        window = newWindow
+        let oldSnapshot = snapshot
+        snapshot = QueryWindow.makeNode(newWindow)
+
+        var oldByKey: [ChildKey: QueryWindow.Entry] = [:]
+        for entry in oldWindow { oldByKey[entry.key] = entry }
+        var newKeys = Set<ChildKey>()
+        var removed: [Event] = [], added: [Event] = [], moved: [Event] = [], changed: [Event] = []
+        var previous: ChildKey?
+        for entry in newWindow {
+            newKeys.insert(entry.key)
+            if let before = oldByKey[entry.key] {
+                if before.node != entry.node {
+                    if indexValueChanged(before.node, entry.node) {
+                        moved.append(Event(type: .childMoved, key: entry.key, node: entry.node, previousKey: previous))
+                    }
+                    changed.append(Event(type: .childChanged, key: entry.key, node: entry.node, previousKey: previous))
+                }
+            } else {
+                added.append(Event(type: .childAdded, key: entry.key, node: entry.node, previousKey: previous))
+            }
+            previous = entry.key
+        }
+        for entry in oldWindow where !newKeys.contains(entry.key) {
+            removed.append(Event(type: .childRemoved, key: entry.key, node: entry.node))
+        }
+        var events = removed + added + moved + changed
+        if oldSnapshot != snapshot || !events.isEmpty { events.append(Event(type: .value, node: snapshot)) }
+        return events
+    }
+}

@@ -1,0 +1,90 @@
+/// Every view of one database, found by location: a write reaches exactly the views at, above or
+/// below the locations it changed, without visiting the others.
+///
+/// `ID` is whatever the owner uses to name a listener (a connection and tag on the server, a
+/// callback handle in the client).
+public struct ViewRegistry<ID: Hashable & Sendable>: Sendable {
+    /// One level of the location trie.
+    final class TrieNode: @unchecked Sendable {
+        // Sendable: owned by one registry, which its owner confines to one thread or actor.
+        var views: [ID: View] = [:]
+        var children: [ChildKey: TrieNode] = [:]
+        var isEmpty: Bool { views.isEmpty && children.isEmpty }
+    }
+
+    private var root = TrieNode()
+    private var locations: [ID: Path] = [:]
+
+    public init() {}
+
+    public var count: Int { locations.count }
+
+    /// Adds (or replaces) a listener's view and returns its initial events.
+    @discardableResult
+    public mutating func add(_ id: ID, path: Path, params: QueryParams = .all, tree: DatabaseTree) -> [Event] {
+        remove(id)
+        var node = root
+        for key in path.keys {
+            if let next = node.children[key] {
+                node = next
+            } else {
+                let next = TrieNode()
+                node.children[key] = next
+                node = next
+            }
+        }
+        let view = View(path: path, params: params, tree: tree)
+        node.views[id] = view
+        locations[id] = path
+        return view.initialEvents(tree: tree)
+    }
+
+    /// Removes a listener's view; unknown IDs are ignored.
+    public mutating func remove(_ id: ID) {
+        guard let path = locations.removeValue(forKey: id) else { return }
+        var trail: [TrieNode] = [root]
+        for key in path.keys { trail.append(trail.last!.children[key]!) }
+        trail.last!.views[id] = nil
+        for depth in stride(from: path.count, to: 0, by: -1) where trail[depth].isEmpty {
+            trail[depth - 1].children[path.keys[depth - 1]] = nil
+        }
+    }
+
+    public func view(_ id: ID) -> View? {
+        guard let path = locations[id] else { return nil }
+        var node = root
+        for key in path.keys { node = node.children[key]! }
+        return node.views[id]
+    }
+
+    /// The events every affected listener receives for `changes` (already applied to `tree`).
+    public mutating func apply(_ changes: ChangeSet, tree: DatabaseTree) -> [(id: ID, events: [Event])] {
+        var result: [(id: ID, events: [Event])] = []
+        var visited = Set<ObjectIdentifier>()
+        func update(_ node: TrieNode) {
+            guard visited.insert(ObjectIdentifier(node)).inserted else { return }
+            for id in Array(node.views.keys) {
+                let events = node.views[id]!.apply(changes, tree: tree)
+                if !events.isEmpty { result.append((id, events)) }
+            }
+        }
+        func updateSubtree(_ node: TrieNode) {
+            update(node)
+            for child in node.children.values { updateSubtree(child) }
+        }
+        for change in changes.changes {
+            var node = root
+            var reached = true
+            for key in change.path.keys {
+                update(node)
+                guard let next = node.children[key] else {
+                    reached = false
+                    break
+                }
+                node = next
+            }
+            if reached { updateSubtree(node) }
+        }
+        return result
+    }
+}

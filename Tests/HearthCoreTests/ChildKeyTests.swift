@@ -1,0 +1,56 @@
+import Testing
+@testable import HearthCore
+
+struct ChildKeyTests {
+    @Test("Keys follow Firebase order: integers numerically, then UTF-16 code units (spec §5.6)")
+    func specExampleOrder() {
+        let expected = ["-5", "1", "2", "10", "010", "2147483648", "A", "_", "a"]
+        let sorted = expected.reversed().map { ChildKey($0) }.sorted().map(\.string)
+        #expect(sorted == expected)
+    }
+
+    @Test func equalIntegerValuesPutTheShorterSpellingFirst() {
+        #expect(ChildKey("7") < ChildKey("07"))
+        #expect(!(ChildKey("07") < ChildKey("7")))
+        #expect(ChildKey("-0") > ChildKey("0"))
+    }
+
+    @Test func integerKeysAreThirtyTwoBitOnly() {
+        #expect(ChildKey("2147483647").integerValue == 2_147_483_647)
+        #expect(ChildKey("-2147483648").integerValue == -2_147_483_648)
+        #expect(ChildKey("2147483648").integerValue == nil)
+        #expect(ChildKey("0000000000012").integerValue == 12)  // leading zeros are free
+        #expect(ChildKey("12345678901").integerValue == nil)
+        #expect(ChildKey("-").integerValue == nil)
+        #expect(ChildKey("1a").integerValue == nil)
+        #expect(ChildKey("+1").integerValue == nil)
+        #expect(ChildKey("2147483648") > ChildKey("2147483647"))
+        #expect(ChildKey("2147483648") < ChildKey("a"))
+    }
+
+    @Test("Characters above U+FFFF sort below U+E000–U+FFFF, as UTF-16 does")
+    func astralBelowPrivateUse() {
+        #expect(ChildKey("🐵") < ChildKey("\u{E000}"))
+        #expect(ChildKey("\u{FFFD}") > ChildKey("😀"))
+        #expect(ChildKey("a🐵") < ChildKey("a\u{FF01}"))
+        #expect(ChildKey("é") < ChildKey("ê"))
+        // Swift's own String order disagrees here, which is why Hearth does not use it.
+        #expect("🐵" > "\u{E000}")
+    }
+
+    @Test func utf16OrderMatchesAReferenceOnRandomStrings() {
+        var random = SeededGenerator(seed: 7)
+        let alphabet: [Unicode.Scalar] = ["a", "b", "Z", "0", "é", "\u{E000}", "\u{FFEE}", "🐵", "😀", "\u{10FFFF}", "\u{7F}"]
+        func randomString() -> String {
+            var s = ""
+            for _ in 0..<Int.random(in: 0...4, using: &random) { s.unicodeScalars.append(alphabet.randomElement(using: &random)!) }
+            return s
+        }
+        for _ in 0..<5000 {
+            let a = randomString(), b = randomString()
+            let reference = Array(a.utf16).lexicographicallyPrecedes(Array(b.utf16))
+            let ours = KeyOrder.compareUTF16(a, b) < 0
+            #expect(ours == reference, "\(Array(a.unicodeScalars)) vs \(Array(b.unicodeScalars))")
+        }
+    }
+}
