@@ -70,7 +70,7 @@ public struct DatabaseTree: Sendable {
     /// Keys are relative paths; none may contain another. Nothing is written when any is invalid.
     @discardableResult
     public mutating func update(_ path: Path, with values: [(Path, Node)]) throws(DataError) -> ChangeSet {
-        let targets = values.map { (path.appending($0.0), $0.1) }
+        let targets = values.map { (path.appending(path: $0.0), $0.1) }
         for (target, _) in targets { try KeyValidation.validate(writePath: target) }
         let sorted = targets.map(\.0).sorted()
         for (a, b) in zip(sorted, sorted.dropFirst()) where a.contains(b) {

@@ -33,7 +33,7 @@ public struct Path: Hashable, Sendable, CustomStringConvertible, ExpressibleBySt
     public var slashed: String { "/" + description }
 
     public func appending(_ key: ChildKey) -> Path { Path(keys + [key]) }
-    public func appending(_ path: Path) -> Path { Path(keys + path.keys) }
+    public func appending(path: Path) -> Path { Path(keys + path.keys) }
 
     /// True when `self` is `other` or lies above it.
     public func contains(_ other: Path) -> Bool {
