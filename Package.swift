@@ -23,6 +23,7 @@ let package = Package(
         .executableTarget(
             name: "HearthBenchmarks", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: strict),
+        .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )
