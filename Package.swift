@@ -23,6 +23,8 @@ let package = Package(
         .executableTarget(
             name: "HearthBenchmarks", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: strict),
+        .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
+        .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

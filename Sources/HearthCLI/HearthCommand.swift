@@ -1,7 +1,109 @@
 import HearthSupport
 
+/// The `hearth` command line: parses arguments, runs one command and returns its exit status.
+///
+/// The executable only forwards `CommandLine.arguments` and exits with the returned status, so every
+/// command can be tested in-process by passing string buffers as the output streams:
+///
+/// ```swift
+/// var output = "", errorOutput = ""
+/// let status = HearthCommand.run(["--version"], output: &output, errorOutput: &errorOutput)
+/// // status == .success, output == "hearth 0.1.0-dev\n"
+/// ```
 public enum HearthCommand {
-    public static func main(_ arguments: [String]) {
-        print("hearth \(HearthVersion.string)")
+    /// Runs `hearth` with the process arguments (program name first) against standard output and error.
+    public static func main(_ arguments: [String]) -> Int32 {
+        var output = FileDescriptorOutputStream.standardOutput
+        var errorOutput = FileDescriptorOutputStream.standardError
+        return run(Array(arguments.dropFirst()), output: &output, errorOutput: &errorOutput).rawValue
     }
+
+    /// Runs `hearth` with `arguments` (program name excluded), writing normal output to `output` and
+    /// diagnostics to `errorOutput`.
+    public static func run<Output: TextOutputStream, ErrorOutput: TextOutputStream>(
+        _ arguments: [String], output: inout Output, errorOutput: inout ErrorOutput
+    ) -> ExitCode {
+        guard let command = arguments.first else {
+            print(usage, terminator: "", to: &output)
+            return .success
+        }
+        let rest = Array(arguments.dropFirst())
+        switch command {
+        case "-h", "--help", "help":
+            print(usage, terminator: "", to: &output)
+            return .success
+        case "-v", "--version", "version":
+            print("hearth \(HearthVersion.string)", to: &output)
+            return .success
+        case "serve":
+            return serve(rest, output: &output, errorOutput: &errorOutput)
+        default:
+            let kind = command.hasPrefix("-") ? "option" : "command"
+            print("hearth: unknown \(kind) '\(command)'.", to: &errorOutput)
+            print("Run 'hearth --help' to see the commands this build has.", to: &errorOutput)
+            return .usageError
+        }
+    }
+
+    /// `hearth serve`: the database server is not part of this build yet.
+    ///
+    /// It says so and fails, rather than listening on a port and answering nothing: a script or a
+    /// person that runs `hearth serve` must be able to tell that no server is running.
+    static func serve<Output: TextOutputStream, ErrorOutput: TextOutputStream>(
+        _ arguments: [String], output: inout Output, errorOutput: inout ErrorOutput
+    ) -> ExitCode {
+        if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
+            print(serveUsage, terminator: "", to: &output)
+            return .success
+        }
+        print("hearth serve: the server is not available in this build yet.", to: &errorOutput)
+        print(
+            "Nothing is listening on http://localhost:9000 and no data was written to ./hearth-data.",
+            to: &errorOutput)
+        print(
+            "This build has the JSON tree engine (HearthCore) only; the server lands in a later release.",
+            to: &errorOutput)
+        return .unavailable
+    }
+
+    static let usage = """
+        hearth \(HearthVersion.string): a self-hosted server for Firebase Realtime Database and Auth clients.
+
+        Usage: hearth <command>
+
+        Commands:
+          serve        Serve the database on http://localhost:9000 (not available in this build yet)
+          help         Show this help (also -h, --help)
+          version      Show the version (also -v, --version)
+
+        Exit status: 0 on success, 2 when a command is not available in this build,
+        64 when the command line is wrong.
+
+        """
+
+    static let serveUsage = """
+        Usage: hearth serve
+
+        Serves the database on http://localhost:9000 with its data in ./hearth-data.
+        Not available in this build yet: the command says so and exits with status 2.
+
+        """
+}
+
+/// How a `hearth` command ended, as the process exit status.
+///
+/// The values follow the shell convention (0 is success) and BSD `sysexits.h` for usage errors.
+public struct ExitCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: Int32
+
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// The command did what was asked.
+    public static let success = ExitCode(rawValue: 0)
+    /// The command exists but is not available in this build (for example `serve`, until the server lands).
+    public static let unavailable = ExitCode(rawValue: 2)
+    /// The command line was wrong: `EX_USAGE` in `sysexits.h`.
+    public static let usageError = ExitCode(rawValue: 64)
+
+    public var description: String { "exit code \(rawValue)" }
 }

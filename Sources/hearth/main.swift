@@ -1,2 +1,8 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import HearthCLI
-HearthCommand.main(CommandLine.arguments)
+
+exit(HearthCommand.main(CommandLine.arguments))

@@ -1,0 +1,63 @@
+# Hearth's commands. 'make run' and 'make test' work on a fresh Debian or Ubuntu machine as root:
+# they install what is missing (scripts/setup), build and go on.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+
+# The Swift toolchain is not a Debian package; it is found on PATH or in /opt/swift.
+export PATH := $(PATH):/opt/swift/usr/bin
+
+SWIFT ?= swift
+VENV := .venv
+SETUP_STAMP := $(VENV)/.setup-done
+HEARTH := .build/debug/hearth
+# One scenario or prefix of hearth-bench ('core' runs every core.*); empty runs all of them.
+SCENARIO ?=
+# More hearth-bench options, such as --runs 10 or --document-bytes 5000000.
+BENCH_FLAGS ?=
+# More pytest options, such as -k serve or -x.
+PYTEST_FLAGS ?=
+
+.PHONY: help run test bench build clean setup
+
+help: ## Show the commands
+	@echo "Hearth: a self-hosted Firebase Realtime Database and Auth server."
+	@echo
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{ printf "  make %-8s %s\n", $$1, $$2 }'
+	@echo
+	@echo "  make bench SCENARIO=reference.jsonserialization   runs one scenario (or a prefix such as 'core')"
+
+# Setup runs again only when its script or the Python requirements change, or .venv is gone.
+$(SETUP_STAMP): scripts/setup Tests/compat/requirements.txt
+	@scripts/setup
+	@touch $@
+
+setup: ## Install what is missing (Debian packages, .venv for the compatibility tests)
+	@scripts/setup
+	@touch $(SETUP_STAMP)
+
+build: ## Build hearth and hearth-bench (debug)
+	@echo "==> swift build"
+	@$(SWIFT) build
+
+run: $(SETUP_STAMP) build ## Install, build and serve on http://localhost:9000 with data in ./hearth-data
+	@echo "==> hearth serve"
+	@$(HEARTH) serve
+
+test: $(SETUP_STAMP) build ## Install, build and run every test (Swift Testing, then pytest on Tests/compat)
+	@echo "==> swift test"
+	@$(SWIFT) test
+	@echo "==> pytest Tests/compat"
+	@status=0; HEARTH_BINARY=$(HEARTH) $(VENV)/bin/python -m pytest -q $(PYTEST_FLAGS) Tests/compat || status=$$?; \
+	if [ $$status -eq 5 ]; then \
+		echo "make test: pytest collected no tests in Tests/compat (exit 5): the compatibility suite must not be empty" >&2; \
+	fi; \
+	exit $$status
+
+bench: $(SETUP_STAMP) ## Build hearth-bench in release and run SCENARIO (all when unset)
+	@echo "==> swift build -c release --product hearth-bench"
+	@$(SWIFT) build -c release --product hearth-bench
+	@echo "==> hearth-bench $(BENCH_FLAGS) $(SCENARIO)"
+	@.build/release/hearth-bench $(BENCH_FLAGS) $(SCENARIO)
+
+clean: ## Remove build products and .venv (never ./hearth-data)
+	rm -rf .build $(VENV) .pytest_cache Tests/compat/__pycache__

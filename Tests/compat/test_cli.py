@@ -1,0 +1,38 @@
+"""The `hearth` command line as a user and a script see it: output, error text and exit codes."""
+
+import re
+
+EXIT_UNAVAILABLE = 2  # a command that exists but is not in this build
+EXIT_USAGE = 64  # EX_USAGE in sysexits.h
+
+
+def test_version_prints_name_and_semantic_version(hearth):
+    result = hearth("--version")
+    assert result.returncode == 0
+    assert re.fullmatch(r"hearth \d+\.\d+\.\d+(-[0-9A-Za-z.]+)?\n", result.stdout)
+    assert result.stderr == ""
+
+
+def test_help_lists_serve(hearth):
+    result = hearth("--help")
+    assert result.returncode == 0
+    assert "Usage: hearth <command>" in result.stdout
+    assert "serve" in result.stdout
+
+
+def test_serve_says_the_server_is_not_available_and_exits_non_zero(hearth, tmp_path):
+    result = hearth("serve", timeout=10)
+    assert result.returncode == EXIT_UNAVAILABLE
+    assert "server is not available in this build" in result.stderr
+    assert "Nothing is listening on http://localhost:9000" in result.stderr
+    assert result.stdout == ""
+    # It must not pretend: no data directory appears where it ran.
+    assert not (tmp_path / "hearth-data").exists()
+
+
+def test_unknown_command_fails_and_says_what_to_do(hearth):
+    result = hearth("bogus")
+    assert result.returncode == EXIT_USAGE
+    assert "unknown command 'bogus'" in result.stderr
+    assert "hearth --help" in result.stderr
+    assert result.stdout == ""
