@@ -46,18 +46,29 @@ public struct DatabaseTree: Sendable {
     /// Replaces the node at `path` (`Node.empty` removes it); a last segment `.priority` sets only
     /// the priority. With `ifHash`, the write happens only when the current node's Firebase hash
     /// (rtdb-protocol.md §4) equals it; otherwise nothing changes and `DataError.Code.hashMismatch`
-    /// is thrown (the wire's `datastale`). `value` must already be valid for `path` (the JSON parser
-    /// with `.write(at:)` checks it) and free of server-value placeholders (see `ServerValues`).
+    /// is thrown (the wire's `datastale`). Server-value placeholders in `value` are resolved against
+    /// the tree before the write with `now` (milliseconds since the epoch). `value` must already be
+    /// valid for `path` (the JSON parser with `.write(at:)` checks it).
     @discardableResult
-    public mutating func set(_ path: Path, to value: Node, ifHash: String? = nil) throws(DataError) -> ChangeSet {
+    public mutating func set(_ path: Path, to value: Node, ifHash: String? = nil, now: Int64? = nil) throws(DataError) -> ChangeSet {
         try KeyValidation.validate(writePath: path)
         if let ifHash {
             let current = root.child(at: path)
-            guard current.hashPendingMerge == ifHash else {
+            guard current.hash == ifHash else {
                 throw DataError(.hashMismatch, "Transaction hash does not match")
             }
         }
-        return ChangeSet([apply(path, value)])
+        let resolved = try resolveServerValues(value, at: path, now: now)
+        return ChangeSet([apply(path, resolved)])
+    }
+
+    /// `value` with server values resolved against the current tree (rtdb-protocol.md §5.5).
+    func resolveServerValues(_ value: Node, at path: Path, now: Int64?) throws(DataError) -> Node {
+        guard ServerValues.containsPlaceholders(value) else { return value }
+        guard let now else {
+            throw DataError(.invalidServerValue, "The write at '\(path.slashed)' holds server values but no server time was given.")
+        }
+        return try ServerValues.resolve(value, at: path, in: root, now: now)
     }
 
     /// Removes the node at `path`.
@@ -69,9 +80,15 @@ public struct DatabaseTree: Sendable {
     /// Writes several locations below `path` as one atomic step (a Firebase multi-path update).
     /// Keys are relative paths; none may contain another. Nothing is written when any is invalid.
     @discardableResult
-    public mutating func update(_ path: Path, with values: [(Path, Node)]) throws(DataError) -> ChangeSet {
-        let targets = values.map { (path.appending(path: $0.0), $0.1) }
-        for (target, _) in targets { try KeyValidation.validate(writePath: target) }
+    public mutating func update(_ path: Path, with values: [(Path, Node)], now: Int64? = nil) throws(DataError) -> ChangeSet {
+        var targets: [(Path, Node)] = []
+        targets.reserveCapacity(values.count)
+        for (relative, value) in values {
+            let target = path.appending(path: relative)
+            try KeyValidation.validate(writePath: target)
+            // Every key resolves against the tree before the merge (§5.5), so resolve all first.
+            targets.append((target, try resolveServerValues(value, at: target, now: now)))
+        }
         let sorted = targets.map(\.0).sorted()
         for (a, b) in zip(sorted, sorted.dropFirst()) where a.contains(b) {
             throw DataError(

@@ -77,3 +77,33 @@ struct DatabaseTreeTests {
         #expect(tree.index(at: "items", by: .child("score"))?.count == 1)
     }
 }
+
+struct DatabaseTreeWriteSemanticsTests {
+    @Test("Compare-and-set by hash: a stale hash changes nothing (the wire's datastale)")
+    func compareAndSetByHash() throws {
+        var tree = DatabaseTree()
+        try tree.set("counter", to: Node(4))
+        // "eVih19a6ZDz3NL32uVBtg9KSgQY=" is the hash of 4 (rtdb-protocol.md §4.2).
+        try tree.set("counter", to: Node(5), ifHash: "eVih19a6ZDz3NL32uVBtg9KSgQY=")
+        #expect(tree.value(at: "counter") == Node(5))
+        #expect(throws: DataError(.hashMismatch, "Transaction hash does not match")) {
+            try tree.set("counter", to: Node(6), ifHash: "eVih19a6ZDz3NL32uVBtg9KSgQY=")
+        }
+        #expect(tree.value(at: "counter") == Node(5))
+        // "" is the hash of an empty location: a transaction that expects nothing there.
+        try tree.set("fresh", to: Node(1), ifHash: "")
+        #expect(throws: DataError.self) { try tree.set("fresh", to: Node(2), ifHash: "") }
+    }
+
+    @Test func serverValuesResolveAgainstTheTreeBeforeTheWrite() throws {
+        var tree = DatabaseTree()
+        try tree.set("n", to: Node(10))
+        let increment = object([(".sv", object([("increment", Node(5))]))])
+        let timestamp = object([(".sv", Node("timestamp"))])
+        try tree.update(.root, with: [("n", increment), ("at", timestamp)], now: 1_700_000_000_000)
+        #expect(tree.value(at: "n") == Node(15))
+        #expect(tree.value(at: "at") == Node(Int64(1_700_000_000_000)))
+        #expect(throws: DataError.self) { try tree.set("x", to: timestamp) }
+        #expect(tree.value(at: "x").isEmpty)
+    }
+}

@@ -1,1 +1,0 @@
-extension Node { var hashPendingMerge: String { fatalError() } }
