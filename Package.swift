@@ -7,6 +7,13 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// The tree engine's release build skips dynamic exclusivity checks: its B-tree nodes are classes
+/// mutated through `inout` while uniquely held, and the runtime check cost ~10% of a write
+/// (measured with callgrind, docs/BENCHMARKS.md). Debug builds and tests keep the checks.
+let engine: [SwiftSetting] = strict + [
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "Hearth",
     platforms: [.macOS(.v15)],
@@ -17,7 +24,7 @@ let package = Package(
     ],
     targets: [
         .target(name: "HearthSupport", swiftSettings: strict),
-        .target(name: "HearthCore", dependencies: ["HearthSupport"], swiftSettings: strict),
+        .target(name: "HearthCore", dependencies: ["HearthSupport"], swiftSettings: engine),
         .target(name: "HearthCLI", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
         .executableTarget(

@@ -13,6 +13,8 @@
 /// `extension Scenario { static let name = Scenario(...) }` in `Scenarios/` and list it here.
 let scenarios: [Scenario] = [
     .referenceJSONSerialization,
+    .coreWrite,
+    .coreQuery,
 ]
 
 exit(BenchmarkRunner.main(arguments: Array(CommandLine.arguments.dropFirst()), scenarios: scenarios))

@@ -1,5 +1,5 @@
 /// A child's place in a query's order: its index value, then its key (rtdb-protocol.md §5.6).
-public struct IndexPosition: Comparable, Hashable, Sendable {
+public struct IndexPosition: ThreeWayComparable, Hashable, Sendable {
     public var value: Node
     public var key: ChildKey
 
@@ -9,10 +9,12 @@ public struct IndexPosition: Comparable, Hashable, Sendable {
     }
 
     @inlinable
-    public static func < (lhs: IndexPosition, rhs: IndexPosition) -> Bool {
+    public static func < (lhs: IndexPosition, rhs: IndexPosition) -> Bool { compare(lhs, rhs) < 0 }
+
+    @inlinable
+    public static func compare(_ lhs: IndexPosition, _ rhs: IndexPosition) -> Int {
         let c = ValueOrder.compare(lhs.value, rhs.value)
-        if c != 0 { return c < 0 }
-        return lhs.key < rhs.key
+        return c != 0 ? c : ChildKey.compare(lhs.key, rhs.key)
     }
 
     @inlinable

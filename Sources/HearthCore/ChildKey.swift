@@ -7,7 +7,7 @@
 ///     ChildKey("2") < ChildKey("10")      // true: integer keys compare as numbers
 ///     ChildKey("10") < ChildKey("010")    // true: equal value, shorter first
 ///     ChildKey("🐵") < ChildKey("\u{E000}") // true: UTF-16 order puts surrogates below U+E000
-public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+public struct ChildKey: Hashable, ThreeWayComparable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
     /// The key's text.
     public let string: String
 
@@ -24,6 +24,12 @@ public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible,
         KeyOrder.compare(lhs.string, rhs.string) < 0
     }
 
+    /// Three-way comparison in Firebase key order.
+    @inlinable
+    public static func compare(_ lhs: ChildKey, _ rhs: ChildKey) -> Int {
+        KeyOrder.compare(lhs.string, rhs.string)
+    }
+
     /// The key's value when it is a 32-bit integer key (sorted numerically before other keys).
     public var integerValue: Int64? { KeyOrder.integerValue(of: string) }
 }
@@ -33,18 +39,24 @@ public enum KeyOrder {
     /// Three-way comparison of two keys in Firebase key order: negative, zero or positive.
     @inlinable
     public static func compare(_ a: String, _ b: String) -> Int {
-        if a == b { return 0 }
-        let ai = integerValue(of: a)
-        let bi = integerValue(of: b)
+        var a = a, b = b
+        return a.withUTF8 { pa in b.withUTF8 { pb in compare(utf8: pa, pb) } }
+    }
+
+    /// Key order over the keys' UTF-8 bytes.
+    @inlinable
+    public static func compare(utf8 pa: UnsafeBufferPointer<UInt8>, _ pb: UnsafeBufferPointer<UInt8>) -> Int {
+        let ai = integerValue(ofUTF8: pa)
+        let bi = integerValue(ofUTF8: pb)
         switch (ai, bi) {
         case let (x?, y?):
             if x != y { return x < y ? -1 : 1 }
             // Equal value ("7" and "07"): the shorter spelling first, as the JS SDK's nameCompare.
-            let la = a.utf16.count, lb = b.utf16.count
-            return la == lb ? 0 : (la < lb ? -1 : 1)
+            // Integer keys are ASCII, so byte counts are UTF-16 lengths.
+            return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1)
         case (.some, nil): return -1
         case (nil, .some): return 1
-        case (nil, nil): return compareUTF16(a, b)
+        case (nil, nil): return compareUTF16(utf8: pa, pb)
         }
     }
 

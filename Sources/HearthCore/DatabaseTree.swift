@@ -103,8 +103,8 @@ public struct DatabaseTree: Sendable {
 
     /// Applies one validated write and keeps the indexes in step.
     mutating func apply(_ path: Path, _ value: Node) -> ChangeSet.Change {
-        let nodePath = path.last == .priorityKey ? path.parent! : path
-        let old = root.child(at: nodePath)
+        let isPriorityWrite = path.last == .priorityKey
+        let nodePath = isPriorityWrite ? path.parent! : path
 
         // Children of indexed locations whose values this write changes, read before the write.
         var touched: [(key: IndexKey, child: ChildKey, old: Node)] = []
@@ -118,13 +118,17 @@ public struct DatabaseTree: Sendable {
             }
         }
 
-        root.set(path, to: value)
+        let replaced = root.set(path, to: value)
 
         for (key, child, oldChild) in touched {
             let newChild = root.child(at: key.path.appending(child))
             indexes[key]!.update(key: child, old: oldChild, new: newChild)
         }
         for key in rebuild { indexes[key] = ChildIndex(index: key.index, of: root.child(at: key.path)) }
-        return ChangeSet.Change(path: nodePath, old: old, new: root.child(at: nodePath))
+        if isPriorityWrite {
+            let new = root.child(at: nodePath)
+            return ChangeSet.Change(path: nodePath, old: new.withPriority(Priority(replaced)), new: new)
+        }
+        return ChangeSet.Change(path: nodePath, old: replaced, new: value)
     }
 }

@@ -167,10 +167,12 @@ extension Node {
         return Node(storage: .prioritized(base, priority))
     }
 
-    /// Replaces the node at `path` (the empty node removes it). Ancestors left without children
-    /// become empty; ancestors keep their priorities. A last segment `.priority` sets only the
-    /// priority of the node above it, and is ignored when that node is empty.
-    public mutating func set(_ path: Path, to value: Node) {
+    /// Replaces the node at `path` (the empty node removes it) and returns the node that was there.
+    /// Ancestors left without children become empty; ancestors keep their priorities. A last
+    /// segment `.priority` sets only the priority of the node above it, and is ignored when that
+    /// node is empty (the returned node is then the old priority as a leaf).
+    @discardableResult
+    public mutating func set(_ path: Path, to value: Node) -> Node {
         set(path.keys[...], to: value)
     }
 
@@ -181,14 +183,16 @@ extension Node {
         return copy
     }
 
-    mutating func set(_ keys: ArraySlice<ChildKey>, to value: Node) {
+    mutating func set(_ keys: ArraySlice<ChildKey>, to value: Node) -> Node {
         guard let first = keys.first else {
+            let old = self
             self = value
-            return
+            return old
         }
         if first == .priorityKey && keys.count == 1 {
+            let old = priority?.node ?? .empty
             self = withPriority(Priority(value))
-            return
+            return old
         }
         // Take the storage apart so the children map is held once and mutates in place.
         let priority = self.priority
@@ -200,23 +204,25 @@ extension Node {
         storage = .empty
         let rest = keys.dropFirst()
         var emptied = false
+        var old = Node.empty
         let existed = map.modifyExisting(first) { child in
-            child.set(rest, to: value)
+            old = child.set(rest, to: value)
             emptied = child.isEmpty
         }
         if existed {
             if emptied { map.removeValue(for: first) }
-        } else {
+        } else if !value.isEmpty {
             var child = Node.empty
-            child.set(rest, to: value)
+            _ = child.set(rest, to: value)
             if !child.isEmpty { map[first] = child }
         }
         self = Node(children: map).withPriority(priority)
+        return old
     }
 
     /// Replaces the child at `key`, like `set(Path([key]), to:)`.
     public mutating func setChild(_ key: ChildKey, to value: Node) {
-        set([key][...], to: value)
+        _ = set([key][...], to: value)
     }
 }
 

@@ -8,7 +8,7 @@
 ///     var m = SortedMap<ChildKey, Int>()
 ///     m[ChildKey("b")] = 2; m[ChildKey("a")] = 1
 ///     m.element(atRank: 0)   // (a, 1)
-public struct SortedMap<Key: Comparable & Sendable, Value: Sendable>: Sendable {
+public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Sendable {
     public typealias Element = (key: Key, value: Value)
 
     @usableFromInline var root: SortedMapNode<Key, Value>?
@@ -97,7 +97,7 @@ public struct SortedMap<Key: Comparable & Sendable, Value: Sendable>: Sendable {
 
     /// Number of keys strictly below `key`.
     @inlinable public func rank(of key: Key) -> Int {
-        rank { $0 < key ? -1 : ($0 == key ? 0 : 1) }
+        rank { Key.compare($0, key) }
     }
 
     @inlinable public var first: Element? { isEmpty ? nil : element(atRank: 0) }
@@ -136,7 +136,7 @@ extension SortedMap: Sequence {
 /// only on nodes the mutating map holds uniquely (`isKnownUniquelyReferenced`), so shared nodes are
 /// never changed.
 @usableFromInline
-final class SortedMapNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked Sendable {
+final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: @unchecked Sendable {
     // Sendable: a node is mutated only while uniquely referenced, so no other thread can see it.
     @usableFromInline typealias Element = (key: Key, value: Value)
 
@@ -177,9 +177,16 @@ final class SortedMapNode<Key: Comparable & Sendable, Value: Sendable>: @uncheck
         var low = 0, high = entries.count
         while low < high {
             let mid = (low + high) >> 1
-            if entries[mid].key < key { low = mid + 1 } else { high = mid }
+            let c = Key.compare(entries[mid].key, key)
+            if c < 0 {
+                low = mid + 1
+            } else if c > 0 {
+                high = mid
+            } else {
+                return (mid, true)
+            }
         }
-        return (low, low < entries.count && entries[low].key == key)
+        return (low, false)
     }
 
     @inlinable
@@ -504,3 +511,17 @@ extension SortedMap {
     package func checkInvariants() { _ = root?.checkInvariants() }
     #endif
 }
+
+/// A total order that answers in one comparison what `<` and `==` answer in two: the B-tree's
+/// searches compare keys whose comparison is not cheap (Firebase key order parses integers).
+public protocol ThreeWayComparable: Comparable {
+    /// Negative when `lhs` orders first, zero when equal, positive when `rhs` orders first.
+    static func compare(_ lhs: Self, _ rhs: Self) -> Int
+}
+
+extension ThreeWayComparable {
+    @inlinable
+    public static func compare(_ lhs: Self, _ rhs: Self) -> Int { lhs < rhs ? -1 : (lhs == rhs ? 0 : 1) }
+}
+
+extension Int: ThreeWayComparable {}

@@ -36,7 +36,7 @@ public enum KeyValidation {
     /// Checks one key: non-empty, at most `Limits.keyLengthBytesMax` UTF-8 bytes, and none of
     /// `. $ # [ ] /` or ASCII control characters.
     public static func validate(_ key: ChildKey, in path: Path? = nil) throws(DataError) {
-        let where_ = path.map { " in path '\($0.slashed)'" } ?? ""
+        var where_: String { path.map { " in path '\($0.slashed)'" } ?? "" }
         if key.string.isEmpty { throw DataError(.invalidKey, "Invalid key ''\(where_): keys must not be empty.") }
         if key.string.utf8.count > Limits.keyLengthBytesMax {
             throw DataError(

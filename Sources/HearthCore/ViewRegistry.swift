@@ -1,9 +1,12 @@
 /// Every view of one database, found by location: a write reaches exactly the views at, above or
 /// below the locations it changed, without visiting the others.
 ///
-/// `ID` is whatever the owner uses to name a listener (a connection and tag on the server, a
-/// callback handle in the client).
-public struct ViewRegistry<ID: Hashable & Sendable>: Sendable {
+/// Listeners are named by `ListenerID`s the owner hands out (the server maps a connection and
+/// tag to one, the client a callback handle). The registry is not generic on purpose: generic code
+/// called from another module runs unspecialized, and this is the hottest path of a write.
+public struct ViewRegistry: Sendable {
+    public typealias ID = ListenerID
+
     /// One level of the location trie.
     final class TrieNode: @unchecked Sendable {
         // Sendable: owned by one registry, which its owner confines to one thread or actor.
@@ -87,4 +90,14 @@ public struct ViewRegistry<ID: Hashable & Sendable>: Sendable {
         }
         return result
     }
+}
+
+/// Names one listener in a `ViewRegistry`.
+public struct ListenerID: Hashable, Sendable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+    public var rawValue: UInt64
+
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public init(integerLiteral value: UInt64) { self.rawValue = value }
+
+    public var description: String { "listener \(rawValue)" }
 }

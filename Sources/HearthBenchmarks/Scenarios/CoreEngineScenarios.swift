@@ -1,0 +1,135 @@
+import HearthCore
+
+/// Workloads for the tree engine's write and query paths (issue: HearthCore benchmarks).
+enum CoreEngineWorkload {
+    /// `groups` locations of `leavesPerGroup` integer leaves each, under `/items`.
+    static func groupedTree(groups: Int, leavesPerGroup: Int) -> DatabaseTree {
+        var groupEntries: [(key: ChildKey, value: Node)] = []
+        for g in 0..<groups {
+            var leaves = (0..<leavesPerGroup).map { (key: ChildKey("k\($0)"), value: Node($0)) }
+            leaves.sort { $0.key < $1.key }
+            groupEntries.append((ChildKey("g\(g)"), Node(children: ChildrenMap(sortedUniqueElements: leaves))))
+        }
+        groupEntries.sort { $0.key < $1.key }
+        var tree = DatabaseTree()
+        try! tree.set("items", to: Node(children: ChildrenMap(sortedUniqueElements: groupEntries)))
+        return tree
+    }
+}
+
+extension Scenario {
+    /// Single-key writes into a 1M-leaf tree with one default listener per 1,000 leaves, events computed.
+    static let coreWrite = Scenario(
+        name: "core.write",
+        summary: "Single-key writes into a 1M-leaf tree, one listener per 1,000 paths, events computed"
+    ) { context in
+        let groups = 1000, leavesPerGroup = 1000, writes = 200_000
+        var random = BenchmarkRandom(seed: 11)
+        let targets = (0..<writes).map { _ in
+            (group: random.next(below: groups), key: random.next(below: leavesPerGroup))
+        }
+        let paths = targets.map { Path("items/g\($0.group)/k\($0.key)") }
+
+        var tree = CoreEngineWorkload.groupedTree(groups: groups, leavesPerGroup: leavesPerGroup)
+        var registry = ViewRegistry()
+        for g in 0..<groups { registry.add(ListenerID(UInt64(g)), path: Path("items/g\(g)"), tree: tree) }
+        var events = 0
+        let hearth = try context.measure("HearthCore + events") {
+            for (i, path) in paths.enumerated() {
+                let change = try tree.set(path, to: Node(i))
+                for delivery in registry.apply(change, tree: tree) { events += delivery.events.count }
+            }
+        }
+        precondition(events >= 2 * writes, "every write raises child_changed and value")
+
+        // Reference: the same writes into nested Swift dictionaries: no snapshots, no events.
+        var plain: [String: [String: Int]] = [:]
+        for g in 0..<groups {
+            var leaves: [String: Int] = [:]
+            for k in 0..<leavesPerGroup { leaves["k\(k)"] = k }
+            plain["g\(g)"] = leaves
+        }
+        let groupNames = targets.map { "g\($0.group)" }, keyNames = targets.map { "k\($0.key)" }
+        let reference = context.measure("Swift nested Dictionary") {
+            for i in 0..<writes { plain[groupNames[i], default: [:]][keyNames[i]] = i }
+        }
+        blackHole(plain)
+        return BenchmarkResult(
+            scenario: "core.write", metric: "writes per second with events", value: Double(writes) / hearth.median.seconds,
+            unit: "writes/s", reference: "Swift nested Dictionary, no events",
+            referenceValue: Double(writes) / reference.median.seconds)
+    }
+
+    /// limitToLast(50) ordered by child over 1M children: time from an update to its events.
+    static let coreQuery = Scenario(
+        name: "core.query",
+        summary: "limitToLast(50) by child over 1M children, 10k random updates, update-to-events latency"
+    ) { context in
+        let childCount = 1_000_000, updates = 10_000
+        var random = BenchmarkRandom(seed: 12)
+        var entries = (0..<childCount).map { i in
+            (key: ChildKey("c\(i)"), value: Node(["score": Node(random.next(below: 1_000_000))]))
+        }
+        entries.sort { $0.key < $1.key }
+        var tree = DatabaseTree()
+        try tree.set("scores", to: Node(children: ChildrenMap(sortedUniqueElements: entries)))
+        let params = QueryParams(index: .child("score"), limit: QueryLimit(count: 50, anchor: .last))
+        tree.ensureIndex(at: "scores", by: params.index)
+        var registry = ViewRegistry()
+        registry.add(1, path: "scores", params: params, tree: tree)
+
+        let plan = (0..<updates).map { _ in
+            (path: Path("scores/c\(random.next(below: childCount))/score"), score: random.next(below: 1_100_000))
+        }
+        let clock = ContinuousClock()
+        var latencies: [Duration] = []
+        var referenceLatencies: [Duration] = []
+        _ = try context.measure("HearthCore update + events") {
+            latencies.removeAll(keepingCapacity: true)
+            for step in plan {
+                let start = clock.now
+                let change = try tree.set(step.path, to: Node(step.score))
+                blackHole(registry.apply(change, tree: tree))
+                latencies.append(clock.now - start)
+            }
+        }
+        // Reference: the same updates to a tree with no index and no listener.
+        var bare = DatabaseTree(root: tree.root)
+        _ = try context.measure("HearthCore update alone") {
+            referenceLatencies.removeAll(keepingCapacity: true)
+            for step in plan {
+                let start = clock.now
+                blackHole(try bare.set(step.path, to: Node(step.score)))
+                referenceLatencies.append(clock.now - start)
+            }
+        }
+        let p99 = percentile(latencies, 0.99), p50 = percentile(latencies, 0.50)
+        let referenceP99 = percentile(referenceLatencies, 0.99)
+        print("   update-to-events p50 \(rounded(p50, places: 2)) µs, p99 \(rounded(p99, places: 2)) µs (last run)")
+        return BenchmarkResult(
+            scenario: "core.query", metric: "p99 update-to-events latency", value: p99, unit: "µs",
+            reference: "the same update with no index or listener", referenceValue: referenceP99)
+    }
+}
+
+/// The `fraction` percentile of `durations`, in microseconds.
+func percentile(_ durations: [Duration], _ fraction: Double) -> Double {
+    let sorted = durations.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
+    return sorted[max(0, index)].seconds * 1_000_000
+}
+
+/// A small deterministic generator (splitmix64) so that runs replay the same writes.
+struct BenchmarkRandom {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
