@@ -19,6 +19,18 @@ public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible,
 
     public var description: String { string }
 
+    // Keys are equal when their bytes are: Swift's `String ==` treats canonically equivalent
+    // spellings (NFC "é", NFD "e\u{301}") as equal, but Firebase compares code units and never
+    // normalizes, so those are two different children.
+    @inlinable
+    public static func == (lhs: ChildKey, rhs: ChildKey) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
+
+    @inlinable
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(string.utf8.count)
+        for byte in string.utf8 { hasher.combine(byte) }
+    }
+
     @inlinable
     public static func < (lhs: ChildKey, rhs: ChildKey) -> Bool {
         KeyOrder.compare(lhs.string, rhs.string) < 0
@@ -33,7 +45,8 @@ public enum KeyOrder {
     /// Three-way comparison of two keys in Firebase key order: negative, zero or positive.
     @inlinable
     public static func compare(_ a: String, _ b: String) -> Int {
-        if a == b { return 0 }
+        // Byte equality, not `String ==`, which would equate NFC and NFD spellings (see `==`).
+        if a.utf8.elementsEqual(b.utf8) { return 0 }
         let ai = integerValue(of: a)
         let bi = integerValue(of: b)
         switch (ai, bi) {
