@@ -7,6 +7,8 @@
 struct JSONKeyInterner {
     /// Strings this short are inline in `String` and gain nothing from interning.
     static var inlineLengthMax: Int { 15 }
+    /// Longest string value worth interning: ids, emails and short labels repeat, prose rarely does.
+    static var valueLengthMax: Int { 48 }
 
     var strings: [String] = []
     /// Per slot: 1 + index into `strings`, or 0 when empty.
@@ -37,6 +39,25 @@ struct JSONKeyInterner {
         return h ^ (h >> 31)
     }
 
+    /// Byte equality, 8 bytes at a time (the generic `elementsEqual` goes byte by byte).
+    @inline(__always)
+    static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        let ra = UnsafeRawBufferPointer(a), rb = UnsafeRawBufferPointer(b)
+        var i = 0
+        while i + 8 <= ra.count {
+            if ra.loadUnaligned(fromByteOffset: i, as: UInt64.self) != rb.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+                return false
+            }
+            i += 8
+        }
+        while i < ra.count {
+            if ra[i] != rb[i] { return false }
+            i += 1
+        }
+        return true
+    }
+
     func lookUp(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
         guard !slots.isEmpty else { return nil }
         let h = Self.hash(bytes)
@@ -47,7 +68,7 @@ struct JSONKeyInterner {
             if hashes[entry - 1] == h {
                 let candidate = strings[entry - 1]
                 let same = candidate.utf8.withContiguousStorageIfAvailable { stored in
-                    stored.count == bytes.count && stored.elementsEqual(bytes)
+                    Self.equal(stored, bytes)
                 } ?? candidate.utf8.elementsEqual(bytes)
                 if same { return candidate }
             }

@@ -13,9 +13,10 @@
 ///   since JSON has no infinity, while `1e-400` underflows to 0 as in JavaScript.
 /// * Nesting deeper than `Limits.jsonNestingDepthMax` is an error, so hostile input cannot
 ///   exhaust the stack.
-/// * Keys longer than 15 UTF-8 bytes are interned for the length of one parse: Swift keeps
-///   shorter strings inline, but each longer one is a heap allocation, and in Firebase data the
-///   same uid is typically a key in thousands of maps (votes, members, likes).
+/// * Keys longer than 15 UTF-8 bytes, and string values of 16–48 bytes, are interned for the
+///   length of one parse: Swift keeps shorter strings inline, but each longer one is a heap
+///   allocation, and in Firebase data the same uid is typically a key in thousands of maps (votes,
+///   members, likes) and a value in thousands of records (author, uid).
 struct JSONParser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
@@ -28,6 +29,7 @@ struct JSONParser {
     /// Decoded bytes of a string with escapes.
     var unescaped: [UInt8] = []
     var interner = JSONKeyInterner()
+    var sortKeys: [SortKey] = []
 
     /// A child read but not yet placed in its map, with its integer-key value cached for sorting.
     struct PendingChild {
@@ -35,6 +37,22 @@ struct JSONParser {
         var value: Node
         /// The key's value when it is an integer key (sorts first, numerically); `notInteger` if not.
         var integerKey: Int64
+        /// The key's first 8 UTF-8 bytes, big-endian and zero-padded: most comparisons are
+        /// decided here without touching the strings.
+        var prefix: UInt64
+
+        init(key: ChildKey, value: Node, integerKey: Int64) {
+            self.key = key
+            self.value = value
+            self.integerKey = integerKey
+            var prefix: UInt64 = 0
+            var shift: UInt64 = 56
+            for byte in key.string.utf8.prefix(8) {
+                prefix |= UInt64(byte) << shift
+                shift &-= 8
+            }
+            self.prefix = prefix
+        }
     }
 
     static var notInteger: Int64 { .min }
@@ -323,8 +341,34 @@ struct JSONParser {
 
     // MARK: - Building children
 
+    /// What sorting a child needs, without its reference-counted parts.
+    struct SortKey {
+        var prefix: UInt64
+        var integerKey: Int64
+        var position: Int
+    }
+
+    static func compare(_ a: SortKey, _ b: SortKey, _ children: UnsafeBufferPointer<PendingChild>) -> Int {
+        if a.integerKey == notInteger && b.integerKey == notInteger && a.prefix != b.prefix {
+            if let order = prefixOrder(a.prefix, b.prefix) { return order }
+        }
+        return compare(children[a.position], children[b.position])
+    }
+
+    /// The order two keys' prefixes decide, or nil when the strings must be compared. Byte order
+    /// is UTF-16 order unless the first difference involves a non-ASCII byte (characters above
+    /// U+FFFF against U+E000–U+FFFF); zero padding orders a shorter key first, as it should, when
+    /// the longer one has an ASCII byte there.
+    @inline(__always)
+    static func prefixOrder(_ a: UInt64, _ b: UInt64) -> Int? {
+        let shift = UInt64((a ^ b).leadingZeroBitCount & ~7)
+        let byteA = (a << shift) >> 56, byteB = (b << shift) >> 56
+        if byteA < 0x80 && byteB < 0x80 { return a < b ? -1 : 1 }
+        return nil
+    }
+
     /// Three-way comparison in Firebase key order (`KeyOrder.compare`) using the cached
-    /// integer-key values, so sorting does not re-parse keys.
+    /// integer-key values and prefixes, so sorting rarely looks at the strings.
     @inline(__always)
     static func compare(_ a: PendingChild, _ b: PendingChild) -> Int {
         if a.integerKey != notInteger || b.integerKey != notInteger {
@@ -334,6 +378,7 @@ struct JSONParser {
             let la = a.key.string.utf8.count, lb = b.key.string.utf8.count
             if la != lb { return la < lb ? -1 : 1 }
         }
+        if a.prefix != b.prefix, let order = prefixOrder(a.prefix, b.prefix) { return order }
         return KeyOrder.compareUTF16(a.key.string, b.key.string)
     }
 
@@ -353,17 +398,23 @@ struct JSONParser {
             // Sorted with no duplicates and no empty values.
             map = ChildrenMap(sortedUniqueElements: pending[start..<end].lazy.map { ($0.key, $0.value) })
         } else {
-            // Sort positions, equal keys by position, then keep the last of each run of equal keys
-            // and drop empty values.
-            var order = Array(start..<end)
-            order.sort { x, y in
-                let c = Self.compare(pending[x], pending[y])
-                return c != 0 ? c < 0 : x < y
+            // Sort plain sort keys, not the children: moving strings and nodes around costs a
+            // retain and release per move. The standard library's sort is stable, so equal keys
+            // keep their input order; keep the last of each run and drop empty values.
+            sortKeys.removeAll(keepingCapacity: true)
+            for position in start..<end {
+                let child = pending[position]
+                sortKeys.append(SortKey(prefix: child.prefix, integerKey: child.integerKey, position: position))
+            }
+            pending.withUnsafeBufferPointer { children in
+                sortKeys.sort { a, b in Self.compare(a, b, children) < 0 }
             }
             var elements = ContiguousArray<ChildrenMap.Element>()
-            elements.reserveCapacity(order.count)
-            for (n, position) in order.enumerated() {
-                if n + 1 < order.count, Self.compare(pending[position], pending[order[n + 1]]) == 0 { continue }
+            elements.reserveCapacity(end - start)
+            for n in sortKeys.indices {
+                let position = sortKeys[n].position
+                if n + 1 < sortKeys.count, sortKeys[n].prefix == sortKeys[n + 1].prefix,
+                    pending[position].key == pending[sortKeys[n + 1].position].key { continue }
                 if pending[position].value.isEmpty { continue }
                 elements.append((pending[position].key, pending[position].value))
             }
@@ -422,7 +473,16 @@ struct JSONParser {
         guard end < bytes.count else { throw syntaxError("expected '\"' to close the string", at: end) }
         if bytes[end] == UInt8(ascii: "\"") {
             index = end + 1
-            return try makeString(UnsafeBufferPointer(rebasing: bytes[start..<end]), offset: start)
+            let raw = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            // Short values repeat too (a uid as "author", "uid", "owner"), so they share the key
+            // table; long ones are mostly prose and would only fill it.
+            if raw.count > JSONKeyInterner.inlineLengthMax && raw.count <= JSONKeyInterner.valueLengthMax {
+                if let known = interner.lookUp(raw) { return known }
+                let string = try makeString(raw, offset: start)
+                interner.insert(string, raw)
+                return string
+            }
+            return try makeString(raw, offset: start)
         }
         if bytes[end] < 0x20 {
             throw syntaxError("expected '\"' to close the string; control characters must be escaped", at: end)
