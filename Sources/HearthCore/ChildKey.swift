@@ -19,6 +19,18 @@ public struct ChildKey: Hashable, ThreeWayComparable, Sendable, CustomStringConv
 
     public var description: String { string }
 
+    // Keys are equal when their bytes are: Swift's `String ==` treats canonically equivalent
+    // spellings (NFC "é", NFD "e\u{301}") as equal, but Firebase compares code units and never
+    // normalizes, so those are two different children.
+    @inlinable
+    public static func == (lhs: ChildKey, rhs: ChildKey) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
+
+    @inlinable
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(string.utf8.count)
+        for byte in string.utf8 { hasher.combine(byte) }
+    }
+
     @inlinable
     public static func < (lhs: ChildKey, rhs: ChildKey) -> Bool {
         KeyOrder.compare(lhs.string, rhs.string) < 0
@@ -52,8 +64,11 @@ public enum KeyOrder {
         case let (x?, y?):
             if x != y { return x < y ? -1 : 1 }
             // Equal value ("7" and "07"): the shorter spelling first, as the JS SDK's nameCompare.
-            // Integer keys are ASCII, so byte counts are UTF-16 lengths.
-            return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1)
+            // Integer keys are ASCII, so byte counts are UTF-16 lengths. Same value and length
+            // ("-0" and "00") are equal to the JS SDK, but a map needs a total order consistent
+            // with `==`, so bytes break that tie.
+            if pa.count != pb.count { return pa.count < pb.count ? -1 : 1 }
+            return compareUTF16(utf8: pa, pb)
         case (.some, nil): return -1
         case (nil, .some): return 1
         case (nil, nil): return compareUTF16(utf8: pa, pb)

@@ -54,3 +54,16 @@ struct ChildKeyTests {
         }
     }
 }
+
+struct ChildKeyTotalOrderTests {
+    @Test("Keys equal in value and length ('-0', '00') still order consistently with ==")
+    func sameIntegerValueAndLengthAreDistinctKeys() {
+        #expect(ChildKey("-0") != ChildKey("00"))
+        #expect(ChildKey.compare(ChildKey("-0"), ChildKey("00")) != 0)
+        var map = ChildrenMap()
+        map[ChildKey("-0")] = Node(1)
+        map[ChildKey("00")] = Node(2)
+        #expect(map.count == 2)
+        #expect(map[ChildKey("-0")] == Node(1))
+    }
+}
