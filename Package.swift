@@ -23,12 +23,13 @@ let package = Package(
         .library(name: "HearthCore", targets: ["HearthCore"]),
     ],
     targets: [
+        .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "HearthSupport", swiftSettings: strict),
         .target(name: "HearthCore", dependencies: ["HearthSupport"], swiftSettings: engine),
         .target(name: "HearthCLI", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
         .executableTarget(
-            name: "HearthBenchmarks", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
+            name: "HearthBenchmarks", dependencies: ["HearthCore", "HearthSupport", "CMalloc"], swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),

@@ -13,6 +13,9 @@
 /// `extension Scenario { static let name = Scenario(...) }` in `Scenarios/` and list it here.
 let scenarios: [Scenario] = [
     .referenceJSONSerialization,
+    .coreParse,
+    .coreSerialize,
+    .coreMemory,
     .coreWrite,
     .coreQuery,
 ]
