@@ -11,25 +11,71 @@
 public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Sendable {
     public typealias Element = (key: Key, value: Value)
 
-    @usableFromInline var root: SortedMapNode<Key, Value>?
+    /// Most maps in a JSON document are small objects, so a map of up to `smallCountMax`
+    /// entries is one sorted array (one allocation) and only larger maps become a B-tree.
+    @usableFromInline
+    enum Storage: Sendable {
+        case small(ContiguousArray<Element>)
+        case tree(SortedMapNode<Key, Value>)
+    }
 
-    @inlinable public init() { root = nil }
+    /// nil when empty; a `.small` array is never empty.
+    @usableFromInline var storage: Storage?
+
+    @inlinable static var smallCountMax: Int { SortedMapNode<Key, Value>.maxEntries }
+
+    @inlinable public init() { storage = nil }
 
     /// Builds a map from elements already sorted by key with no duplicates, in O(n).
     public init(sortedUniqueElements elements: some Collection<Element>) {
-        let array = ContiguousArray(elements)
-        root = array.isEmpty ? nil : SortedMapNode.build(array[...])
+        self.init(sortedUniqueArray: ContiguousArray(elements))
     }
 
-    @inlinable public var count: Int { root?.count ?? 0 }
-    @inlinable public var isEmpty: Bool { root == nil }
+    /// Builds a map that adopts an array already sorted by key with no duplicates (no copy when
+    /// the map is small).
+    @inlinable
+    public init(sortedUniqueArray array: ContiguousArray<Element>) {
+        if array.isEmpty {
+            storage = nil
+        } else if array.count <= Self.smallCountMax {
+            storage = .small(array)
+        } else {
+            storage = .tree(SortedMapNode.build(array[...]))
+        }
+    }
+
+    @inlinable public var count: Int {
+        switch storage {
+        case nil: return 0
+        case .small(let entries)?: return entries.count
+        case .tree(let node)?: return node.count
+        }
+    }
+
+    @inlinable public var isEmpty: Bool { storage == nil }
 
     /// True when both maps share the same storage, so they are equal without looking inside.
-    @inlinable public func isIdentical(to other: SortedMap) -> Bool { root === other.root }
+    @inlinable public func isIdentical(to other: SortedMap) -> Bool {
+        switch (storage, other.storage) {
+        case (nil, nil): return true
+        case let (.tree(a)?, .tree(b)?): return a === b
+        case let (.small(a)?, .small(b)?):
+            return a.withUnsafeBufferPointer { pa in b.withUnsafeBufferPointer { pb in pa.baseAddress == pb.baseAddress } }
+        default: return false
+        }
+    }
 
     @inlinable
     public subscript(key: Key) -> Value? {
-        get { root?.find(key) }
+        get {
+            switch storage {
+            case nil: return nil
+            case .small(let entries)?:
+                let (index, found) = SortedMapNode<Key, Value>.slot(of: key, in: entries)
+                return found ? entries[index].value : nil
+            case .tree(let node)?: return node.find(key)
+            }
+        }
         set {
             if let newValue { insert(newValue, for: key) } else { removeValue(for: key) }
         }
@@ -38,28 +84,58 @@ public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Se
     /// Inserts or replaces; returns the previous value.
     @inlinable @discardableResult
     public mutating func insert(_ value: Value, for key: Key) -> Value? {
-        guard root != nil else {
-            root = SortedMapNode(entries: [(key, value)], children: [])
+        switch storage {
+        case nil:
+            storage = .small([(key, value)])
             return nil
+        case .small(var entries)?:
+            storage = nil  // drop this reference so `entries` is uniquely held and mutates in place
+            let (index, found) = SortedMapNode<Key, Value>.slot(of: key, in: entries)
+            var previous: Value?
+            if found {
+                previous = entries[index].value
+                entries[index].value = value
+            } else {
+                entries.insert((key, value), at: index)
+            }
+            self = SortedMap(sortedUniqueArray: entries)
+            return previous
+        case .tree(var root)?:
+            storage = nil
+            if !isKnownUniquelyReferenced(&root) { root = root.copy() }
+            let (previous, split) = root.insert(key, value)
+            if let split {
+                root = SortedMapNode<Key, Value>(entries: [split.median], children: [root, split.right])
+            }
+            storage = .tree(root)
+            return previous
         }
-        if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
-        let (previous, split) = root!.insert(key, value)
-        if let split {
-            let newRoot = SortedMapNode<Key, Value>(entries: [split.median], children: [root!, split.right])
-            root = newRoot
-        }
-        return previous
     }
 
     @inlinable @discardableResult
     public mutating func removeValue(for key: Key) -> Value? {
-        guard root != nil, root!.find(key) != nil else { return nil }
-        if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
-        let removed = root!.remove(key)
-        if root!.entries.isEmpty {
-            root = root!.children.first
+        switch storage {
+        case nil:
+            return nil
+        case .small(var entries)?:
+            let (index, found) = SortedMapNode<Key, Value>.slot(of: key, in: entries)
+            guard found else { return nil }
+            storage = nil
+            let removed = entries.remove(at: index).value
+            if !entries.isEmpty { storage = .small(entries) }
+            return removed
+        case .tree(var root)?:
+            guard root.find(key) != nil else { return nil }
+            storage = nil
+            if !isKnownUniquelyReferenced(&root) { root = root.copy() }
+            let removed = root.remove(key)
+            if root.entries.isEmpty {
+                if let only = root.children.first { storage = .tree(only) }
+            } else {
+                storage = .tree(root)
+            }
+            return removed
         }
-        return removed
     }
 
     /// Mutates the value stored at `key` in place and returns true; returns false, changing
@@ -67,32 +143,58 @@ public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Se
     /// uniquely referenced while `body` runs, so it mutates without copying.
     @inlinable @discardableResult
     public mutating func modifyExisting(_ key: Key, _ body: (inout Value) -> Void) -> Bool {
-        guard root != nil else { return false }
-        if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
-        var node = root!
-        while true {
-            let (index, found) = node.slot(of: key)
-            if found {
-                body(&node.entries[index].value)
-                return true
+        switch storage {
+        case nil:
+            return false
+        case .small(var entries)?:
+            let (index, found) = SortedMapNode<Key, Value>.slot(of: key, in: entries)
+            guard found else { return false }
+            storage = nil
+            body(&entries[index].value)
+            storage = .small(entries)
+            return true
+        case .tree(var root)?:
+            storage = nil
+            defer { storage = .tree(root) }
+            if !isKnownUniquelyReferenced(&root) { root = root.copy() }
+            var node = root
+            while true {
+                let (index, found) = node.slot(of: key)
+                if found {
+                    body(&node.entries[index].value)
+                    return true
+                }
+                if node.isLeaf { return false }
+                node.makeChildUnique(index)
+                node = node.children[index]
             }
-            if node.isLeaf { return false }
-            node.makeChildUnique(index)
-            node = node.children[index]
         }
     }
 
     /// The element at a position in key order (0-based).
     @inlinable public func element(atRank rank: Int) -> Element {
         precondition(rank >= 0 && rank < count, "rank out of range")
-        return root!.element(atRank: rank)
+        switch storage! {
+        case .small(let entries): return entries[rank]
+        case .tree(let node): return node.element(atRank: rank)
+        }
     }
 
     /// How many keys order strictly before the probe: `compare(key)` is negative when `key` is
     /// below the probe, zero when equal, positive above. With a probe between keys this is the rank
     /// of the first key at or above it.
     @inlinable public func rank(where compare: (Key) -> Int) -> Int {
-        root?.rank(where: compare) ?? 0
+        switch storage {
+        case nil: return 0
+        case .small(let entries)?:
+            var low = 0, high = entries.count
+            while low < high {
+                let mid = (low + high) >> 1
+                if compare(entries[mid].key) < 0 { low = mid + 1 } else { high = mid }
+            }
+            return low
+        case .tree(let node)?: return node.rank(where: compare)
+        }
     }
 
     /// Number of keys strictly below `key`.
@@ -105,14 +207,34 @@ public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Se
 
     /// Calls `body` for each element in key order, from `rank` on, until it returns false.
     @inlinable public func forEach(fromRank rank: Int = 0, _ body: (Key, Value) throws -> Bool) rethrows {
-        guard let root, rank < count else { return }
-        _ = try root.visit(fromRank: Swift.max(0, rank), body)
+        switch storage {
+        case nil: return
+        case .small(let entries)?:
+            var i = Swift.max(0, rank)
+            while i < entries.count {
+                if try !body(entries[i].key, entries[i].value) { return }
+                i += 1
+            }
+        case .tree(let node)?:
+            guard rank < node.count else { return }
+            _ = try node.visit(fromRank: Swift.max(0, rank), body)
+        }
     }
 
     /// Calls `body` for each element in descending key order, from `rank` down, until it returns false.
     @inlinable public func forEachReversed(fromRank rank: Int, _ body: (Key, Value) throws -> Bool) rethrows {
-        guard let root, rank >= 0 else { return }
-        _ = try root.visitReversed(fromRank: Swift.min(rank, count - 1), body)
+        guard rank >= 0 else { return }
+        switch storage {
+        case nil: return
+        case .small(let entries)?:
+            var i = Swift.min(rank, entries.count - 1)
+            while i >= 0 {
+                if try !body(entries[i].key, entries[i].value) { return }
+                i -= 1
+            }
+        case .tree(let node)?:
+            _ = try node.visitReversed(fromRank: Swift.min(rank, node.count - 1), body)
+        }
     }
 
     public var keys: [Key] {
@@ -173,7 +295,12 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
 
     /// Index of the first entry whose key is not below `key`, and whether it equals `key`.
     @inlinable
-    func slot(of key: Key) -> (index: Int, found: Bool) {
+    func slot(of key: Key) -> (index: Int, found: Bool) { Self.slot(of: key, in: entries) }
+
+    /// Index of the first entry whose key is not below `key` in a sorted array, and whether it
+    /// equals `key`.
+    @inlinable
+    static func slot(of key: Key, in entries: ContiguousArray<Element>) -> (index: Int, found: Bool) {
         var low = 0, high = entries.count
         while low < high {
             let mid = (low + high) >> 1
@@ -441,12 +568,14 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
     // MARK: Bulk building
 
     /// Elements a tree of `height` can hold at most (height 0 is a leaf).
+    @usableFromInline
     static func capacity(height: Int) -> Int {
         var capacity = maxEntries
         for _ in 0..<height { capacity = (maxEntries + 1) * capacity + maxEntries }
         return capacity
     }
 
+    @usableFromInline
     static func build(_ elements: ArraySlice<Element>) -> SortedMapNode {
         var height = 0
         while capacity(height: height) < elements.count { height += 1 }
@@ -455,6 +584,7 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
 
     /// Builds a subtree of exactly `height` whose children share the elements evenly, so every
     /// leaf sits at the same depth.
+    @usableFromInline
     static func build(_ elements: ArraySlice<Element>, height: Int) -> SortedMapNode {
         if height == 0 { return SortedMapNode(entries: ContiguousArray(elements), children: [], count: elements.count) }
         let n = elements.count
@@ -507,8 +637,16 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
 
 extension SortedMap {
     #if HEARTH_INTERNAL_CHECKS || DEBUG
-    /// Verifies the B-tree's invariants (debug and internal-check builds only).
-    package func checkInvariants() { _ = root?.checkInvariants() }
+    /// Verifies the map's invariants (debug and internal-check builds only).
+    package func checkInvariants() {
+        switch storage {
+        case nil: break
+        case .small(let entries)?:
+            precondition(!entries.isEmpty && entries.count <= Self.smallCountMax, "small map size")
+            for i in 1..<entries.count { precondition(Key.compare(entries[i - 1].key, entries[i].key) < 0, "small map order") }
+        case .tree(let node)?: _ = node.checkInvariants()
+        }
+    }
     #endif
 }
 
