@@ -22,13 +22,22 @@ public struct ChildKey: Hashable, ThreeWayComparable, Sendable, CustomStringConv
     // Keys are equal when their bytes are: Swift's `String ==` treats canonically equivalent
     // spellings (NFC "é", NFD "e\u{301}") as equal, but Firebase compares code units and never
     // normalizes, so those are two different children.
+    // Both work on contiguous UTF-8 buffers: iterating `String.UTF8View` element by element was 7%
+    // of a write under callgrind.
     @inlinable
-    public static func == (lhs: ChildKey, rhs: ChildKey) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
+    public static func == (lhs: ChildKey, rhs: ChildKey) -> Bool {
+        var a = lhs.string, b = rhs.string
+        return a.withUTF8 { pa in
+            b.withUTF8 { pb in
+                pa.count == pb.count && (pa.count == 0 || UnsafeRawBufferPointer(pa).elementsEqual(UnsafeRawBufferPointer(pb)))
+            }
+        }
+    }
 
     @inlinable
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(string.utf8.count)
-        for byte in string.utf8 { hasher.combine(byte) }
+        var s = string
+        s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }
 
     @inlinable

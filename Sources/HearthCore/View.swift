@@ -1,11 +1,13 @@
 /// A listener's view of one query at one location: what it has seen, and the events that take it
 /// from there to the tree's current state.
 ///
-/// A view keeps the node it last reported (an O(1) snapshot). A write's `ChangeSet` names the
-/// children that can have changed, so an unfiltered view diffs only those; a windowed view
-/// recomputes its window (through the location's `ChildIndex` when the tree keeps one, which makes
-/// that O(log n + window)) and diffs the two windows, so children sliding in and out of a limit
-/// raise added/removed events.
+/// An unfiltered view keeps nothing of the data: a write's `ChangeSet` carries the old node at
+/// each written location, which is enough to know what the listener saw before, so the tree's
+/// nodes stay uniquely held and writes mutate them in place instead of copying the path a held
+/// snapshot would pin. A windowed view keeps its window (at most its limit of children) and
+/// recomputes it after a write — through the location's `ChildIndex` when the tree keeps one,
+/// which makes that O(log n + window) — then diffs the two, so children sliding in and out of a
+/// limit raise added/removed events.
 ///
 ///     var view = View(path: "jokes", params: .all, tree: tree)
 ///     let change = try tree.set("jokes/j9/text", to: Node("knock knock"))
@@ -13,21 +15,25 @@
 public struct View: Sendable {
     public let path: Path
     public let params: QueryParams
-    /// What the listener sees now: the node at `path`, or the window as a node.
-    public private(set) var snapshot: Node
-    /// The window in query order (windowed views only).
+    /// The window in query order, and as a node (windowed views only).
     private var window: [QueryWindow.Entry]
+    private var windowNode: Node
 
     public init(path: Path, params: QueryParams = .all, tree: DatabaseTree) {
         self.path = path
         self.params = params
         if params.loadsAllData {
-            snapshot = tree.value(at: path)
             window = []
+            windowNode = .empty
         } else {
             window = tree.window(at: path, params: params)
-            snapshot = QueryWindow.makeNode(window)
+            windowNode = QueryWindow.makeNode(window)
         }
+    }
+
+    /// What the listener sees now: the node at `path`, or the window as a node.
+    public func value(in tree: DatabaseTree) -> Node {
+        params.loadsAllData ? tree.value(at: path) : windowNode
     }
 
     /// The events a new listener receives: `childAdded` for each child in query order, then `value`.
@@ -38,7 +44,7 @@ public struct View: Sendable {
             events.append(Event(type: .childAdded, key: entry.key, node: entry.node, previousKey: previous))
             previous = entry.key
         }
-        events.append(Event(type: .value, node: snapshot))
+        events.append(Event(type: .value, node: value(in: tree)))
         return events
     }
 
@@ -51,29 +57,58 @@ public struct View: Sendable {
 
     // MARK: Unfiltered views
 
-    private mutating func applyUnfiltered(_ changes: ChangeSet, tree: DatabaseTree) -> [Event] {
-        let old = snapshot
+    /// One child of the view's location that a change set may have changed.
+    private struct AffectedChild {
+        var key: ChildKey
+        /// Changes below the child, as (path below the child, old node there).
+        var olds: [(Path, Node)]
+    }
+
+    private func applyUnfiltered(_ changes: ChangeSet, tree: DatabaseTree) -> [Event] {
         let new = tree.value(at: path)
-        if old.hasChildren && new.hasChildren && old.children.isIdentical(to: new.children) && old.priority == new.priority {
-            return []
-        }
-        snapshot = new
-        var affected = Set<ChildKey>()
-        var everything = false
+        var affected: [AffectedChild] = []
+        var oldAtPath: Node?  // set when a change replaced the view's location or an ancestor
         for change in changes.changes {
             if change.path.count > path.count, path.contains(change.path) {
-                affected.insert(change.path.keys[path.count])
+                let key = change.path.keys[path.count]
+                let below = Path(Array(change.path.keys.dropFirst(path.count + 1)))
+                if let i = affected.firstIndex(where: { $0.key == key }) {
+                    affected[i].olds.append((below, change.old))
+                } else {
+                    affected.append(AffectedChild(key: key, olds: [(below, change.old)]))
+                }
             } else if change.path.contains(path) {
-                everything = true
+                oldAtPath = change.old.child(at: path.relative(to: change.path)!)
             }
         }
-        if everything { affected = differingKeys(old.children, new.children) }
+
+        var old: Node
+        var pairs: [(key: ChildKey, before: Node, after: Node)] = []
+        if let oldAtPath {
+            // The location itself was replaced: diff the two nodes' children. (An update cannot
+            // also write below a location it replaces: its paths never overlap.)
+            old = oldAtPath
+            if old.hasChildren && new.hasChildren && old.children.isIdentical(to: new.children) && old.priority == new.priority {
+                return []
+            }
+            for key in differingKeys(old.children, new.children) {
+                pairs.append((key, old.child(key), new.child(key)))
+            }
+        } else {
+            old = new
+            for child in affected {
+                let after = new.child(child.key)
+                var before = after
+                for (below, oldNode) in child.olds { before.set(below, to: oldNode) }
+                pairs.append((child.key, before, after))
+                old.setChild(child.key, to: before)
+            }
+        }
 
         var removed: [Event] = [], added: [Event] = [], moved: [Event] = [], changed: [Event] = []
         var positions: [ChildKey: IndexPosition] = [:]
-        for key in affected {
-            let before = old.child(key), after = new.child(key)
-            if before == after { continue }
+        for (key, before, after) in pairs {
+            if isSame(before, after) { continue }
             if after.isEmpty {
                 removed.append(Event(type: .childRemoved, key: key, node: before))
                 positions[key] = IndexPosition(value: params.index.indexValue(of: before), key: key)
@@ -91,8 +126,8 @@ public struct View: Sendable {
             }
         }
         var events: [Event] = []
-        for group in [removed, added, moved, changed] {
-            events += group.sorted { positions[$0.key!]! < positions[$1.key!]! }
+        for group in [removed, added, moved, changed] where !group.isEmpty {
+            events += group.count == 1 ? group : group.sorted { positions[$0.key!]! < positions[$1.key!]! }
         }
         // Children changes are all in `events`; what is left is the node's own priority, or a
         // leaf on either side (comparing whole children nodes here would cost O(n) per write).
@@ -184,8 +219,8 @@ public struct View: Sendable {
         let oldWindow = window
         if newWindow == oldWindow { return [] }
         window = newWindow
-        let oldSnapshot = snapshot
-        snapshot = QueryWindow.makeNode(newWindow)
+        let oldSnapshot = windowNode
+        windowNode = QueryWindow.makeNode(newWindow)
 
         var oldByKey: [ChildKey: QueryWindow.Entry] = [:]
         for entry in oldWindow { oldByKey[entry.key] = entry }
@@ -210,7 +245,7 @@ public struct View: Sendable {
             removed.append(Event(type: .childRemoved, key: entry.key, node: entry.node))
         }
         var events = removed + added + moved + changed
-        if oldSnapshot != snapshot || !events.isEmpty { events.append(Event(type: .value, node: snapshot)) }
+        if oldSnapshot != windowNode || !events.isEmpty { events.append(Event(type: .value, node: windowNode)) }
         return events
     }
 }
