@@ -608,8 +608,8 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
         return SortedMapNode(entries: entries, children: children, count: n)
     }
 
-    #if HEARTH_INTERNAL_CHECKS || DEBUG
-    /// Checks order, counts and uniform leaf depth; returns the subtree height.
+    /// Checks order, counts and uniform leaf depth; returns the subtree height. (Tests and
+    /// `HEARTH_INTERNAL_CHECKS` builds call it; it is never on a hot path.)
     func checkInvariants(isRoot: Bool = true) -> Int {
         precondition(entries.count <= Self.maxEntries, "node overflow")
         precondition(isRoot || !entries.isEmpty, "empty non-root node")
@@ -632,11 +632,9 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
         precondition(total == count, "count mismatch")
         return height + 1
     }
-    #endif
 }
 
 extension SortedMap {
-    #if HEARTH_INTERNAL_CHECKS || DEBUG
     /// Verifies the map's invariants (debug and internal-check builds only).
     package func checkInvariants() {
         switch storage {
@@ -647,7 +645,6 @@ extension SortedMap {
         case .tree(let node)?: _ = node.checkInvariants()
         }
     }
-    #endif
 }
 
 /// A total order that answers in one comparison what `<` and `==` answer in two: the B-tree's

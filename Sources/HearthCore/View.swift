@@ -82,26 +82,24 @@ public struct View: Sendable {
             }
         }
 
-        var old: Node
+        var old: Node?  // only when the location itself was replaced
         var pairs: [(key: ChildKey, before: Node, after: Node)] = []
         if let oldAtPath {
             // The location itself was replaced: diff the two nodes' children. (An update cannot
             // also write below a location it replaces: its paths never overlap.)
             old = oldAtPath
-            if old.hasChildren && new.hasChildren && old.children.isIdentical(to: new.children) && old.priority == new.priority {
-                return []
-            }
-            for key in differingKeys(old.children, new.children) {
-                pairs.append((key, old.child(key), new.child(key)))
+            if isSame(oldAtPath, new) { return [] }
+            for key in differingKeys(oldAtPath.children, new.children) {
+                pairs.append((key, oldAtPath.child(key), new.child(key)))
             }
         } else {
-            old = new
+            // Rebuild only the touched children as they were; rebuilding the whole old node would
+            // copy the location's map on every write.
             for child in affected {
                 let after = new.child(child.key)
                 var before = after
                 for (below, oldNode) in child.olds { before.set(below, to: oldNode) }
                 pairs.append((child.key, before, after))
-                old.setChild(child.key, to: before)
             }
         }
 
@@ -129,12 +127,14 @@ public struct View: Sendable {
         for group in [removed, added, moved, changed] where !group.isEmpty {
             events += group.count == 1 ? group : group.sorted { positions[$0.key!]! < positions[$1.key!]! }
         }
-        // Children changes are all in `events`; what is left is the node's own priority, or a
-        // leaf on either side (comparing whole children nodes here would cost O(n) per write).
-        let bothHaveChildren = old.hasChildren && new.hasChildren
-        if !events.isEmpty || old.priority != new.priority || (!bothHaveChildren && old != new) {
-            events.append(Event(type: .value, node: new))
+        // Writes below the location change it exactly when they change a child, which `events`
+        // records. A replaced location can also change in its own priority or as a leaf
+        // (comparing whole children nodes here would cost O(n) per write).
+        var valueChanged = !events.isEmpty
+        if let old, !valueChanged {
+            valueChanged = old.priority != new.priority || (!(old.hasChildren && new.hasChildren) && old != new)
         }
+        if valueChanged { events.append(Event(type: .value, node: new)) }
         return events
     }
 
