@@ -377,6 +377,13 @@ struct JSONParser {
             (elements + count).deinitialize(count: n)
         }
 
+        /// Room for `n` elements after the last child, valid (as are `elements` and `orders`)
+        /// until the next `append` or `reserve`.
+        func reserve(_ n: Int) -> UnsafeMutablePointer<Element> {
+            while count + n > capacity { grow() }
+            return elements + count
+        }
+
         /// Forgets the children from `start` on, which the caller has moved out or destroyed.
         @inline(__always)
         func forget(from start: Int) { count = start }
@@ -449,6 +456,8 @@ struct JSONParser {
     mutating func makeNode(from start: Int) -> Node {
         let end = pending.count
         if start == end { return .empty }
+        // The unsorted path needs room for a sorted copy; making it first keeps these pointers valid.
+        let sortedElements = pending.reserve(end - start)
         let elements = pending.elements, orders = pending.orders
         var sorted = !elements[start].value.isEmpty
         var i = start + 1
@@ -460,48 +469,41 @@ struct JSONParser {
             }
             i += 1
         }
-        let array: ContiguousArray<ChildrenMap.Element>
         if sorted {
             // Sorted with no duplicates and no empty values: move them all.
-            array = ContiguousArray(unsafeUninitializedCapacity: end - start) { buffer, count in
-                buffer.baseAddress!.moveInitialize(from: elements + start, count: end - start)
-                count = end - start
-            }
-        } else {
-            // Sort order words and positions, not the children. The standard library's sort is
-            // stable, so equal keys keep their input order; keep the last of each run and drop
-            // empty values.
-            sortKeys.removeAll(keepingCapacity: true)
-            for position in start..<end {
-                sortKeys.append(SortKey(order: orders[position], position: position))
-            }
-            sortKeys.sort { a, b in
-                if a.order != b.order { return a.order < b.order }
-                return ChildKey.compare(elements[a.position].key, elements[b.position].key) < 0
-            }
-            var kept = 0
-            for n in sortKeys.indices {
-                let position = sortKeys[n].position
-                let duplicate =
-                    n + 1 < sortKeys.count && sortKeys[n].order == sortKeys[n + 1].order
-                    && elements[position].key == elements[sortKeys[n + 1].position].key
-                if duplicate || elements[position].value.isEmpty {
-                    // Never looked at again: duplicates compare with the next key, not this one.
-                    (elements + position).deinitialize(count: 1)
-                    continue
-                }
-                sortKeys[kept] = sortKeys[n]
-                kept += 1
-            }
-            array = ContiguousArray(unsafeUninitializedCapacity: kept) { buffer, count in
-                for n in 0..<kept {
-                    (buffer.baseAddress! + n).moveInitialize(from: elements + sortKeys[n].position, count: 1)
-                }
-                count = kept
-            }
+            let map = ChildrenMap(movingSortedUnique: elements + start, count: end - start)
+            pending.forget(from: start)
+            return Node(children: map)
         }
+        // Sort order words and positions, not the children. The standard library's sort is
+        // stable, so equal keys keep their input order; keep the last of each run and drop
+        // empty values.
+        sortKeys.removeAll(keepingCapacity: true)
+        for position in start..<end {
+            sortKeys.append(SortKey(order: orders[position], position: position))
+        }
+        sortKeys.sort { a, b in
+            if a.order != b.order { return a.order < b.order }
+            return ChildKey.compare(elements[a.position].key, elements[b.position].key) < 0
+        }
+        // Move the survivors, in order, to the free space after `end`, then into the map.
+        var kept = 0
+        for n in sortKeys.indices {
+            let position = sortKeys[n].position
+            let duplicate =
+                n + 1 < sortKeys.count && sortKeys[n].order == sortKeys[n + 1].order
+                && elements[position].key == elements[sortKeys[n + 1].position].key
+            if duplicate || elements[position].value.isEmpty {
+                // Never looked at again: duplicates compare with the next key, not this one.
+                (elements + position).deinitialize(count: 1)
+                continue
+            }
+            (sortedElements + kept).moveInitialize(from: elements + position, count: 1)
+            kept += 1
+        }
+        let map = ChildrenMap(movingSortedUnique: sortedElements, count: kept)
         pending.forget(from: start)
-        return Node(children: ChildrenMap(sortedUniqueArray: array))
+        return Node(children: map)
     }
 
     // MARK: - Strings
