@@ -106,3 +106,40 @@ struct JSONKeyInterner {
         }
     }
 }
+
+/// The last string made from each of a few hundred short byte sequences, for strings short
+/// enough (≤ 15 bytes) to be stored inline in `String`.
+///
+/// Such strings cost no allocation, but making one still validates and copies through the
+/// standard library (`String(decoding:as:)`), and the same few field names ("createdAt", "text",
+/// "author") open most objects: a direct-mapped cache answers them with two word comparisons.
+struct JSONShortStringCache {
+    static var slotCount: Int { 512 }
+
+    /// Per slot: the bytes, zero-padded, as two little-endian words; the length in the top byte
+    /// of the second (byte 15 is always padding).
+    var words: ContiguousArray<(UInt64, UInt64)>
+    var strings: ContiguousArray<String>
+
+    init() {
+        // All-zero words stand for the empty string, so empty slots are correct entries.
+        words = ContiguousArray(repeating: (0, 0), count: Self.slotCount)
+        strings = ContiguousArray(repeating: "", count: Self.slotCount)
+    }
+
+    /// The two words for `count` (≤ 15) bytes at `start`; 16 bytes must be readable there.
+    @inline(__always)
+    static func words(at start: UnsafeRawPointer, count: Int) -> (UInt64, UInt64) {
+        let low = UInt64(littleEndian: start.loadUnaligned(as: UInt64.self))
+        let high = UInt64(littleEndian: start.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+        let lowMask: UInt64 = count >= 8 ? ~0 : (1 << UInt64(8 * count)) &- 1
+        let highMask: UInt64 = count <= 8 ? 0 : (1 << UInt64(8 * (count - 8))) &- 1
+        return (low & lowMask, high & highMask | UInt64(count) << 56)
+    }
+
+    @inline(__always)
+    static func slot(_ words: (UInt64, UInt64)) -> Int {
+        let h = (words.0 ^ (words.1 &* 0x9E37_79B9_7F4A_7C15)) &* 0xBF58_476D_1CE4_E5B9
+        return Int(truncatingIfNeeded: h >> 55)
+    }
+}

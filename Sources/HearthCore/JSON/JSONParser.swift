@@ -29,6 +29,7 @@ struct JSONParser {
     /// Decoded bytes of a string with escapes.
     var unescaped: [UInt8] = []
     var interner = JSONKeyInterner()
+    var shortStrings = JSONShortStringCache()
     var sortKeys: [SortKey] = []
 
     init(bytes: UnsafeRawBufferPointer, options: JSONParseOptions) {
@@ -534,7 +535,7 @@ struct JSONParser {
                     interner.insert(string, at: probe)
                 }
             } else {
-                string = try makeString(raw, ascii: ascii, offset: start)
+                string = try makeShortString(raw, ascii: ascii, offset: start)
             }
             index = end + 1
             return ParsedKey(
@@ -608,7 +609,7 @@ struct JSONParser {
                 interner.insert(string, at: probe)
                 return string
             }
-            return try makeString(raw, ascii: ascii, offset: start)
+            return try makeShortString(raw, ascii: ascii, offset: start)
         }
         if bytes[end] < 0x20 {
             throw syntaxError("expected '\"' to close the string; control characters must be escaped", at: end)
@@ -714,6 +715,22 @@ struct JSONParser {
             unescaped.append(UInt8(0x80 | scalar >> 6 & 0x3F))
             unescaped.append(UInt8(0x80 | scalar & 0x3F))
         }
+    }
+
+    /// `makeString` for strings of at most 15 bytes, through `shortStrings` when 16 bytes can
+    /// be read at `raw`. Bytes that hit the cache equal bytes validated before.
+    @inline(__always)
+    mutating func makeShortString(_ raw: UnsafeBufferPointer<UInt8>, ascii: Bool, offset: Int) throws(DataError) -> String {
+        guard raw.count <= JSONKeyInterner.inlineLengthMax, offset + 16 <= bytes.count else {
+            return try makeString(raw, ascii: ascii, offset: offset)
+        }
+        let words = JSONShortStringCache.words(at: UnsafeRawPointer(raw.baseAddress!), count: raw.count)
+        let slot = JSONShortStringCache.slot(words)
+        if shortStrings.words[slot] == words { return shortStrings.strings[slot] }
+        let string = try makeString(raw, ascii: ascii, offset: offset)
+        shortStrings.words[slot] = words
+        shortStrings.strings[slot] = string
+        return string
     }
 
     /// A string from raw bytes, validated as UTF-8.
