@@ -22,16 +22,15 @@ public struct ChildKey: Hashable, ThreeWayComparable, Sendable, CustomStringConv
     // Keys are equal when their bytes are: Swift's `String ==` treats canonically equivalent
     // spellings (NFC "é", NFD "e\u{301}") as equal, but Firebase compares code units and never
     // normalizes, so those are two different children.
-    // Both work on contiguous UTF-8 buffers: iterating `String.UTF8View` element by element was 7%
-    // of a write under callgrind.
+    //
+    // Through the contiguous bytes rather than `utf8.elementsEqual`, which steps the UTF-8 views
+    // one index at a time: ~1,000 instructions for two 20-byte keys under callgrind, where the
+    // parser checks neighbours for duplicates.
     @inlinable
     public static func == (lhs: ChildKey, rhs: ChildKey) -> Bool {
+        guard lhs.string.utf8.count == rhs.string.utf8.count else { return false }
         var a = lhs.string, b = rhs.string
-        return a.withUTF8 { pa in
-            b.withUTF8 { pb in
-                pa.count == pb.count && (pa.count == 0 || UnsafeRawBufferPointer(pa).elementsEqual(UnsafeRawBufferPointer(pb)))
-            }
-        }
+        return a.withUTF8 { pa in b.withUTF8 { pb in pa.elementsEqual(pb) } }
     }
 
     @inlinable

@@ -44,6 +44,21 @@ public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Se
         }
     }
 
+    /// Builds a map by moving `count` elements, sorted by key with no duplicates, out of
+    /// `source`, which is left uninitialized. For bulk loaders such as the JSON parser: copying
+    /// would retain and release every key and value, and copying a slice of tuples runs the
+    /// runtime's generic `swift_arrayInitWithCopy` (8% of a parse under callgrind).
+    @inlinable
+    init(movingSortedUnique source: UnsafeMutablePointer<Element>, count: Int) {
+        if count == 0 {
+            storage = nil
+        } else if count <= Self.smallCountMax {
+            storage = .small(SortedMapNode<Key, Value>.moveArray(from: source, count: count))
+        } else {
+            storage = .tree(SortedMapNode.build(moving: source, count: count))
+        }
+    }
+
     @inlinable public var count: Int {
         switch storage {
         case nil: return 0
@@ -602,6 +617,47 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
             start += size
             if i < childCount - 1 {
                 entries.append(elements[start])
+                start += 1
+            }
+        }
+        return SortedMapNode(entries: entries, children: children, count: n)
+    }
+
+    /// An array that takes over `count` elements from `source`, leaving it uninitialized.
+    @inlinable
+    static func moveArray(from source: UnsafeMutablePointer<Element>, count: Int) -> ContiguousArray<Element> {
+        ContiguousArray(unsafeUninitializedCapacity: count) { buffer, initialized in
+            buffer.baseAddress!.moveInitialize(from: source, count: count)
+            initialized = count
+        }
+    }
+
+    /// `build(_:)`, moving the elements out of `source` instead of copying them.
+    @inlinable
+    static func build(moving source: UnsafeMutablePointer<Element>, count: Int) -> SortedMapNode {
+        var height = 0
+        while capacity(height: height) < count { height += 1 }
+        return build(moving: source, count: count, height: height)
+    }
+
+    /// `build(_:height:)`, moving the elements out of `source`; same shape.
+    @inlinable
+    static func build(moving source: UnsafeMutablePointer<Element>, count n: Int, height: Int) -> SortedMapNode {
+        if height == 0 { return SortedMapNode(entries: moveArray(from: source, count: n), children: [], count: n) }
+        let childCapacity = capacity(height: height - 1)
+        let childCount = max(2, (n + 1 + childCapacity) / (childCapacity + 1))
+        let inChildren = n - (childCount - 1)
+        var entries = ContiguousArray<Element>()
+        var children = ContiguousArray<SortedMapNode>()
+        entries.reserveCapacity(childCount - 1)
+        children.reserveCapacity(childCount)
+        var start = 0
+        for i in 0..<childCount {
+            let size = inChildren / childCount + (i < inChildren % childCount ? 1 : 0)
+            children.append(build(moving: source + start, count: size, height: height - 1))
+            start += size
+            if i < childCount - 1 {
+                entries.append((source + start).move())
                 start += 1
             }
         }

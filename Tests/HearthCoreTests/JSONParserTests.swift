@@ -30,6 +30,45 @@ private func parseError(_ json: String, at path: Path? = nil) -> DataError? {
         #expect(node.child("10") == Node(2))
     }
 
+    /// The parser sorts by a one-word summary of each key and falls back to the strings on ties;
+    /// check it against `ChildrenMap` insertion on keys that tie or sit on the summary's edges:
+    /// integer spellings, shared 7-byte prefixes, non-ASCII (U+E000 against surrogate pairs),
+    /// NUL, duplicates and nulls.
+    @Test func keyOrderMatchesMapInsertionOnTrickyKeys() throws {
+        let keys = [
+            "0", "00", "-0", "7", "07", "-7", "10", "2147483647", "2147483648", "-2147483648", "-2147483649",
+            "12345678901", "a", "ab", "abcdefg", "abcdefgh", "abcdefgi", "abcdef\\u00e9", "abcdef\\u00e0",
+            "abcdef~", "\\u00e9", "\\ue000", "\\ud83d\\ude00", "\\u0000", "a\\u0000", "A", "-", "-a", "1a",
+            ".sv_", "zzzzzzzzzzzzzzzzzzzzzz", "zzzzzzzzzzzzzzzzzzzzzy", "\\u00e9\\u00e9", "é", "\\uffff",
+        ]
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next(_ bound: Int) -> Int {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return Int(state % UInt64(bound))
+        }
+        for _ in 0..<300 {
+            var expected = ChildrenMap()
+            var members: [String] = []
+            for _ in 0..<(1 + next(45)) {
+                let key = keys[next(keys.count)]
+                let decoded = try parse("\"\(key)\"").stringValue!
+                if next(8) == 0 {
+                    members.append("\"\(key)\":null")
+                    expected.removeValue(for: ChildKey(decoded))
+                } else {
+                    let value = next(1000)
+                    members.append("\"\(key)\":\(value)")
+                    expected[ChildKey(decoded)] = Node(value)
+                }
+            }
+            let node = try parse("{" + members.joined(separator: ",") + "}")
+            #expect(node.children.keys == expected.keys, "\(members)")
+            #expect(node == Node(children: expected))
+        }
+    }
+
     @Test func duplicateKeysLastOneWins() throws {
         let node = try parse(#"{"a": 1, "b": 2, "a": 3}"#)
         #expect(node.childCount == 2)

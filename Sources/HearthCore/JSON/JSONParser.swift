@@ -25,37 +25,12 @@ struct JSONParser {
     var pathKeys: [ChildKey] = []
     /// Children of every object or array being read, innermost last; one buffer for the whole
     /// parse so objects do not allocate their own.
-    var pending: ContiguousArray<PendingChild> = []
+    let pending = PendingChildren()
     /// Decoded bytes of a string with escapes.
     var unescaped: [UInt8] = []
     var interner = JSONKeyInterner()
+    var shortStrings = JSONShortStringCache()
     var sortKeys: [SortKey] = []
-
-    /// A child read but not yet placed in its map, with its integer-key value cached for sorting.
-    struct PendingChild {
-        var key: ChildKey
-        var value: Node
-        /// The key's value when it is an integer key (sorts first, numerically); `notInteger` if not.
-        var integerKey: Int64
-        /// The key's first 8 UTF-8 bytes, big-endian and zero-padded: most comparisons are
-        /// decided here without touching the strings.
-        var prefix: UInt64
-
-        init(key: ChildKey, value: Node, integerKey: Int64) {
-            self.key = key
-            self.value = value
-            self.integerKey = integerKey
-            var prefix: UInt64 = 0
-            var shift: UInt64 = 56
-            for byte in key.string.utf8.prefix(8) {
-                prefix |= UInt64(byte) << shift
-                shift &-= 8
-            }
-            self.prefix = prefix
-        }
-    }
-
-    static var notInteger: Int64 { .min }
 
     init(bytes: UnsafeRawBufferPointer, options: JSONParseOptions) {
         if let base = bytes.baseAddress {
@@ -147,6 +122,22 @@ struct JSONParser {
     }
 
     mutating func expectLiteral(_ literal: StaticString) throws(DataError) {
+        // One 4-byte comparison for `true` and `null` (and the tail of `false`): the byte loop was
+        // 1.7% of a parse, where `"uid": true` maps hold most of the leaves.
+        let count = literal.utf8CodeUnitCount
+        if index + count <= bytes.count, let base = bytes.baseAddress {
+            let tail = UnsafeRawPointer(base + index + count - 4).loadUnaligned(as: UInt32.self)
+            let expected = UnsafeRawPointer(literal.utf8Start + count - 4).loadUnaligned(as: UInt32.self)
+            if tail == expected && (count == 4 || bytes[index] == literal.utf8Start[0]) {
+                index += count
+                return
+            }
+        }
+        try expectLiteralSlowly(literal)
+    }
+
+    /// Reports the first byte that differs.
+    mutating func expectLiteralSlowly(_ literal: StaticString) throws(DataError) {
         let count = literal.utf8CodeUnitCount
         let start = literal.utf8Start
         for offset in 0..<count {
@@ -186,7 +177,8 @@ struct JSONParser {
             }
             let keyOffset = index
             if firstKeyOffset == 0 { firstKeyOffset = keyOffset }
-            let (key, integerKey, keyBytes) = try parseKey()
+            let parsed = try parseKey()
+            let key = parsed.key, keyBytes = parsed.byteCount
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
                 throw syntaxError("expected ':' after the key")
@@ -194,7 +186,7 @@ struct JSONParser {
             index += 1
 
             var handled = false
-            if keyBytes > 0, key.string.utf8.first == UInt8(ascii: ".") {
+            if parsed.startsWithDot {
                 switch key.string {
                 case ".priority":
                     let valueOffset = index
@@ -221,7 +213,7 @@ struct JSONParser {
                     hasServerValue = true
                     let value = try parseValue(nesting: nesting, depth: depth, pathBytes: pathBytes)
                     if !value.isEmpty {
-                        pending.append(PendingChild(key: key, value: value, integerKey: Self.notInteger))
+                        pending.append(key, value, order: parsed.order)
                     }
                     handled = true
                 default:
@@ -245,7 +237,7 @@ struct JSONParser {
                 if validating { pathKeys.removeLast() }
                 // Kept even when empty, so a later `"a": null` still overrides an earlier `"a"`;
                 // `makeNode` drops empty children.
-                pending.append(PendingChild(key: key, value: value, integerKey: integerKey))
+                pending.append(key, value, order: parsed.order)
             }
 
             skipWhitespace()
@@ -261,7 +253,7 @@ struct JSONParser {
             // rtdb-protocol.md §5.1: `.value` stands for the whole node; the clients reject it next to
             // ordinary keys because one of the two would have to be dropped.
             if ordinaryKeyCount > 0 || hasServerValue || priorityPlaceholder != nil {
-                pending.removeSubrange(start...)
+                pending.removeLast(pending.count - start)
                 throw DataError(
                     .invalidData,
                     "Invalid data at '\(currentPath.slashed)' (byte \(firstKeyOffset)): '.value' must not be mixed with other keys.")
@@ -274,9 +266,10 @@ struct JSONParser {
                 "Invalid server value at '\(currentPath.slashed)' (byte \(firstKeyOffset)): '.sv' must be the only key.")
         }
         if let priorityPlaceholder {
-            pending.append(PendingChild(key: .priorityKey, value: priorityPlaceholder, integerKey: Self.notInteger))
+            pending.append(.priorityKey, priorityPlaceholder, order: Self.order(of: ChildKey.priorityKey.string))
         }
-        return makeNode(from: start).withPriority(priority)
+        let node = makeNode(from: start)
+        return priority == nil ? node : node.withPriority(priority)
     }
 
     /// Checks a key and the location it leads to against Firebase's write rules.
@@ -323,9 +316,11 @@ struct JSONParser {
             if validating { pathKeys.removeLast() }
             // rtdb-protocol.md §5.1: arrays are objects keyed by index, with null elements skipped.
             if !value.isEmpty {
-                let integerKey = Limits.integerKeyRange.contains(Int64(position)) ? Int64(position) : Self.notInteger
-                pending.append(
-                    PendingChild(key: key ?? ChildKey(String(position)), value: value, integerKey: integerKey))
+                let name = key ?? ChildKey(String(position))
+                let order =
+                    Limits.integerKeyRange.contains(Int64(position))
+                    ? Self.integerOrder(Int64(position)) : Self.order(of: name.string)
+                pending.append(name, value, order: order)
             }
             position += 1
             skipWhitespace()
@@ -341,135 +336,266 @@ struct JSONParser {
 
     // MARK: - Building children
 
-    /// What sorting a child needs, without its reference-counted parts.
+    /// The children read but not yet placed in their map, innermost object last, each with its
+    /// sort order (`order(of:)`).
+    ///
+    /// Manually managed rather than a `ContiguousArray` of structs: a finished object's children
+    /// are moved (bitwise, no retain or release) straight into the map's own array, and the
+    /// order words sit apart so sorting never touches the reference-counted keys and values.
+    /// Moving instead of copying removed the retain/release pair per child that, with the
+    /// `PendingChild` initializer, took 13% of a parse under callgrind.
+    final class PendingChildren {
+        typealias Element = ChildrenMap.Element
+
+        private(set) var elements: UnsafeMutablePointer<Element>
+        private(set) var orders: UnsafeMutablePointer<UInt64>
+        private(set) var count = 0
+        private var capacity = 256
+
+        init() {
+            elements = .allocate(capacity: capacity)
+            orders = .allocate(capacity: capacity)
+        }
+
+        deinit {
+            // Children of the objects a thrown error left unfinished.
+            elements.deinitialize(count: count)
+            elements.deallocate()
+            orders.deallocate()
+        }
+
+        @inline(__always)
+        func append(_ key: ChildKey, _ value: Node, order: UInt64) {
+            if count == capacity { grow() }
+            (elements + count).initialize(to: (key, value))
+            orders[count] = order
+            count += 1
+        }
+
+        /// Destroys the last `n` children.
+        func removeLast(_ n: Int) {
+            count -= n
+            (elements + count).deinitialize(count: n)
+        }
+
+        /// Room for `n` elements after the last child, valid (as are `elements` and `orders`)
+        /// until the next `append` or `reserve`.
+        func reserve(_ n: Int) -> UnsafeMutablePointer<Element> {
+            while count + n > capacity { grow() }
+            return elements + count
+        }
+
+        /// Forgets the children from `start` on, which the caller has moved out or destroyed.
+        @inline(__always)
+        func forget(from start: Int) { count = start }
+
+        private func grow() {
+            let newElements = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+            let newOrders = UnsafeMutablePointer<UInt64>.allocate(capacity: capacity * 2)
+            newElements.moveInitialize(from: elements, count: count)
+            newOrders.initialize(from: orders, count: count)
+            elements.deallocate()
+            orders.deallocate()
+            elements = newElements
+            orders = newOrders
+            capacity *= 2
+        }
+    }
+
+    /// A key's place in Firebase key order, coarsened to one word: if `KeyOrder.compare(a, b) < 0`
+    /// then `order(a) <= order(b)`, so unequal words decide a comparison and only equal ones need
+    /// the strings. Most maps are then checked or sorted by integer comparison alone.
+    ///
+    /// Integer keys map to `value + 2^31` (below 2^32, so before every other key, numerically).
+    /// Other keys set bit 63 and keep their first 7 bytes, big-endian and zero-padded, in the low
+    /// 56 bits. Byte order is UTF-16 order only while both keys are ASCII, so the first non-ASCII
+    /// byte becomes 0x80 and the bytes after it zero: that sorts after every ASCII byte and ties
+    /// with every other non-ASCII character, leaving those to the full comparison.
+    @inline(__always)
+    static func order(ofKey raw: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        if raw.count <= 11, let first = raw.first, first == UInt8(ascii: "-") || (first &- 48) < 10,
+            let value = KeyOrder.integerValue(ofUTF8: raw)
+        {
+            return integerOrder(value)
+        }
+        var order: UInt64 = 1 << 63
+        var shift: UInt64 = 48
+        var i = 0
+        let n = min(raw.count, 7)
+        while i < n {
+            let byte = raw[i]
+            if byte >= 0x80 {
+                order |= 0x80 << shift
+                break
+            }
+            order |= UInt64(byte) << shift
+            shift &-= 8
+            i += 1
+        }
+        return order
+    }
+
+    static func order(of key: String) -> UInt64 {
+        var key = key
+        return key.withUTF8 { order(ofKey: $0) }
+    }
+
+    @inline(__always)
+    static func integerOrder(_ value: Int64) -> UInt64 {
+        UInt64(bitPattern: value &+ 0x8000_0000)
+    }
+
+    /// Sorting input for a map whose children arrived out of order.
     struct SortKey {
-        var prefix: UInt64
-        var integerKey: Int64
+        var order: UInt64
         var position: Int
     }
 
-    static func compare(_ a: SortKey, _ b: SortKey, _ children: UnsafeBufferPointer<PendingChild>) -> Int {
-        if a.integerKey == notInteger && b.integerKey == notInteger && a.prefix != b.prefix {
-            if let order = prefixOrder(a.prefix, b.prefix) { return order }
-        }
-        return compare(children[a.position], children[b.position])
-    }
-
-    /// The order two keys' prefixes decide, or nil when the strings must be compared. Byte order
-    /// is UTF-16 order unless the first difference involves a non-ASCII byte (characters above
-    /// U+FFFF against U+E000–U+FFFF); zero padding orders a shorter key first, as it should, when
-    /// the longer one has an ASCII byte there.
-    @inline(__always)
-    static func prefixOrder(_ a: UInt64, _ b: UInt64) -> Int? {
-        let shift = UInt64((a ^ b).leadingZeroBitCount & ~7)
-        let byteA = (a << shift) >> 56, byteB = (b << shift) >> 56
-        if byteA < 0x80 && byteB < 0x80 { return a < b ? -1 : 1 }
-        return nil
-    }
-
-    /// Three-way comparison in Firebase key order (`KeyOrder.compare`) using the cached
-    /// integer-key values and prefixes, so sorting rarely looks at the strings.
-    @inline(__always)
-    static func compare(_ a: PendingChild, _ b: PendingChild) -> Int {
-        if a.integerKey != notInteger || b.integerKey != notInteger {
-            if a.integerKey == notInteger { return 1 }
-            if b.integerKey == notInteger { return -1 }
-            if a.integerKey != b.integerKey { return a.integerKey < b.integerKey ? -1 : 1 }
-            let la = a.key.string.utf8.count, lb = b.key.string.utf8.count
-            if la != lb { return la < lb ? -1 : 1 }
-        }
-        if a.prefix != b.prefix, let order = prefixOrder(a.prefix, b.prefix) { return order }
-        return KeyOrder.compareUTF16(a.key.string, b.key.string)
-    }
-
-    /// Turns `pending[start...]` into a node and pops them. Input from Firebase (exports, SDK
-    /// writes) is usually in key order already, so the common case is one check and an O(n) build.
+    /// Turns the pending children from `start` on into a node and pops them. Input from Firebase
+    /// (exports, SDK writes) is usually in key order already, so the common case is one check and
+    /// an O(n) move.
     mutating func makeNode(from start: Int) -> Node {
         let end = pending.count
         if start == end { return .empty }
-        var sorted = !pending[start].value.isEmpty
+        // The unsorted path needs room for a sorted copy; making it first keeps these pointers valid.
+        let sortedElements = pending.reserve(end - start)
+        let elements = pending.elements, orders = pending.orders
+        var sorted = !elements[start].value.isEmpty
         var i = start + 1
         while sorted && i < end {
-            if pending[i].value.isEmpty || Self.compare(pending[i - 1], pending[i]) >= 0 { sorted = false }
+            if elements[i].value.isEmpty {
+                sorted = false
+            } else if orders[i - 1] >= orders[i] {
+                sorted = orders[i - 1] == orders[i] && ChildKey.compare(elements[i - 1].key, elements[i].key) < 0
+            }
             i += 1
         }
-        let map: ChildrenMap
         if sorted {
-            // Sorted with no duplicates and no empty values.
-            map = ChildrenMap(sortedUniqueArray: ContiguousArray(pending[start..<end].lazy.map { ($0.key, $0.value) }))
-        } else {
-            // Sort plain sort keys, not the children: moving strings and nodes around costs a
-            // retain and release per move. The standard library's sort is stable, so equal keys
-            // keep their input order; keep the last of each run and drop empty values.
-            sortKeys.removeAll(keepingCapacity: true)
-            for position in start..<end {
-                let child = pending[position]
-                sortKeys.append(SortKey(prefix: child.prefix, integerKey: child.integerKey, position: position))
-            }
-            pending.withUnsafeBufferPointer { children in
-                sortKeys.sort { a, b in Self.compare(a, b, children) < 0 }
-            }
-            var elements = ContiguousArray<ChildrenMap.Element>()
-            elements.reserveCapacity(end - start)
-            for n in sortKeys.indices {
-                let position = sortKeys[n].position
-                if n + 1 < sortKeys.count, sortKeys[n].prefix == sortKeys[n + 1].prefix,
-                    pending[position].key == pending[sortKeys[n + 1].position].key { continue }
-                if pending[position].value.isEmpty { continue }
-                elements.append((pending[position].key, pending[position].value))
-            }
-            map = ChildrenMap(sortedUniqueArray: elements)
+            // Sorted with no duplicates and no empty values: move them all.
+            let map = ChildrenMap(movingSortedUnique: elements + start, count: end - start)
+            pending.forget(from: start)
+            return Node(children: map)
         }
-        pending.removeSubrange(start..<end)
+        // Sort order words and positions, not the children. The standard library's sort is
+        // stable, so equal keys keep their input order; keep the last of each run and drop
+        // empty values.
+        sortKeys.removeAll(keepingCapacity: true)
+        for position in start..<end {
+            sortKeys.append(SortKey(order: orders[position], position: position))
+        }
+        sortKeys.sort { a, b in
+            if a.order != b.order { return a.order < b.order }
+            return ChildKey.compare(elements[a.position].key, elements[b.position].key) < 0
+        }
+        // Move the survivors, in order, to the free space after `end`, then into the map.
+        var kept = 0
+        for n in sortKeys.indices {
+            let position = sortKeys[n].position
+            let duplicate =
+                n + 1 < sortKeys.count && sortKeys[n].order == sortKeys[n + 1].order
+                && elements[position].key == elements[sortKeys[n + 1].position].key
+            if duplicate || elements[position].value.isEmpty {
+                // Never looked at again: duplicates compare with the next key, not this one.
+                (elements + position).deinitialize(count: 1)
+                continue
+            }
+            (sortedElements + kept).moveInitialize(from: elements + position, count: 1)
+            kept += 1
+        }
+        let map = ChildrenMap(movingSortedUnique: sortedElements, count: kept)
+        pending.forget(from: start)
         return Node(children: map)
     }
 
     // MARK: - Strings
 
-    /// Reads an object key: the key, its integer-key value (or `notInteger`) and its UTF-8 length.
-    mutating func parseKey() throws(DataError) -> (ChildKey, Int64, Int) {
+    /// An object key with what the object loop needs to know about it.
+    struct ParsedKey {
+        var key: ChildKey
+        /// See `order(ofKey:)`.
+        var order: UInt64
+        /// UTF-8 length.
+        var byteCount: Int
+        var startsWithDot: Bool
+    }
+
+    /// Reads an object key starting at the opening quote.
+    mutating func parseKey() throws(DataError) -> ParsedKey {
         let start = index + 1
-        var end = start
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            end += 1
-        }
-        let string: String
+        let (end, ascii) = scanString(from: start)
         if end < bytes.count && bytes[end] == UInt8(ascii: "\"") {
             let raw = UnsafeBufferPointer(rebasing: bytes[start..<end])
+            let string: String
             if raw.count > JSONKeyInterner.inlineLengthMax {
-                if let known = interner.lookUp(raw) {
+                let (known, probe) = interner.find(raw)
+                if let known {
                     string = known
                 } else {
-                    string = try makeString(raw, offset: start)
-                    interner.insert(string, raw)
+                    string = try makeString(raw, ascii: ascii, offset: start)
+                    interner.insert(string, at: probe)
                 }
             } else {
-                string = try makeString(raw, offset: start)
+                string = try makeShortString(raw, ascii: ascii, offset: start)
             }
             index = end + 1
-        } else {
-            string = try parseString()
+            return ParsedKey(
+                key: ChildKey(string), order: Self.order(ofKey: raw), byteCount: raw.count,
+                startsWithDot: raw.first == UInt8(ascii: "."))
         }
-        let count = string.utf8.count
-        var integerKey = Self.notInteger
-        if count <= 11, let first = string.utf8.first, first == UInt8(ascii: "-") || (first &- 48) < 10 {
-            integerKey = KeyOrder.integerValue(of: string) ?? Self.notInteger
+        // Escapes (or an error, which `parseString` reports): look at the decoded bytes.
+        var string = try parseString()
+        let (order, first) = string.withUTF8 { (Self.order(ofKey: $0), $0.first) }
+        return ParsedKey(
+            key: ChildKey(string), order: order, byteCount: string.utf8.count,
+            startsWithDot: first == UInt8(ascii: "."))
+    }
+
+    /// Offset of the first `"`, `\` or control byte at or after `start` (or the end of input),
+    /// and whether every byte before it is ASCII.
+    ///
+    /// Eight bytes at a time: a byte-at-a-time loop was 8% of a parse under callgrind, and knowing
+    /// a string is ASCII lets `makeString` skip UTF-8 validation. Each mask below flags the first
+    /// matching byte exactly (later flags may be borrow artifacts), so the lowest flag of their
+    /// union is the first byte that ends the run.
+    @inline(__always)
+    func scanString(from start: Int) -> (end: Int, ascii: Bool) {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        var i = start
+        var high: UInt64 = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= bytes.count {
+                let word = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                let quote = word ^ (0x22 &* ones), backslash = word ^ (0x5C &* ones)
+                let hits =
+                    ((quote &- ones) & ~quote | (backslash &- ones) & ~backslash | (word &- 0x20 &* ones) & ~word)
+                    & highs
+                if hits != 0 {
+                    let stop = hits.trailingZeroBitCount >> 3
+                    // Bytes below `stop` (little-endian: the first in memory).
+                    let before: UInt64 = stop == 0 ? 0 : ~0 >> UInt64(64 - 8 * stop)
+                    high |= word & before
+                    return (i + stop, high & highs == 0)
+                }
+                high |= word
+                i += 8
+            }
         }
-        return (ChildKey(string), integerKey, count)
+        var ascii = high & highs == 0
+        while i < bytes.count {
+            let byte = bytes[i]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
+            if byte >= 0x80 { ascii = false }
+            i += 1
+        }
+        return (i, ascii)
     }
 
     /// Reads a string starting at the opening quote.
     mutating func parseString() throws(DataError) -> String {
         let start = index + 1
-        var end = start
         // Fast path: most strings have no escapes and can be validated and copied in one go.
-        while end < bytes.count {
-            let byte = bytes[end]
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { break }
-            end += 1
-        }
+        let (end, ascii) = scanString(from: start)
         guard end < bytes.count else { throw syntaxError("expected '\"' to close the string", at: end) }
         if bytes[end] == UInt8(ascii: "\"") {
             index = end + 1
@@ -477,23 +603,25 @@ struct JSONParser {
             // Short values repeat too (a uid as "author", "uid", "owner"), so they share the key
             // table; long ones are mostly prose and would only fill it.
             if raw.count > JSONKeyInterner.inlineLengthMax && raw.count <= JSONKeyInterner.valueLengthMax {
-                if let known = interner.lookUp(raw) { return known }
-                let string = try makeString(raw, offset: start)
-                interner.insert(string, raw)
+                let (known, probe) = interner.find(raw)
+                if let known { return known }
+                let string = try makeString(raw, ascii: ascii, offset: start)
+                interner.insert(string, at: probe)
                 return string
             }
-            return try makeString(raw, offset: start)
+            return try makeShortString(raw, ascii: ascii, offset: start)
         }
         if bytes[end] < 0x20 {
             throw syntaxError("expected '\"' to close the string; control characters must be escaped", at: end)
         }
-        return try parseEscapedString(from: start, firstEscape: end)
+        return try parseEscapedString(from: start, firstEscape: end, ascii: ascii)
     }
 
-    mutating func parseEscapedString(from start: Int, firstEscape: Int) throws(DataError) -> String {
+    /// `ascii` tells whether the bytes before `firstEscape` are.
+    mutating func parseEscapedString(from start: Int, firstEscape: Int, ascii: Bool) throws(DataError) -> String {
         unescaped.removeAll(keepingCapacity: true)
         // Raw runs are validated as UTF-8 before copying so errors report input offsets.
-        try appendRaw(start..<firstEscape)
+        try appendRaw(start..<firstEscape, ascii: ascii)
         var i = firstEscape
         while true {
             guard i < bytes.count else { throw syntaxError("expected '\"' to close the string", at: i) }
@@ -506,13 +634,8 @@ struct JSONParser {
                 throw syntaxError("expected '\"' to close the string; control characters must be escaped", at: i)
             }
             if byte != UInt8(ascii: "\\") {
-                var runEnd = i + 1
-                while runEnd < bytes.count {
-                    let b = bytes[runEnd]
-                    if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b < 0x20 { break }
-                    runEnd += 1
-                }
-                try appendRaw(i..<runEnd)
+                let (runEnd, ascii) = scanString(from: i)
+                try appendRaw(i..<runEnd, ascii: ascii)
                 i = runEnd
                 continue
             }
@@ -550,9 +673,9 @@ struct JSONParser {
         }
     }
 
-    mutating func appendRaw(_ range: Range<Int>) throws(DataError) {
+    mutating func appendRaw(_ range: Range<Int>, ascii: Bool) throws(DataError) {
         let raw = UnsafeBufferPointer(rebasing: bytes[range])
-        if let bad = JSONParser.firstInvalidUTF8(raw) {
+        if !ascii, let bad = JSONParser.firstInvalidUTF8(raw) {
             throw syntaxError("expected valid UTF-8", at: range.lowerBound + bad)
         }
         unescaped.append(contentsOf: raw)
@@ -594,24 +717,49 @@ struct JSONParser {
         }
     }
 
+    /// `makeString` for strings of at most 15 bytes, through `shortStrings` when 16 bytes can
+    /// be read at `raw`. Bytes that hit the cache equal bytes validated before.
+    @inline(__always)
+    mutating func makeShortString(_ raw: UnsafeBufferPointer<UInt8>, ascii: Bool, offset: Int) throws(DataError) -> String {
+        guard raw.count <= JSONKeyInterner.inlineLengthMax, offset + 16 <= bytes.count else {
+            return try makeString(raw, ascii: ascii, offset: offset)
+        }
+        let words = JSONShortStringCache.words(at: UnsafeRawPointer(raw.baseAddress!), count: raw.count)
+        let slot = JSONShortStringCache.slot(words)
+        if shortStrings.words[slot] == words { return shortStrings.strings[slot] }
+        let string = try makeString(raw, ascii: ascii, offset: offset)
+        shortStrings.words[slot] = words
+        shortStrings.strings[slot] = string
+        return string
+    }
+
     /// A string from raw bytes, validated as UTF-8.
     ///
     /// `String(validating:as:)` would do this in one call, but on Linux it runs unspecialized
     /// generic code that looks up type metadata on every call (11% of a parse under callgrind);
     /// validating here and then decoding with `String(decoding:as:)`, which is specialized and
     /// skips work for ASCII, costs far less.
-    func makeString(_ raw: UnsafeBufferPointer<UInt8>, offset: Int) throws(DataError) -> String {
-        if let bad = JSONParser.firstInvalidUTF8(raw) {
+    /// `ascii` is what `scanString` found: ASCII needs no validation.
+    @inline(__always)
+    func makeString(_ raw: UnsafeBufferPointer<UInt8>, ascii: Bool, offset: Int) throws(DataError) -> String {
+        if !ascii, let bad = JSONParser.firstInvalidUTF8(raw) {
             throw syntaxError("expected valid UTF-8", at: offset + bad)
         }
         return String(decoding: raw, as: UTF8.self)
     }
 
     /// Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong
-    /// forms, no surrogates, nothing above U+10FFFF), or nil. Only run on the slow paths.
+    /// forms, no surrogates, nothing above U+10FFFF), or nil. Only run on strings that are not
+    /// all ASCII, which in chat text still have long ASCII runs: those are skipped 8 bytes at a time.
     static func firstInvalidUTF8(_ raw: UnsafeBufferPointer<UInt8>) -> Int? {
         var i = 0
         while i < raw.count {
+            if i + 8 <= raw.count,
+                UnsafeRawPointer(raw.baseAddress! + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+            {
+                i += 8
+                continue
+            }
             let lead = raw[i]
             if lead < 0x80 { i += 1; continue }
             let length: Int
