@@ -27,7 +27,7 @@ struct NodePropertyTests {
                     let value = Double(bitPattern: random.next())
                     if value.isFinite { return value }
                 }
-            default: return [0.1, -0.5, 1e21, 1e-7, 123e-20, 5e-324, .greatestFiniteMagnitude, -0.0].randomElement(using: &random)!
+            default: return [0.1, -0.5, 1e21, 1e-7, 123e-20, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -0.0].randomElement(using: &random)!
             }
         }
 
@@ -74,7 +74,7 @@ struct NodePropertyTests {
     @Test("Export JSON reads back as the same tree", arguments: seeds)
     func exportRoundTrips(seed: UInt64) throws {
         var generator = TreeGenerator(random: SeededGenerator(seed: seed))
-        for _ in 0..<150 {
+        for _ in 0..<100 {
             let node = generator.tree()
             #expect(try Node(json: node.json(.export)) == node, "\(node.json(.export))")
             #expect(try Node(json: node.json(.pretty(.export))) == node)
@@ -84,7 +84,7 @@ struct NodePropertyTests {
     @Test("REST JSON reads back as the same tree without priorities", arguments: seeds)
     func restRoundTripsWithoutPriorities(seed: UInt64) throws {
         var generator = TreeGenerator(random: SeededGenerator(seed: seed))
-        for _ in 0..<150 {
+        for _ in 0..<100 {
             let node = generator.tree()
             #expect(try Node(json: node.json(.rest)) == node.removingPriorities(), "\(node.json(.rest))")
             #expect(try Node(json: node.json(.pretty(.rest))) == node.removingPriorities())
@@ -104,7 +104,7 @@ struct NodePropertyTests {
     @Test("Equal trees built in different orders hash alike", arguments: seeds)
     func hashIgnoresInsertionOrder(seed: UInt64) {
         var generator = TreeGenerator(random: SeededGenerator(seed: seed))
-        for _ in 0..<60 {
+        for _ in 0..<40 {
             let node = generator.tree()
             guard node.hasChildren else { continue }
             // Rebuild from the leaves in a shuffled order, then restore the priorities bottom-up.
@@ -129,10 +129,12 @@ struct NodePropertyTests {
     @Test("Changing any leaf or priority changes the hash", arguments: seeds)
     func hashSeesEveryLeafAndPriority(seed: UInt64) {
         var generator = TreeGenerator(random: SeededGenerator(seed: seed))
-        for _ in 0..<40 {
+        for _ in 0..<25 {
             let node = generator.tree()
             let hash = node.hash
-            for path in Self.locations(of: node) {
+            // A sample of locations: each check rehashes the whole tree, and SHA-1 is slow in debug builds.
+            let sample = Self.locations(of: node).shuffled(using: &generator.random).prefix(6)
+            for path in sample {
                 let child = node.child(at: path)
                 if child.isLeaf {
                     // A different leaf of another type (numbers hash as binary64, so avoid equal values).
