@@ -24,7 +24,10 @@ public enum ValueOrder {
         if ra != rb { return ra < rb ? -1 : 1 }
         switch (a.unprioritized.storage, b.unprioritized.storage) {
         case (.integer(let x), .integer(let y)):
-            return x == y ? 0 : (x < y ? -1 : 1)
+            // Compare as binary64, as the spec asks (§5.1, §4.3) and as JS clients re-filtering a
+            // window will: 9007199254740993 and 9007199254740992 are the same number to them.
+            let a = Double(x), b = Double(y)
+            return a == b ? 0 : (a < b ? -1 : 1)
         case (.string(let x), .string(let y)):
             return KeyOrder.compareUTF16(x, y)
         default:

@@ -197,9 +197,13 @@ extension Node {
         // Take the storage apart so the children map is held once and mutates in place.
         let priority = self.priority
         var map: ChildrenMap
+        var leaf: Node?
         switch unprioritized.storage {
         case .children(let existing): map = existing
-        default: map = ChildrenMap()
+        case .empty: map = ChildrenMap()
+        default:
+            map = ChildrenMap()
+            leaf = self
         }
         storage = .empty
         let rest = keys.dropFirst()
@@ -215,6 +219,12 @@ extension Node {
             var child = Node.empty
             _ = child.set(rest, to: value)
             if !child.isEmpty { map[first] = child }
+        }
+        if let leaf, map.isEmpty {
+            // Nothing lands below a leaf (a remove, or a priority on a missing child): the leaf
+            // stays, as the JS SDK's LeafNode.updateChild returns itself for an empty child.
+            self = leaf
+            return old
         }
         self = Node(children: map).withPriority(priority)
         return old
