@@ -39,6 +39,22 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     private var closing = false
     private var appended = 0
     private var abortThrough = 0
+    private var statistics = Statistics()
+
+    /// Commits made and batches they carried: how well group commit is grouping.
+    public struct Statistics: Sendable, Equatable {
+        public var commits = 0
+        public var batches = 0
+        /// Batches per commit, in order (kept for the first 100,000 commits, for benchmarks).
+        public var groupSizes: [Int] = []
+    }
+
+    /// A snapshot of ``Statistics``.
+    public var commitStatistics: Statistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return statistics
+    }
 
     /// Signalled by the storage thread when it has closed the writer connection.
     private let finished = DispatchSemaphore(value: 0)
@@ -274,6 +290,11 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
             do {
                 if statements == nil { statements = try Statements(writer) }
                 try commit(toCommit.lazy.map(\.batch), writer: writer, statements: statements!)
+                condition.lock()
+                statistics.commits += 1
+                statistics.batches += toCommit.count
+                if statistics.groupSizes.count < 100_000 { statistics.groupSizes.append(toCommit.count) }
+                condition.unlock()
                 for job in toCommit { job.completion(.success(())) }
             } catch {
                 if writer.isInTransaction { try? writer.execute("ROLLBACK") }
