@@ -20,17 +20,41 @@ let package = Package(
     products: [
         .executable(name: "hearth", targets: ["hearth"]),
         .executable(name: "hearth-bench", targets: ["HearthBenchmarks"]),
+        .executable(name: "hearth-crash-writer", targets: ["HearthCrashWriter"]),
         .library(name: "HearthCore", targets: ["HearthCore"]),
+        .library(name: "HearthStorage", targets: ["HearthStorage"]),
+        .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
     ],
     targets: [
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
         .target(name: "HearthSupport", swiftSettings: strict),
         .target(name: "HearthCore", dependencies: ["HearthSupport"], swiftSettings: engine),
-        .target(name: "HearthCLI", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
+        /// Debian's libsqlite3 (3.40 on bookworm); imported only by HearthSQLite.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "HearthStorage", dependencies: ["HearthCore"], swiftSettings: strict),
+        /// The storage engine conformance suite, shared by every engine's tests.
+        .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore"], swiftSettings: strict),
+        .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "CSQLite"], swiftSettings: strict),
+        .target(
+            name: "HearthCLI", dependencies: ["HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite"],
+            swiftSettings: strict),
+        /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.
+        .executableTarget(
+            name: "HearthCrashWriter", dependencies: ["HearthStorage", "HearthSQLite", "HearthCore"],
+            swiftSettings: strict),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
         .executableTarget(
-            name: "HearthBenchmarks", dependencies: ["HearthCore", "HearthSupport", "CMalloc"], swiftSettings: strict),
+            name: "HearthBenchmarks",
+            dependencies: ["HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "CMalloc"],
+            swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: strict),
+        .testTarget(
+            name: "HearthStorageTests", dependencies: ["HearthStorage", "HearthStorageTesting", "HearthCore"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HearthSQLiteTests",
+            dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore"],
+            swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
     ],

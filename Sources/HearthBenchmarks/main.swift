@@ -18,6 +18,8 @@ let scenarios: [Scenario] = [
     .coreMemory,
     .coreWrite,
     .coreQuery,
+    .storageWrite,
+    .storageLoad,
 ]
 
 exit(BenchmarkRunner.main(arguments: Array(CommandLine.arguments.dropFirst()), scenarios: scenarios))

@@ -13,6 +13,7 @@ import HearthSupport
 public enum HearthCommand {
     /// Runs `hearth` with the process arguments (program name first) against standard output and error.
     public static func main(_ arguments: [String]) -> Int32 {
+        liveProgress = true
         var output = FileDescriptorOutputStream.standardOutput
         var errorOutput = FileDescriptorOutputStream.standardError
         return run(Array(arguments.dropFirst()), output: &output, errorOutput: &errorOutput).rawValue
@@ -37,6 +38,12 @@ public enum HearthCommand {
             return .success
         case "serve":
             return serve(rest, output: &output, errorOutput: &errorOutput)
+        case "export":
+            return DataCommands.export(rest, output: &output, errorOutput: &errorOutput)
+        case "import":
+            return DataCommands.importJSON(rest, output: &output, errorOutput: &errorOutput)
+        case "backup":
+            return DataCommands.backup(rest, output: &output, errorOutput: &errorOutput)
         default:
             let kind = command.hasPrefix("-") ? "option" : "command"
             print("hearth: unknown \(kind) '\(command)'.", to: &errorOutput)
@@ -44,6 +51,9 @@ public enum HearthCommand {
             return .usageError
         }
     }
+
+    /// True when running as the `hearth` program: long commands then print progress to standard error.
+    nonisolated(unsafe) static var liveProgress = false
 
     /// `hearth serve`: the database server is not part of this build yet.
     ///
@@ -73,11 +83,15 @@ public enum HearthCommand {
 
         Commands:
           serve        Serve the database on http://localhost:9000 (not available in this build yet)
+          export NS    Write namespace NS as Firebase export JSON to standard output
+          import NS F  Replace namespace NS with the export JSON in file F (atomically)
+          backup NS F  Copy namespace NS's database to file F while hearth runs
+                       (data commands take --data DIR; the default is ./hearth-data)
           help         Show this help (also -h, --help)
           version      Show the version (also -v, --version)
 
-        Exit status: 0 on success, 2 when a command is not available in this build,
-        64 when the command line is wrong.
+        Exit status: 0 on success, 1 when a command failed (the message says why and what to do),
+        2 when a command is not available in this build, 64 when the command line is wrong.
 
         """
 
@@ -100,6 +114,8 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, CustomStringConver
 
     /// The command did what was asked.
     public static let success = ExitCode(rawValue: 0)
+    /// The command failed; its message on standard error says why and what to do.
+    public static let failure = ExitCode(rawValue: 1)
     /// The command exists but is not available in this build (for example `serve`, until the server lands).
     public static let unavailable = ExitCode(rawValue: 2)
     /// The command line was wrong: `EX_USAGE` in `sysexits.h`.

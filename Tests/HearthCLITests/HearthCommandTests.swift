@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import Foundation
 import HearthSupport
 import Testing
 
@@ -57,4 +61,29 @@ func unknownCommandFailsWithHint(argument: String) {
     #expect(result.errorOutput.contains("unknown"))
     #expect(result.errorOutput.contains("'\(argument)'"))
     #expect(result.errorOutput.contains("hearth --help"))
+}
+
+@Test func importExportAndBackupRoundTrip() throws {
+    let directory = "/tmp/hearth-cli-\(getpid())"
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    _ = mkdir(directory, 0o755)
+    let file = directory + "/in.json"
+    let json = #"{"users":{"ada":{".priority":1,"name":"Ada"}},"n":[1,2]}"#
+    try json.write(toFile: file, atomically: true, encoding: .utf8)
+    var output = "", errors = ""
+    #expect(HearthCommand.run(["import", "demo", file, "--data", directory], output: &output, errorOutput: &errors) == .success, "\(errors)")
+    output = ""
+    #expect(HearthCommand.run(["export", "demo", "--data", directory], output: &output, errorOutput: &errors) == .success)
+    #expect(output.contains(#"".priority":1"#) && output.contains(#""name":"Ada""#) && output.contains(#""n":{"0":1,"1":2}"#))
+    #expect(HearthCommand.run(["backup", "demo", directory + "/copy.sqlite", "--data", directory], output: &output, errorOutput: &errors) == .success)
+    var exported = ""
+    #expect(HearthCommand.run(["export", "copy", "--data", directory], output: &exported, errorOutput: &errors) == .success)
+    #expect(exported == output.components(separatedBy: "Backed up").first!)
+}
+
+@Test func exportOfAMissingNamespaceSaysWhatToDo() {
+    var output = "", errors = ""
+    let status = HearthCommand.run(["export", "nope", "--data", "/tmp/hearth-missing-\(getpid())"], output: &output, errorOutput: &errors)
+    #expect(status == .failure)
+    #expect(errors.contains("--data"))
 }

@@ -1,0 +1,138 @@
+import Dispatch
+import HearthCore
+import HearthSQLite
+import HearthStorage
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Workloads for the SQLite storage engine (issue: durable storage). Files go to $HEARTH_BENCH_DIR or
+/// /tmp/hearth-bench, on the disk whose fsync is being measured.
+enum StorageWorkload {
+    static var directory: String {
+        let directory = getenv("HEARTH_BENCH_DIR").map { String(cString: $0) } ?? "/tmp/hearth-bench"
+        mkdir(directory, 0o755)
+        return directory
+    }
+
+    static func removeDatabase(_ namespace: String) {
+        for suffix in ["", "-wal", "-shm"] { unlink(directory + "/" + namespace + ".sqlite" + suffix) }
+    }
+
+    /// Bytes this process has caused to be written to storage (/proc/self/io `write_bytes`).
+    static func diskBytesWritten() -> Int {
+        guard let file = fopen("/proc/self/io", "r") else { return 0 }
+        defer { fclose(file) }
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, 256, file) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if text.hasPrefix("write_bytes:") {
+                return Int(String(text.dropFirst("write_bytes:".count).filter { $0.isNumber })) ?? 0
+            }
+        }
+        return 0
+    }
+}
+
+extension Scenario {
+    /// 64 writers, each with one write in flight, 100-byte values at distinct paths, acknowledged only once
+    /// durable; against raw SQLite inserting the same rows in the same transactions.
+    static let storageWrite = Scenario(
+        name: "storage.write",
+        summary: "64 concurrent writers of 100-byte values to distinct paths, durable acks (WAL, synchronous=FULL)"
+    ) { context in
+        let writers = 64, writesPerWriter = 2_000, total = writers * writesPerWriter
+        let value = String(repeating: "v", count: 100)
+        var groupSizes: [Int] = []
+        var amplification = 0.0
+        var run = 0
+        let hearth = try context.measure("Hearth DurableDatabase+SQLite") {
+            run += 1
+            StorageWorkload.removeDatabase("write")
+            let engine = try SQLiteStorageEngine(directory: StorageWorkload.directory, namespace: "write")
+            let database = DurableDatabase(engine: engine, root: .empty)
+            let done = DispatchSemaphore(value: 0)
+            let writtenBefore = StorageWorkload.diskBytesWritten()
+            @Sendable func write(_ writer: Int, _ index: Int) {
+                guard index < writesPerWriter else {
+                    done.signal()
+                    return
+                }
+                database.set(Path("bench/w\(writer)/k\(index)"), to: Node(value)) { result in
+                    if case .failure(let error) = result { fatalError("write failed: \(error)") }
+                    write(writer, index + 1)
+                }
+            }
+            for writer in 0..<writers { write(writer, 0) }
+            for _ in 0..<writers { done.wait() }
+            let written = StorageWorkload.diskBytesWritten() - writtenBefore
+            let statistics = engine.commitStatistics
+            engine.close()
+            groupSizes = statistics.groupSizes
+            amplification = Double(written) / Double(total * 100)
+            print("   run \(run): \(statistics.commits) commits, \(rounded(Double(statistics.batches) / Double(max(1, statistics.commits)), places: 1)) writes per commit, \(written) bytes written to disk = \(rounded(amplification, places: 2)) × the 100-byte payload")
+        }
+        // The same rows (encoded paths, in the order the engine committed them is not tracked: writer
+        // order round-robin, which is how the 64 writers interleave) in the same group sizes.
+        var rows: [(path: [UInt8], value: String)] = []
+        rows.reserveCapacity(total)
+        for index in 0..<writesPerWriter {
+            for writer in 0..<writers { rows.append((SQLiteReference.encodedPath(["bench", "w\(writer)", "k\(index)"]), value)) }
+        }
+        let referencePath = StorageWorkload.directory + "/reference.sqlite"
+        var referenceWritten = 0
+        let reference = try context.measure("raw SQLite, same batches") {
+            let before = StorageWorkload.diskBytesWritten()
+            blackHole(try SQLiteReference.insert(rows: rows, groupSizes: groupSizes, path: referencePath))
+            referenceWritten = StorageWorkload.diskBytesWritten() - before
+        }
+        print("   write amplification: Hearth \(rounded(amplification, places: 2)), raw SQLite \(rounded(Double(referenceWritten) / Double(total * 100), places: 2)) (disk bytes per payload byte, last run)")
+        StorageWorkload.removeDatabase("write")
+        StorageWorkload.removeDatabase("reference")
+        return BenchmarkResult(
+            scenario: "storage.write", metric: "acknowledged durable writes per second",
+            value: Double(total) / hearth.median.seconds, unit: "writes/s",
+            reference: "raw SQLite inserts, same rows and transactions",
+            referenceValue: Double(total) / reference.median.seconds)
+    }
+
+    /// Startup on a 1M-leaf database: open (with quick_check) and load into a tree, against stepping
+    /// through the same rows without building anything.
+    static let storageLoad = Scenario(
+        name: "storage.load",
+        summary: "Open (quick_check) and load a 1M-leaf (~100 MB) database into the tree"
+    ) { context in
+        let groups = 1000, leavesPerGroup = 1000
+        StorageWorkload.removeDatabase("load")
+        let text = String(repeating: "x", count: 60)
+        var groupEntries: [(key: ChildKey, value: Node)] = []
+        for g in 0..<groups {
+            var leaves = (0..<leavesPerGroup).map { (key: ChildKey("item\($0)"), value: Node("\(text)\(g)-\($0)")) }
+            leaves.sort { $0.key < $1.key }
+            groupEntries.append((ChildKey("group\(g)"), Node(children: ChildrenMap(sortedUniqueElements: leaves))))
+        }
+        groupEntries.sort { $0.key < $1.key }
+        let root = Node(["items": Node(children: ChildrenMap(sortedUniqueElements: groupEntries))])
+        let setup = try SQLiteStorageEngine(directory: StorageWorkload.directory, namespace: "load")
+        try setup.replaceAll(with: root, progress: nil)
+        let bytes = setup.fileByteCount
+        setup.close()
+        print("   database: \(root.leafCount) leaves, \(bytes) bytes")
+        let hearth = try context.measure("Hearth open + load") {
+            let engine = try SQLiteStorageEngine(directory: StorageWorkload.directory, namespace: "load")
+            let loaded = try engine.load(progress: nil)
+            precondition(loaded.leafCount == groups * leavesPerGroup)
+            engine.close()
+            blackHole(loaded)
+        }
+        let path = StorageWorkload.directory + "/load.sqlite"
+        let reference = try context.measure("raw SQLite, read rows only") {
+            let rows = try SQLiteReference.readAllRows(path: path)
+            precondition(rows == groups * leavesPerGroup)
+        }
+        StorageWorkload.removeDatabase("load")
+        return BenchmarkResult(
+            scenario: "storage.load", metric: "startup time for 1M leaves", value: hearth.median.seconds * 1000,
+            unit: "ms", reference: "raw SQLite stepping through the rows", referenceValue: reference.median.seconds * 1000)
+    }
+}

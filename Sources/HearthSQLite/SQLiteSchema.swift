@@ -1,0 +1,58 @@
+import HearthCore
+
+/// The file layout (docs/storage.md has the numbers behind it).
+///
+/// One table, one row per leaf plus one per prioritized inner node, keyed by the encoded path:
+///
+///     CREATE TABLE nodes(path TEXT PRIMARY KEY, value, priority) WITHOUT ROWID
+///
+/// - `path`: each key's UTF-8 bytes followed by U+0001 (`users␁ada␁name␁`); the root is `''`. Keys
+///   cannot hold control characters (Firebase's key rules), so U+0001 is unambiguous, and since it sorts
+///   below every byte a key can hold, a node's record comes first and its whole subtree follows as one
+///   contiguous range `[p, p with its last byte + 1)`: a set or remove of a subtree is one range delete
+///   and a load is one ordered scan that builds the tree depth first.
+/// - `value`: INTEGER, REAL or TEXT as JSON has them; booleans as a one-byte BLOB (x'00' or x'01');
+///   NULL marks an inner node that only carries a priority (its children are the rows after it).
+/// - `priority`: NULL, a REAL or a TEXT.
+///
+/// `WITHOUT ROWID` keeps the rows in the path B-tree itself: a rowid table would store every path twice
+/// (table and index) and look up twice.
+enum SQLiteSchema {
+    /// 'Hrth' in `PRAGMA application_id`, so `file` and Hearth can tell a Hearth database from others.
+    static let applicationID: Int32 = 0x4872_7468
+    /// Layout version in `PRAGMA user_version`; bumped with a migration when the layout changes.
+    static let version: Int64 = 1
+
+    static let create = """
+        CREATE TABLE IF NOT EXISTS nodes(path TEXT PRIMARY KEY NOT NULL, value, priority) WITHOUT ROWID;
+        CREATE VIEW IF NOT EXISTS nodes_readable AS
+            SELECT '/' || rtrim(replace(path, char(1), '/'), '/') AS path, value, priority FROM nodes;
+        """
+
+    /// Separator after every key in an encoded path.
+    static let separator: UInt8 = 0x01
+}
+
+/// Builds encoded paths in one reused buffer.
+struct EncodedPath {
+    var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(256) }
+
+    init(_ path: Path) {
+        self.init()
+        for key in path.keys { append(key) }
+    }
+
+    mutating func append(_ key: ChildKey) {
+        bytes.append(contentsOf: key.string.utf8)
+        bytes.append(SQLiteSchema.separator)
+    }
+
+    /// The first encoded path after every path in this one's subtree.
+    var subtreeEnd: [UInt8] {
+        var end = bytes
+        end[end.count - 1] = SQLiteSchema.separator + 1
+        return end
+    }
+}

@@ -1,0 +1,211 @@
+public import HearthCore
+public import HearthStorage
+internal import CSQLite
+import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension SQLiteStorageEngine {
+    /// Reads every record in path order on a reader connection of its own and builds the tree depth
+    /// first: O(records), with no sorting unless a node's keys differ between byte order and Firebase key
+    /// order (integer keys). `progress` gets the records read every 100,000.
+    public func load(progress: ((LoadProgress) -> Void)?) throws(StorageError) -> Node {
+        do {
+            let reader = try SQLiteConnection(path: path, create: false)
+            defer { reader.close() }
+            try Self.configure(reader)
+            try reader.execute("BEGIN")  // one snapshot for the whole scan
+            defer { try? reader.execute("COMMIT") }
+            let statement = try reader.prepare("SELECT path, value, priority FROM nodes ORDER BY path")
+            var builder = TreeBuilder()
+            var count = 0
+            while try statement.step() {
+                try builder.add(statement)
+                count += 1
+                if count % 100_000 == 0 { progress?(LoadProgress(done: count, total: nil)) }
+            }
+            let root = try builder.finish()
+            progress?(LoadProgress(done: count, total: count))
+            return root
+        } catch let error as SQLiteError {
+            throw Self.storageError(error, path: path)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.io, "\(error)")
+        }
+    }
+
+    /// Copies the database to `destination` with SQLite's online backup API while writes go on: the copy
+    /// is one consistent snapshot, written to `destination.partial` and renamed into place only when
+    /// complete, so a failed backup never leaves a half-written file under the final name.
+    public func backup(to destination: String, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
+        let partial = destination + ".partial"
+        unlink(partial)
+        do {
+            let source = try SQLiteConnection(path: path, create: false)
+            defer { source.close() }
+            try Self.configure(source)
+            // Holding a read transaction pins one WAL snapshot, so steps never restart on new writes.
+            try source.execute("BEGIN")
+            _ = try source.integer("SELECT count(*) FROM (SELECT 1 FROM nodes LIMIT 1)")
+            defer { try? source.execute("COMMIT") }
+            let target = try SQLiteConnection(path: partial, create: true)
+            defer { target.close() }
+            guard let backup = sqlite3_backup_init(target.pointer, "main", source.pointer, "main") else {
+                throw SQLiteError(code: SQLiteResultCode(rawValue: sqlite3_errcode(target.pointer)), message: String(cString: sqlite3_errmsg(target.pointer)), context: "sqlite3_backup_init")
+            }
+            var code: Int32 = SQLITE_OK
+            repeat {
+                // 4,096 pages (16 MB) per step: progress a few times a second on a slow disk.
+                code = sqlite3_backup_step(backup, 4096)
+                let total = Int(sqlite3_backup_pagecount(backup))
+                progress?(LoadProgress(done: total - Int(sqlite3_backup_remaining(backup)), total: total))
+            } while code == SQLITE_OK || code == SQLITE_BUSY || code == SQLITE_LOCKED
+            // backup_finish returns the error of the failed step, if any.
+            try target.check(sqlite3_backup_finish(backup), "backing up \(path) to \(partial)")
+            if code != SQLITE_DONE { try target.check(code, "backing up \(path) to \(partial)") }
+            _ = try target.text("PRAGMA journal_mode = DELETE")  // a standalone file, no -wal beside it
+        } catch let error as SQLiteError {
+            unlink(partial)
+            throw Self.storageError(error, path: partial)
+        } catch {
+            unlink(partial)
+            throw StorageError(.io, "\(error)")
+        }
+        if rename(partial, destination) != 0 {
+            let code = errno
+            unlink(partial)
+            throw Self.fileSystemError(code, doing: "move the backup into place at \(destination)")
+        }
+    }
+
+    /// Size of the database file and its WAL in bytes, for write-amplification figures.
+    public var fileByteCount: Int {
+        var total = 0
+        for suffix in ["", "-wal"] {
+            var status = stat()
+            if stat(path + suffix, &status) == 0 { total += Int(status.st_size) }
+        }
+        return total
+    }
+}
+
+/// Builds a `Node` from records in encoded-path order with a stack of open inner nodes.
+struct TreeBuilder {
+    struct Frame {
+        var keyBytes: [UInt8]
+        var key: ChildKey
+        var priority: Priority?
+        var children: ContiguousArray<(key: ChildKey, value: Node)> = []
+    }
+
+    /// frames[0] is the root; frames[i] is the open node at depth i.
+    var frames: [Frame] = [Frame(keyBytes: [], key: ChildKey(""))]
+    var rootLeaf: Node?
+    /// Segment boundaries of the current row, reused.
+    var segments: [Range<Int>] = []
+
+    mutating func add(_ statement: SQLiteStatement) throws(StorageError) {
+        let path = statement.bytes(0)
+        segments.removeAll(keepingCapacity: true)
+        var start = 0
+        for index in 0..<path.count where path[index] == SQLiteSchema.separator {
+            segments.append(start..<index)
+            start = index + 1
+        }
+        guard start == path.count else { throw corrupt("a path that does not end with its separator") }
+
+        var common = 0
+        while common < frames.count - 1, common < segments.count,
+            frames[common + 1].keyBytes.elementsEqual(path[segments[common]])
+        {
+            common += 1
+        }
+        while frames.count - 1 > common { try closeTop() }
+
+        let priority: Priority?
+        switch statement.type(2) {
+        case .integer, .float: priority = .number(statement.double(2))
+        case .text: priority = .string(statement.text(2))
+        case .null: priority = nil
+        case .blob: throw corrupt("a priority stored as a blob")
+        }
+
+        if segments.isEmpty {  // the root's own record
+            if statement.type(1) == .null { frames[0].priority = priority } else { rootLeaf = try leaf(statement).withPriority(priority) }
+            return
+        }
+        if common == segments.count { throw corrupt("a record after its own children") }
+        for index in common..<(segments.count - 1) {
+            let bytes = Array(path[segments[index]])
+            frames.append(Frame(keyBytes: bytes, key: ChildKey(String(decoding: bytes, as: UTF8.self))))
+        }
+        let lastBytes = path[segments[segments.count - 1]]
+        if statement.type(1) == .null {
+            let bytes = Array(lastBytes)
+            frames.append(Frame(keyBytes: bytes, key: ChildKey(String(decoding: bytes, as: UTF8.self)), priority: priority))
+        } else {
+            let key = ChildKey(String(decoding: UnsafeBufferPointer(rebasing: lastBytes), as: UTF8.self))
+            try appendChild(key, try leaf(statement).withPriority(priority))
+        }
+    }
+
+    private func leaf(_ statement: SQLiteStatement) throws(StorageError) -> Node {
+        switch statement.type(1) {
+        case .integer: return Node(statement.int64(1))
+        case .float: return Node(statement.double(1))
+        case .text: return Node(statement.text(1))
+        case .blob:
+            let bytes = statement.bytes(1)
+            guard bytes.count == 1, bytes[0] <= 1 else { throw corrupt("a blob that is not a boolean") }
+            return Node(bytes[0] == 1)
+        case .null: preconditionFailure("markers are handled by the caller")
+        }
+    }
+
+    private mutating func appendChild(_ key: ChildKey, _ node: Node) throws(StorageError) {
+        let top = frames.count - 1
+        if let last = frames[top].children.last, last.key == key {
+            throw corrupt("both a value and children at key '\(key.string)'")
+        }
+        frames[top].children.append((key, node))
+    }
+
+    private mutating func closeTop() throws(StorageError) {
+        let frame = frames.removeLast()
+        let node = Self.node(frame)
+        if !node.isEmpty { try appendChild(frame.key, node) }
+    }
+
+    static func node(_ frame: Frame) -> Node {
+        var children = frame.children
+        // Records come in byte order; Firebase key order differs only for integer keys and some
+        // characters above U+FFFF, so check in one pass and sort only when needed.
+        var sorted = true
+        var index = 1
+        while index < children.count {
+            if !(children[index - 1].key < children[index].key) {
+                sorted = false
+                break
+            }
+            index += 1
+        }
+        if !sorted { children.sort { $0.key < $1.key } }
+        return Node(children: ChildrenMap(sortedUniqueArray: children)).withPriority(frame.priority)
+    }
+
+    mutating func finish() throws(StorageError) -> Node {
+        while frames.count > 1 { try closeTop() }
+        if let rootLeaf {
+            guard frames[0].children.isEmpty else { throw corrupt("both a value and children at the root") }
+            return rootLeaf
+        }
+        return Self.node(frames[0])
+    }
+
+    private func corrupt(_ what: String) -> StorageError {
+        StorageError(.corrupt, "the database holds \(what), which Hearth never writes. Restore the latest backup, or export and re-import the data.")
+    }
+}

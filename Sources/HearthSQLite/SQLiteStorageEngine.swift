@@ -1,0 +1,502 @@
+public import HearthCore
+public import HearthStorage
+internal import CSQLite
+import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The durable engine: one SQLite file per namespace (`<data>/<namespace>.sqlite`), in WAL mode, written
+/// by one storage thread that commits many batches per transaction (group commit) and acknowledges each
+/// only after the commit's fsync.
+///
+///     let engine = try SQLiteStorageEngine(directory: "hearth-data", namespace: "demo")
+///     let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
+///
+/// Threads: the writer connection belongs to the storage thread alone (asserted in `assertOnStorageThread`);
+/// `load`, `backup` and `exportJSON` open their own short-lived reader connections, which WAL lets run
+/// beside the writer. The job queue is protected by `condition`.
+public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
+    /// The namespace's file.
+    public let path: String
+    public var location: String { "SQLite \(path)" }
+
+    /// Most batches one transaction commits. A bound so that one commit (and its completions) cannot
+    /// grow without limit while writers keep appending; at 100-byte writes this is ~1 MB of WAL per
+    /// fsync, past the point where larger groups stop paying off.
+    static let batchesPerCommitMax = 8192
+
+    private enum Job {
+        case batch(sequence: Int, WriteBatch, @Sendable (Result<Void, StorageError>) -> Void)
+        /// Work that needs the writer connection (import, compact), run between commits.
+        case exclusive((SQLiteConnection) -> Void)
+    }
+
+    // Protected by `condition`.
+    private let condition = NSCondition()
+    private var jobs: [Job] = []
+    private var jobsStart = 0
+    private var closing = false
+    private var appended = 0
+    private var abortThrough = 0
+    private var statistics = Statistics()
+
+    /// Commits made and batches they carried: how well group commit is grouping.
+    public struct Statistics: Sendable, Equatable {
+        public var commits = 0
+        public var batches = 0
+        /// Batches per commit, in order (kept for the first 100,000 commits, for benchmarks).
+        public var groupSizes: [Int] = []
+    }
+
+    /// A snapshot of ``Statistics``.
+    public var commitStatistics: Statistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return statistics
+    }
+
+    /// Signalled by the storage thread when it has closed the writer connection.
+    private let finished = DispatchSemaphore(value: 0)
+    /// Set once by the storage thread before it touches the writer; read only to assert.
+    nonisolated(unsafe) private var storageThread: pthread_t?
+
+    /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`,
+    /// and starts the storage thread.
+    ///
+    /// - Throws: ``StorageError`` naming the file or directory and what to do: `.notFound`, `.readOnly`,
+    ///   `.corrupt`, `.diskFull`, `.busy`.
+    public init(directory: String, namespace: String, create: Bool = true, verify: Bool = true) throws(StorageError) {
+        path = try SQLiteStorageEngine.databasePath(directory: directory, namespace: namespace, create: create)
+        let writer = try SQLiteStorageEngine.openChecked(path: path, create: create, verify: verify)
+        // The thread holds the engine until `close()` ends it: an engine must be closed, not dropped.
+        let thread = Thread { [self] in self.runStorageThread(writer) }
+        thread.name = "hearth.storage"
+        thread.start()
+    }
+
+    // MARK: Opening
+
+    /// `<directory>/<namespace>.sqlite`, after checking the namespace and the directory.
+    static func databasePath(directory: String, namespace: String, create: Bool) throws(StorageError) -> String {
+        guard NamespaceName.isValid(namespace) else {
+            throw StorageError(
+                .invalidData,
+                "'\(namespace)' is not a valid namespace name: use 1–63 letters, digits or hyphens (like a Firebase database name).")
+        }
+        let path = (directory.hasSuffix("/") ? directory : directory + "/") + namespace + ".sqlite"
+        var status = stat()
+        if stat(directory, &status) != 0 {
+            guard create else {
+                throw StorageError(.notFound, "the data directory \(directory) does not exist. Pass --data with the directory that holds your .sqlite files.")
+            }
+            if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+                throw fileSystemError(errno, doing: "create the data directory \(directory)")
+            }
+        } else if (status.st_mode & S_IFMT) != S_IFDIR {
+            throw StorageError(.notFound, "\(directory) is not a directory. Point --data at a directory for Hearth's data.")
+        }
+        if !create && access(path, F_OK) != 0 {
+            throw StorageError(.notFound, "no database for namespace '\(namespace)' in \(directory) (expected \(path)). Check the namespace and --data.")
+        }
+        // WAL mode creates <file>-wal and <file>-shm beside the database, so even reading needs a writable directory.
+        if access(directory, W_OK) != 0 {
+            throw fileSystemError(errno, doing: "write to the data directory \(directory)")
+        }
+        if access(path, F_OK) == 0 && access(path, W_OK) != 0 {
+            throw fileSystemError(errno, doing: "write to \(path)")
+        }
+        return path
+    }
+
+    static func fileSystemError(_ code: Int32, doing what: String) -> StorageError {
+        let reason = String(cString: strerror(code))
+        switch code {
+        case EACCES, EPERM:
+            return StorageError(.readOnly, "cannot \(what): \(reason). Give the user running hearth write access, or choose another directory with --data.")
+        case EROFS:
+            return StorageError(.readOnly, "cannot \(what): the file system is read-only. Remount it read-write or choose another directory with --data.")
+        case ENOSPC, EDQUOT:
+            return StorageError(.diskFull, "cannot \(what): the disk is full. Free some space and retry.")
+        case ENOENT:
+            return StorageError(.notFound, "cannot \(what): a parent directory does not exist. Create it or choose another directory with --data.")
+        default:
+            return StorageError(.io, "cannot \(what): \(reason).")
+        }
+    }
+
+    /// Opens a connection with Hearth's settings and layout, checking the file first.
+    static func openChecked(path: String, create: Bool, verify: Bool) throws(StorageError) -> SQLiteConnection {
+        let existed = access(path, F_OK) == 0
+        do {
+            let connection = try SQLiteConnection(path: path, create: create)
+            try configure(connection)
+            if existed && verify {
+                let result = try connection.text("PRAGMA quick_check(1)") ?? "no result"
+                if result != "ok" {
+                    throw SQLiteError(code: .corrupt, message: result, context: "PRAGMA quick_check")
+                }
+            }
+            let applicationID = try connection.integer("PRAGMA application_id")
+            if applicationID != 0 && applicationID != Int64(SQLiteSchema.applicationID) {
+                throw StorageError(.corrupt, "\(path) is a SQLite database, but not one of Hearth's (application_id \(applicationID)). Move it away or choose another namespace.")
+            }
+            let version = try connection.integer("PRAGMA user_version")
+            if version > SQLiteSchema.version {
+                throw StorageError(.corrupt, "\(path) was written by a newer Hearth (layout \(version); this build reads up to \(SQLiteSchema.version)). Upgrade hearth.")
+            }
+            if version == 0 {
+                try connection.execute("BEGIN IMMEDIATE")
+                try connection.execute(SQLiteSchema.create)
+                try connection.execute("PRAGMA application_id = \(SQLiteSchema.applicationID)")
+                try connection.execute("PRAGMA user_version = \(SQLiteSchema.version)")
+                try connection.execute("COMMIT")
+            }
+            return connection
+        } catch let error as SQLiteError {
+            throw storageError(error, path: path)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            preconditionFailure("unexpected error \(error)")
+        }
+    }
+
+    /// Every pragma Hearth sets, in one place (https://sqlite.org/pragma.html).
+    static func configure(_ connection: SQLiteConnection) throws(SQLiteError) {
+        // Busy handling: readers never block the writer in WAL mode, but a checkpoint, an import or
+        // another process's write (the sqlite3 shell) can hold the write lock. Wait up to 5 s, which
+        // outlasts any commit Hearth makes, then fail with SQLITE_BUSY, reported as "another process is
+        // using the file" rather than retried forever.
+        try connection.execute("PRAGMA busy_timeout = 5000")
+        // WAL: a commit appends to one file and fsyncs it once; readers (load, export, backup) see a
+        // snapshot and never block the writer (https://sqlite.org/wal.html).
+        let mode = try connection.text("PRAGMA journal_mode = WAL")
+        if mode?.lowercased() != "wal" {
+            throw SQLiteError(code: .error, message: "journal_mode is \(mode ?? "unknown"), not wal", context: "PRAGMA journal_mode")
+        }
+        // FULL: in WAL mode, NORMAL syncs only at checkpoints, so a power cut can lose commits that were
+        // acknowledged. FULL fsyncs the WAL at every commit; group commit pays that once for many writes.
+        try connection.execute("PRAGMA synchronous = FULL")
+        // Checkpoint every 4,000 pages (16 MB of WAL) instead of 1,000: pages rewritten between
+        // checkpoints are copied to the database once, which lowers write amplification under load.
+        try connection.execute("PRAGMA wal_autocheckpoint = 4000")
+        // After a checkpoint, truncate a WAL that grew past 64 MB (after an import) back to that size.
+        try connection.execute("PRAGMA journal_size_limit = 67108864")
+        // 64 MiB page cache: the upper levels of the path B-tree of a 1M-leaf database stay in memory.
+        try connection.execute("PRAGMA cache_size = -65536")
+        // Sorts and temporary indexes (VACUUM) in memory, never in a file in /tmp.
+        try connection.execute("PRAGMA temp_store = MEMORY")
+        // No mmap: an I/O error in a mapped file is a SIGBUS, not an error code Hearth can report.
+        try connection.execute("PRAGMA mmap_size = 0")
+    }
+
+    /// A SQLite failure as an error an operator can act on, naming the file.
+    static func storageError(_ error: SQLiteError, path: String) -> StorageError {
+        switch error.code {
+        case .full:
+            return StorageError(.diskFull, "the disk holding \(path) is full (\(error.message)). Free some space and retry; nothing from the failed write was stored.")
+        case .readOnly, .permission:
+            return StorageError(.readOnly, "cannot write \(path) (\(error.message)). Check the file's and directory's permissions and that the file system is mounted read-write.")
+        case .cannotOpen:
+            return StorageError(.notFound, "cannot open \(path) (\(error.message)). Check that the data directory exists and is writable.")
+        case .corrupt, .notADatabase:
+            return StorageError(
+                .corrupt,
+                "the database file \(path) is corrupted (\(error.message)). Stop hearth, move the file aside, and restore the latest backup (made by 'hearth backup'); 'sqlite3 \(path) .recover' can salvage what is readable.")
+        case .busy, .locked:
+            return StorageError(.busy, "\(path) is locked by another process for more than 5 s (\(error.message)). Stop the other process (another hearth, a sqlite3 shell) and retry.")
+        case .ioError:
+            return StorageError(.io, "an I/O error on \(path) (\(error.message)). Check the disk (dmesg) and the file system; nothing from the failed write was stored.")
+        default:
+            return StorageError(.io, "SQLite failed on \(path): \(error).")
+        }
+    }
+
+    // MARK: Appending and group commit
+
+    public func append(_ batch: WriteBatch, completion: @escaping @Sendable (Result<Void, StorageError>) -> Void) {
+        condition.lock()
+        if closing {
+            condition.unlock()
+            // Never call back on the caller's stack: callers append while holding their own locks.
+            DispatchQueue.global().async {
+                completion(.failure(StorageError(.closed, "the database \(self.path) is closed.")))
+            }
+            return
+        }
+        appended += 1
+        jobs.append(.batch(sequence: appended, batch, completion))
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func assertOnStorageThread() {
+        assert(storageThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false, "the writer connection is used off the storage thread")
+    }
+
+    /// The storage thread: takes every queued batch (up to `batchesPerCommitMax`), commits them in one
+    /// transaction with one fsync, then completes them; an exclusive job runs alone between commits.
+    private func runStorageThread(_ writer: SQLiteConnection) {
+        storageThread = pthread_self()
+        var statements: Statements? = nil
+        defer {
+            statements = nil
+            writer.close()
+            finished.signal()
+        }
+        while true {
+            condition.lock()
+            while jobsStart == jobs.count && !closing { condition.wait() }
+            if jobsStart == jobs.count {
+                condition.unlock()
+                return
+            }
+            var group: [(sequence: Int, batch: WriteBatch, completion: @Sendable (Result<Void, StorageError>) -> Void)] = []
+            var exclusive: ((SQLiteConnection) -> Void)?
+            while jobsStart < jobs.count, group.count < Self.batchesPerCommitMax {
+                if case .batch(let sequence, let batch, let completion) = jobs[jobsStart] {
+                    group.append((sequence, batch, completion))
+                    jobsStart += 1
+                } else if group.isEmpty, case .exclusive(let job) = jobs[jobsStart] {
+                    exclusive = job
+                    jobsStart += 1
+                    break
+                } else {
+                    break
+                }
+            }
+            if jobsStart == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                jobsStart = 0
+            } else if jobsStart > 4096 {
+                jobs.removeFirst(jobsStart)
+                jobsStart = 0
+            }
+            let abortThrough = self.abortThrough
+            condition.unlock()
+
+            if let exclusive {
+                statements = nil  // they would keep schema locks across a VACUUM
+                exclusive(writer)
+                continue
+            }
+            let aborted = group.prefix { $0.sequence <= abortThrough }
+            for job in aborted {
+                job.completion(.failure(StorageError(.abortedAfterFailure, "an earlier write to \(path) failed to commit, so this one, queued behind it, was not stored. Retry it.")))
+            }
+            let toCommit = group.dropFirst(aborted.count)
+            if toCommit.isEmpty { continue }
+            do {
+                if statements == nil { statements = try Statements(writer) }
+                try commit(toCommit.lazy.map(\.batch), writer: writer, statements: statements!)
+                condition.lock()
+                statistics.commits += 1
+                statistics.batches += toCommit.count
+                if statistics.groupSizes.count < 100_000 { statistics.groupSizes.append(toCommit.count) }
+                condition.unlock()
+                for job in toCommit { job.completion(.success(())) }
+            } catch {
+                if writer.isInTransaction { try? writer.execute("ROLLBACK") }
+                let storageError = Self.storageError(error, path: path)
+                for job in toCommit { job.completion(.failure(storageError)) }
+                // Only now that the writers have heard: everything queued so far was built on the failed
+                // writes, so it fails too (see StorageEngine).
+                condition.lock()
+                self.abortThrough = appended
+                condition.unlock()
+            }
+        }
+    }
+
+    /// The writer's prepared statements, reused by every commit.
+    final class Statements {
+        let insert, deleteOne, deleteRange, deleteAll: SQLiteStatement
+        init(_ connection: SQLiteConnection) throws(SQLiteError) {
+            insert = try connection.prepare("INSERT OR REPLACE INTO nodes(path, value, priority) VALUES (?1, ?2, ?3)")
+            deleteOne = try connection.prepare("DELETE FROM nodes WHERE path = ?1")
+            deleteRange = try connection.prepare("DELETE FROM nodes WHERE path >= ?1 AND path < ?2")
+            deleteAll = try connection.prepare("DELETE FROM nodes")
+        }
+    }
+
+    private func commit(
+        _ batches: some Sequence<WriteBatch>, writer: SQLiteConnection, statements: Statements
+    ) throws(SQLiteError) {
+        assertOnStorageThread()
+        try writer.execute("BEGIN IMMEDIATE")
+        var writerState = RecordWriter(statements: statements)
+        for batch in batches {
+            for operation in batch.operations { try writerState.apply(operation) }
+        }
+        try writer.execute("COMMIT")
+    }
+
+    /// Runs `body` on the storage thread with the writer connection and waits for it.
+    private func exclusive<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws(StorageError) -> T {
+        nonisolated(unsafe) var result: Result<T, any Error>?
+        let done = DispatchSemaphore(value: 0)
+        condition.lock()
+        guard !closing else {
+            condition.unlock()
+            throw StorageError(.closed, "the database \(path) is closed.")
+        }
+        jobs.append(.exclusive({ connection in
+            result = Result { try body(connection) }
+            done.signal()
+        }))
+        condition.signal()
+        condition.unlock()
+        done.wait()
+        switch result! {
+        case .success(let value): return value
+        case .failure(let error as SQLiteError): throw Self.storageError(error, path: path)
+        case .failure(let error as StorageError): throw error
+        case .failure(let error): throw StorageError(.io, "\(error)")
+        }
+    }
+
+    // MARK: Import, compact, close
+
+    public func replaceAll(with root: Node, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
+        let total = root.leafCount
+        try exclusive { [self] connection in
+            assertOnStorageThread()
+            let statements = try Statements(connection)
+            try connection.execute("BEGIN IMMEDIATE")
+            do {
+                try statements.deleteAll.run()
+                var writer = RecordWriter(statements: statements)
+                writer.progress = progress.map { report in { done in report(LoadProgress(done: done, total: total)) } }
+                try writer.apply(.put(.root, root))
+                try connection.execute("COMMIT")
+            } catch {
+                if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+                throw error
+            }
+            // Fold the import's WAL into the database now rather than at the next write.
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+        progress?(LoadProgress(done: total, total: total))
+    }
+
+    public func compact() throws(StorageError) {
+        try exclusive { connection in
+            try connection.execute("VACUUM")
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
+    public func close() {
+        condition.lock()
+        let wasClosing = closing
+        closing = true
+        condition.signal()
+        condition.unlock()
+        if !wasClosing { finished.wait() }
+    }
+}
+
+/// Turns write operations into row changes, reusing one path buffer.
+struct RecordWriter {
+    let statements: SQLiteStorageEngine.Statements
+    var path = EncodedPath()
+    var written = 0
+    var progress: ((Int) -> Void)?
+
+    init(statements: SQLiteStorageEngine.Statements) { self.statements = statements }
+
+    mutating func apply(_ operation: WriteBatch.Operation) throws(SQLiteError) {
+        switch operation {
+        case .removeSubtree(let target):
+            if target.isRoot {
+                try statements.deleteAll.run()
+                return
+            }
+            let encoded = EncodedPath(target)
+            let end = encoded.subtreeEnd
+            encoded.bytes.withUnsafeBufferPointer { statements.deleteRange.bind(1, text: $0) }
+            end.withUnsafeBufferPointer { statements.deleteRange.bind(2, text: $0) }
+            try statements.deleteRange.run()
+        case .removeRecord(let target):
+            bindPath(statements.deleteOne, EncodedPath(target).bytes)
+            try statements.deleteOne.run()
+        case .put(let target, let node):
+            path = EncodedPath(target)
+            try put(node)
+        case .putPriority(let target, let priority):
+            bindPath(statements.insert, EncodedPath(target).bytes)
+            statements.insert.bindNull(2)
+            bind(priority, to: statements.insert)
+            try statements.insert.run()
+        }
+    }
+
+    private func bindPath(_ statement: SQLiteStatement, _ bytes: [UInt8]) {
+        if bytes.isEmpty {
+            statement.bind(1, text: "")
+        } else {
+            bytes.withUnsafeBufferPointer { statement.bind(1, text: $0) }
+        }
+    }
+
+    private func bind(_ priority: Priority?, to statement: SQLiteStatement) {
+        switch priority {
+        case nil: statement.bindNull(3)
+        case .number(let value)?: statement.bind(3, double: value)
+        case .string(let value)?: statement.bind(3, text: value)
+        }
+    }
+
+    /// Writes `node`'s records at `path` (depth first, so rows arrive in key order).
+    private mutating func put(_ node: Node) throws(SQLiteError) {
+        let insert = statements.insert
+        if let leaf = node.leafValue {
+            bindPath(insert, path.bytes)
+            switch leaf {
+            case .bool(let value): insert.bind(2, blob: [value ? 1 : 0])
+            case .integer(let value): insert.bind(2, int64: value)
+            case .double(let value): insert.bind(2, double: value)
+            case .string(let value): insert.bind(2, text: value)
+            }
+            bind(node.priority, to: insert)
+            try insert.run()
+            written += 1
+            if written % 100_000 == 0 { progress?(written) }
+            return
+        }
+        if let priority = node.priority {
+            bindPath(insert, path.bytes)
+            insert.bindNull(2)
+            bind(priority, to: insert)
+            try insert.run()
+        }
+        var failure: SQLiteError?
+        node.children.forEach { key, child in
+            let mark = path.bytes.count
+            path.append(key)
+            do throws(SQLiteError) { try put(child) } catch {
+                failure = error
+                return false
+            }
+            path.bytes.removeSubrange(mark...)
+            return true
+        }
+        if let failure { throw failure }
+    }
+}
+
+/// Namespace names as files: Firebase database names are letters, digits and hyphens; anything else
+/// (a slash, a dot) could reach outside the data directory.
+enum NamespaceName {
+    /// 63 characters: the longest DNS label, which is what a Firebase database name must fit in.
+    static let lengthMax = 63
+
+    static func isValid(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= lengthMax, name.first != "-" else { return false }
+        return name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+}

@@ -1,0 +1,156 @@
+public import HearthCore
+import Synchronization
+
+/// A namespace's tree in front of a ``StorageEngine``: writes are acknowledged only once durable, and
+/// readers only ever see durable data.
+///
+/// It keeps two trees. Writes are validated and applied to the *pending* tree at once (so the next
+/// write, a compare-and-set or an increment, builds on it), turned into a ``WriteBatch`` and appended to
+/// the engine in the same order. When the engine reports a batch durable, its changes are applied to the
+/// *committed* tree, which is what ``root`` and ``read(_:)`` show and what listeners are told about; only
+/// then does the writer hear "ok". When a commit fails, the writer gets the error, the committed tree
+/// never sees the write, and the pending tree is rebuilt from the committed one as soon as the writes
+/// queued behind the failure have drained (the engine fails those too, see ``StorageEngine``). Until
+/// then new writes fail with ``StorageError/Code/abortedAfterFailure`` instead of building on data that
+/// will not exist.
+///
+///     let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
+///     let write = try await database.set("users/ada/name", to: Node("Ada"))
+///     // durable now; write.changes are relative to the committed tree, for events
+///
+/// Thread-safe: every field is protected by `state`'s mutex. Completions run on the engine's thread.
+public final class DurableDatabase: Sendable {
+    /// What a durable write changed, for raising events: the change set against the committed tree
+    /// and the committed tree right after it.
+    public struct CommittedWrite: Sendable {
+        public var changes: ChangeSet
+        public var root: Node
+    }
+
+    private struct State: ~Copyable {
+        /// Durable data: what readers and listeners see.
+        var committed: DatabaseTree
+        /// Committed data plus writes not yet durable: what new writes build on.
+        var pending: DatabaseTree
+        /// Batches appended to the engine whose completion has not run yet.
+        var inFlight = 0
+        /// A commit failed and `pending` holds writes that will never be durable.
+        var failed = false
+    }
+
+    public let engine: any StorageEngine
+    private let state: Mutex<State>
+
+    /// A database over `engine`, starting from `root` (what `engine.load` returned).
+    public init(engine: any StorageEngine, root: Node) {
+        self.engine = engine
+        state = Mutex(State(committed: DatabaseTree(root: root), pending: DatabaseTree(root: root)))
+    }
+
+    /// The committed tree: every write in it is durable.
+    public var root: Node { state.withLock { $0.committed.root } }
+
+    /// Reads the committed tree (with its indexes) under the lock.
+    public func read<Result>(_ body: (borrowing DatabaseTree) throws -> Result) rethrows -> Result {
+        try state.withLock { try body($0.committed) }
+    }
+
+    /// Keeps an index on the committed tree (see `DatabaseTree.ensureIndex`).
+    public func ensureIndex(at path: Path, by index: QueryIndex) {
+        state.withLock { $0.committed.ensureIndex(at: path, by: index) }
+    }
+
+    /// Writes `value` at `path` (see `DatabaseTree.set`); `completion` runs once the write is durable or
+    /// has failed. Validation errors and hash mismatches are reported through `completion` too.
+    public func set(
+        _ path: Path, to value: Node, ifHash: String? = nil, now: Int64? = nil,
+        completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
+    ) {
+        write(completion) { tree throws(DataError) in try tree.set(path, to: value, ifHash: ifHash, now: now) }
+    }
+
+    /// Writes several locations below `path` atomically (see `DatabaseTree.update`).
+    public func update(
+        _ path: Path, with values: [(Path, Node)], now: Int64? = nil,
+        completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
+    ) {
+        write(completion) { tree throws(DataError) in try tree.update(path, with: values, now: now) }
+    }
+
+    /// `set`, waiting for durability.
+    @discardableResult
+    public func set(_ path: Path, to value: Node, ifHash: String? = nil, now: Int64? = nil) async throws -> CommittedWrite {
+        try await withCheckedThrowingContinuation { continuation in
+            set(path, to: value, ifHash: ifHash, now: now) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// `update`, waiting for durability.
+    @discardableResult
+    public func update(_ path: Path, with values: [(Path, Node)], now: Int64? = nil) async throws -> CommittedWrite {
+        try await withCheckedThrowingContinuation { continuation in
+            update(path, with: values, now: now) { continuation.resume(with: $0) }
+        }
+    }
+
+    private func write(
+        _ completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void,
+        _ apply: (inout DatabaseTree) throws(DataError) -> ChangeSet
+    ) {
+        let refused: (any Error)? = state.withLock { state -> (any Error)? in
+            if state.failed {
+                return StorageError(
+                    .abortedAfterFailure,
+                    "an earlier write failed to commit to \(engine.location) and writes queued behind it are draining. Retry.")
+            }
+            let before = state.pending.root
+            let changes: ChangeSet
+            do { changes = try apply(&state.pending) } catch { return error }
+            let batch = WriteBatch(changes: changes, before: before, after: state.pending.root)
+            state.inFlight += 1
+            // Appended under the lock, so the engine sees batches in the order `pending` applied them.
+            engine.append(batch) { [self] result in
+                completion(self.finish(changes, result))
+            }
+            return nil
+        }
+        if let refused { completion(.failure(refused)) }
+    }
+
+    /// Moves a batch's changes into the committed tree, or records the failure.
+    private func finish(_ changes: ChangeSet, _ result: Result<Void, StorageError>) -> Result<CommittedWrite, any Error> {
+        state.withLock { state -> Result<CommittedWrite, any Error> in
+            state.inFlight -= 1
+            defer {
+                if state.failed && state.inFlight == 0 {
+                    state.pending = DatabaseTree(root: state.committed.root)
+                    state.failed = false
+                }
+            }
+            switch result {
+            case .failure(let error):
+                state.failed = true
+                return .failure(error)
+            case .success:
+                var applied: [ChangeSet.Change] = []
+                applied.reserveCapacity(changes.changes.count)
+                for change in changes.changes {
+                    // Already validated and resolved on the pending tree; this cannot fail.
+                    if let committed = try? state.committed.set(change.path, to: change.new) {
+                        applied.append(contentsOf: committed.changes)
+                    }
+                }
+                return .success(CommittedWrite(changes: ChangeSet(applied), root: state.committed.root))
+            }
+        }
+    }
+
+    /// Waits until every write appended so far is durable or has failed.
+    public func waitForPendingWrites() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            state.withLock { _ in
+                engine.append(WriteBatch(operations: [])) { _ in continuation.resume() }
+            }
+        }
+    }
+}

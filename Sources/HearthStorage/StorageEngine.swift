@@ -1,0 +1,70 @@
+public import HearthCore
+
+/// Where a namespace's tree lives between restarts: the server's only view of durable storage.
+///
+/// The server loads the tree once at startup, then hands every acknowledged write to `append` as a
+/// ``WriteBatch`` and acknowledges it to the client only when the completion reports success. Engines
+/// commit on their own thread and may group many batches into one durable commit (group commit); a
+/// completion is called exactly once, in the order the batches were appended, after the batch is durable
+/// or has failed. An engine never makes a later batch durable after failing an earlier one: after a
+/// failed commit it also fails every batch already queued (``StorageError/Code/abortedAfterFailure``),
+/// since those were computed on a state that included the failed writes.
+///
+/// Engines: ``InMemoryStorageEngine`` (tests), `SQLiteStorageEngine` (HearthSQLite, one file per
+/// namespace) and, later, PostgreSQL for clusters. Callers use ``DurableDatabase`` rather than calling
+/// `append` themselves.
+public protocol StorageEngine: AnyObject, Sendable {
+    /// What is stored where, for messages: `"SQLite hearth-data/demo.sqlite"`.
+    var location: String { get }
+
+    /// Reads the whole stored tree. `progress` is called now and then on the calling thread.
+    func load(progress: ((LoadProgress) -> Void)?) throws(StorageError) -> Node
+
+    /// Queues `batch` for the next commit; `completion` runs on the engine's thread once it is durable
+    /// or has failed. Empty batches complete at once, in order.
+    func append(_ batch: WriteBatch, completion: @escaping @Sendable (Result<Void, StorageError>) -> Void)
+
+    /// Replaces everything stored with `root` atomically (import). `progress` gets records written.
+    func replaceAll(with root: Node, progress: ((LoadProgress) -> Void)?) throws(StorageError)
+
+    /// Rewrites storage to drop unused space (SQLite `VACUUM`); readers and writers may wait meanwhile.
+    func compact() throws(StorageError)
+
+    /// Writes a consistent copy of the database to `path` while writes continue.
+    func backup(to path: String, progress: ((LoadProgress) -> Void)?) throws(StorageError)
+
+    /// Waits for queued batches, then closes. Later appends fail with ``StorageError/Code/closed``.
+    func close()
+}
+
+/// How far a long storage operation has come.
+public struct LoadProgress: Sendable, Equatable {
+    /// Records (leaves, markers or pages) done so far.
+    public var done: Int
+    /// Records in all, when known.
+    public var total: Int?
+
+    public init(done: Int, total: Int?) {
+        self.done = done
+        self.total = total
+    }
+}
+
+extension StorageEngine {
+    /// Appends `batch` and waits until it is durable or has failed.
+    public func append(_ batch: WriteBatch) async throws(StorageError) {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, StorageError>, Never>) in
+            append(batch) { continuation.resume(returning: $0) }
+        }
+        try result.get()
+    }
+
+    /// Writes the stored tree as Firebase's JSON export format (with `.priority`), in chunks of about
+    /// `chunkByteCount`, so a large export never needs one string of its whole size.
+    public func exportJSON(
+        chunkByteCount: Int = 1 << 20, to write: ([UInt8]) throws -> Void
+    ) throws {
+        let root = try load(progress: nil)
+        try StorageJSON.write(root, chunkByteCount: chunkByteCount, to: write)
+    }
+}
