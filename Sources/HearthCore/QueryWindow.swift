@@ -11,7 +11,13 @@ public enum QueryWindow {
 
     /// The children of `node` that `params` selects, in query order. `index`, when given, must
     /// be the index of `node`'s children by `params.index`; it turns the scan into a range lookup.
-    public static func entries(of node: Node, params: QueryParams, index: ChildIndex? = nil) -> [Entry] {
+    ///
+    /// With `knownNode`, an indexed lookup asks it for each child's node first and looks the
+    /// child up in the map only when it answers nil: a view passes the nodes it already holds,
+    /// since one lookup in a million-child map costs more than the whole window otherwise.
+    public static func entries(
+        of node: Node, params: QueryParams, index: ChildIndex? = nil, knownNode: ((ChildKey) -> Node?)? = nil
+    ) -> [Entry] {
         let children = node.children
         guard !children.isEmpty, params.limit?.count != 0 else { return [] }
         switch params.index {
@@ -19,7 +25,7 @@ public enum QueryWindow {
             return keyIndexEntries(children, params: params)
         default:
             if let index, index.index == params.index {
-                return indexedEntries(children, params: params, index: index)
+                return indexedEntries(children, params: params, index: index, knownNode: knownNode)
             }
             return scannedEntries(children, params: params)
         }
@@ -105,7 +111,9 @@ public enum QueryWindow {
         return result
     }
 
-    static func indexedEntries(_ children: ChildrenMap, params: QueryParams, index: ChildIndex) -> [Entry] {
+    static func indexedEntries(
+        _ children: ChildrenMap, params: QueryParams, index: ChildIndex, knownNode: ((ChildKey) -> Node?)?
+    ) -> [Entry] {
         let positions = index.positions
         let lower = positions.rank { p in isAfterStart(value: p.value, key: p.key, params: params) ? 1 : -1 }
         let upper = positions.rank { p in isBeforeEnd(value: p.value, key: p.key, params: params) ? -1 : 1 }
@@ -114,7 +122,8 @@ public enum QueryWindow {
         result.reserveCapacity(ranks.count)
         positions.forEach(fromRank: ranks.lowerBound) { position, _ in
             guard result.count < ranks.count else { return false }
-            result.append(Entry(key: position.key, node: children[position.key] ?? .empty, value: position.value))
+            let node = knownNode?(position.key) ?? children[position.key] ?? .empty
+            result.append(Entry(key: position.key, node: node, value: position.value))
             return true
         }
         return result

@@ -52,7 +52,7 @@ public struct View: Sendable {
     /// Firebase raises them. `tree` must be the tree right after `changes` was applied.
     public mutating func apply(_ changes: ChangeSet, tree: DatabaseTree) -> [Event] {
         guard changes.touches(path) else { return [] }
-        return params.loadsAllData ? applyUnfiltered(changes, tree: tree) : applyWindowed(tree: tree)
+        return params.loadsAllData ? applyUnfiltered(changes, tree: tree) : applyWindowed(changes, tree: tree)
     }
 
     // MARK: Unfiltered views
@@ -96,7 +96,9 @@ public struct View: Sendable {
             // Rebuild only the touched children as they were; rebuilding the whole old node would
             // copy the location's map on every write.
             for child in affected {
-                let after = new.child(child.key)
+                // A change exactly at the child carries its new node: no lookup needed.
+                let exact = child.olds.count == 1 && child.olds[0].0.isRoot
+                let after = exact ? exactNew(for: child.key, in: changes) ?? new.child(child.key) : new.child(child.key)
                 var before = after
                 for (below, oldNode) in child.olds { before.set(below, to: oldNode) }
                 pairs.append((child.key, before, after))
@@ -113,7 +115,7 @@ public struct View: Sendable {
                 continue
             }
             positions[key] = IndexPosition(value: params.index.indexValue(of: after), key: key)
-            let previous = previousKey(of: key, in: new, tree: tree)
+            let previous = previousKey(of: key, node: after, in: new, tree: tree)
             if before.isEmpty {
                 added.append(Event(type: .childAdded, key: key, node: after, previousKey: previous))
             } else {
@@ -136,6 +138,14 @@ public struct View: Sendable {
         }
         if valueChanged { events.append(Event(type: .value, node: new)) }
         return events
+    }
+
+    /// The new node of the change written exactly at `path/key`, if there is one.
+    private func exactNew(for key: ChildKey, in changes: ChangeSet) -> Node? {
+        for change in changes.changes where change.path.count == path.count + 1 && change.path.keys.last == key && path.contains(change.path) {
+            return change.new
+        }
+        return nil
     }
 
     private func indexValueChanged(_ before: Node, _ after: Node) -> Bool {
@@ -170,13 +180,13 @@ public struct View: Sendable {
     /// the key index is the map's order; for other indexes a kept `ChildIndex` gives it in
     /// O(log n); children whose index value is empty (no priority: the common case) sort in key
     /// order ahead of all others, so walking back in the map finds the answer.
-    private func previousKey(of key: ChildKey, in node: Node, tree: DatabaseTree) -> ChildKey? {
+    private func previousKey(of key: ChildKey, node child: Node, in node: Node, tree: DatabaseTree) -> ChildKey? {
         let children = node.children
         if case .key = params.index {
             let rank = children.rank(of: key)
             return rank > 0 ? children.element(atRank: rank - 1).key : nil
         }
-        let value = params.index.indexValue(of: children[key] ?? .empty)
+        let value = params.index.indexValue(of: child)
         if let index = tree.index(at: path, by: params.index) {
             let rank = index.positions.rank(of: IndexPosition(value: value, key: key))
             return rank > 0 ? index.positions.element(atRank: rank - 1).key.key : nil
@@ -214,24 +224,37 @@ public struct View: Sendable {
 
     // MARK: Windowed views
 
-    private mutating func applyWindowed(tree: DatabaseTree) -> [Event] {
-        let newWindow = tree.window(at: path, params: params)
+    private mutating func applyWindowed(_ changes: ChangeSet, tree: DatabaseTree) -> [Event] {
+        // Children the changes may have touched; nil when the location itself was replaced.
+        var touched: Set<ChildKey>? = []
+        for change in changes.changes {
+            if change.path.count > path.count, path.contains(change.path) {
+                touched?.insert(change.path.keys[path.count])
+            } else if change.path.contains(path) {
+                touched = nil
+            }
+        }
         let oldWindow = window
-        if newWindow == oldWindow { return [] }
-        window = newWindow
-        let oldSnapshot = windowNode
-        windowNode = QueryWindow.makeNode(newWindow)
+        var oldIndexByKey: [ChildKey: Int] = [:]
+        oldIndexByKey.reserveCapacity(oldWindow.count)
+        for (i, entry) in oldWindow.enumerated() { oldIndexByKey[entry.key] = i }
+        // Untouched children keep the nodes the window already holds.
+        let newWindow = QueryWindow.entries(
+            of: tree.value(at: path), params: params, index: tree.index(at: path, by: params.index),
+            knownNode: { key in
+                guard let touched, !touched.contains(key), let i = oldIndexByKey[key] else { return nil }
+                return oldWindow[i].node
+            })
 
-        var oldByKey: [ChildKey: QueryWindow.Entry] = [:]
-        for entry in oldWindow { oldByKey[entry.key] = entry }
-        var newKeys = Set<ChildKey>()
         var removed: [Event] = [], added: [Event] = [], moved: [Event] = [], changed: [Event] = []
+        var present = [Bool](repeating: false, count: oldWindow.count)
         var previous: ChildKey?
         for entry in newWindow {
-            newKeys.insert(entry.key)
-            if let before = oldByKey[entry.key] {
-                if before.node != entry.node {
-                    if indexValueChanged(before.node, entry.node) {
+            if let i = oldIndexByKey[entry.key] {
+                present[i] = true
+                let before = oldWindow[i].node
+                if !isSame(before, entry.node) {
+                    if indexValueChanged(before, entry.node) {
                         moved.append(Event(type: .childMoved, key: entry.key, node: entry.node, previousKey: previous))
                     }
                     changed.append(Event(type: .childChanged, key: entry.key, node: entry.node, previousKey: previous))
@@ -241,11 +264,19 @@ public struct View: Sendable {
             }
             previous = entry.key
         }
-        for entry in oldWindow where !newKeys.contains(entry.key) {
+        for (i, entry) in oldWindow.enumerated() where !present[i] {
             removed.append(Event(type: .childRemoved, key: entry.key, node: entry.node))
         }
+        window = newWindow
+        if removed.isEmpty && added.isEmpty && changed.isEmpty { return [] }
+        // Patch the window node rather than rebuild it: a few changes in a window of fifty.
+        var map = windowNode.children
+        windowNode = .empty
+        for event in removed { map.removeValue(for: event.key!) }
+        for event in added + changed { map[event.key!] = event.node }
+        windowNode = Node(children: map)
         var events = removed + added + moved + changed
-        if oldSnapshot != windowNode || !events.isEmpty { events.append(Event(type: .value, node: windowNode)) }
+        events.append(Event(type: .value, node: windowNode))
         return events
     }
 }
