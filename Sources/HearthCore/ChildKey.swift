@@ -30,7 +30,7 @@ public struct ChildKey: Hashable, ThreeWayComparable, Sendable, CustomStringConv
     public static func == (lhs: ChildKey, rhs: ChildKey) -> Bool {
         guard lhs.string.utf8.count == rhs.string.utf8.count else { return false }
         var a = lhs.string, b = rhs.string
-        return a.withUTF8 { pa in b.withUTF8 { pb in pa.elementsEqual(pb) } }
+        return a.withUTF8 { pa in b.withUTF8 { pb in KeyOrder.bytesEqual(pa, pb) } }
     }
 
     @inlinable
@@ -114,6 +114,28 @@ public enum KeyOrder {
         return Limits.integerKeyRange.contains(value) ? value : nil
     }
 
+    /// Byte equality of two buffers of the same length, eight bytes at a time (the generic
+    /// `elementsEqual` steps an iterator per byte: 11% of a windowed query update under callgrind).
+    @inlinable
+    static func bytesEqual(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        let count = a.count
+        guard count == b.count else { return false }
+        guard count > 0, let pa = a.baseAddress, let pb = b.baseAddress else { return true }
+        let ra = UnsafeRawPointer(pa), rb = UnsafeRawPointer(pb)
+        var i = 0
+        while i + 8 <= count {
+            if ra.loadUnaligned(fromByteOffset: i, as: UInt64.self) != rb.loadUnaligned(fromByteOffset: i, as: UInt64.self) {
+                return false
+            }
+            i += 8
+        }
+        while i < count {
+            if pa[i] != pb[i] { return false }
+            i += 1
+        }
+        return true
+    }
+
     /// Three-way comparison of two strings by UTF-16 code units (JavaScript's `<`).
     ///
     /// Compares UTF-8 bytes, which order code points; UTF-16 differs from code-point order only when
@@ -129,6 +151,14 @@ public enum KeyOrder {
     public static func compareUTF16(utf8 pa: UnsafeBufferPointer<UInt8>, _ pb: UnsafeBufferPointer<UInt8>) -> Int {
         let shared = min(pa.count, pb.count)
         var i = 0
+        if shared >= 8, let ba = pa.baseAddress, let bb = pb.baseAddress {
+            let ra = UnsafeRawPointer(ba), rb = UnsafeRawPointer(bb)
+            while i + 8 <= shared,
+                ra.loadUnaligned(fromByteOffset: i, as: UInt64.self) == rb.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            {
+                i += 8
+            }
+        }
         while i < shared, pa[i] == pb[i] { i += 1 }
         if i == shared { return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1) }
         if pa[i] < 0x80 && pb[i] < 0x80 { return pa[i] < pb[i] ? -1 : 1 }

@@ -12,11 +12,12 @@ public enum QueryWindow {
     /// The children of `node` that `params` selects, in query order. `index`, when given, must
     /// be the index of `node`'s children by `params.index`; it turns the scan into a range lookup.
     ///
-    /// With `knownNode`, an indexed lookup asks it for each child's node first and looks the
-    /// child up in the map only when it answers nil: a view passes the nodes it already holds,
-    /// since one lookup in a million-child map costs more than the whole window otherwise.
+    /// With `resolvingNodes: false`, entries found through `index` carry `Node.empty` instead of
+    /// the child (children are never empty, so it marks "not looked up"): a view fills in the
+    /// nodes it already holds, since one lookup in a million-child map costs more than the rest of
+    /// the window.
     public static func entries(
-        of node: Node, params: QueryParams, index: ChildIndex? = nil, knownNode: ((ChildKey) -> Node?)? = nil
+        of node: Node, params: QueryParams, index: ChildIndex? = nil, resolvingNodes: Bool = true
     ) -> [Entry] {
         let children = node.children
         guard !children.isEmpty, params.limit?.count != 0 else { return [] }
@@ -25,7 +26,7 @@ public enum QueryWindow {
             return keyIndexEntries(children, params: params)
         default:
             if let index, index.index == params.index {
-                return indexedEntries(children, params: params, index: index, knownNode: knownNode)
+                return indexedEntries(children, params: params, index: index, resolvingNodes: resolvingNodes)
             }
             return scannedEntries(children, params: params)
         }
@@ -112,7 +113,7 @@ public enum QueryWindow {
     }
 
     static func indexedEntries(
-        _ children: ChildrenMap, params: QueryParams, index: ChildIndex, knownNode: ((ChildKey) -> Node?)?
+        _ children: ChildrenMap, params: QueryParams, index: ChildIndex, resolvingNodes: Bool
     ) -> [Entry] {
         let positions = index.positions
         let lower = positions.rank { p in isAfterStart(value: p.value, key: p.key, params: params) ? 1 : -1 }
@@ -122,7 +123,7 @@ public enum QueryWindow {
         result.reserveCapacity(ranks.count)
         positions.forEach(fromRank: ranks.lowerBound) { position, _ in
             guard result.count < ranks.count else { return false }
-            let node = knownNode?(position.key) ?? children[position.key] ?? .empty
+            let node = resolvingNodes ? children[position.key] ?? .empty : .empty
             result.append(Entry(key: position.key, node: node, value: position.value))
             return true
         }

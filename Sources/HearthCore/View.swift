@@ -226,33 +226,58 @@ public struct View: Sendable {
 
     private mutating func applyWindowed(_ changes: ChangeSet, tree: DatabaseTree) -> [Event] {
         // Children the changes may have touched; nil when the location itself was replaced.
-        var touched: Set<ChildKey>? = []
+        var touched: [ChildKey]? = []
         for change in changes.changes {
             if change.path.count > path.count, path.contains(change.path) {
-                touched?.insert(change.path.keys[path.count])
+                touched?.append(change.path.keys[path.count])
             } else if change.path.contains(path) {
                 touched = nil
             }
         }
+        let location = tree.value(at: path)
+        var newWindow = QueryWindow.entries(
+            of: location, params: params, index: tree.index(at: path, by: params.index), resolvingNodes: false)
         let oldWindow = window
-        var oldIndexByKey: [ChildKey: Int] = [:]
-        oldIndexByKey.reserveCapacity(oldWindow.count)
-        for (i, entry) in oldWindow.enumerated() { oldIndexByKey[entry.key] = i }
-        // Untouched children keep the nodes the window already holds.
-        let newWindow = QueryWindow.entries(
-            of: tree.value(at: path), params: params, index: tree.index(at: path, by: params.index),
-            knownNode: { key in
-                guard let touched, !touched.contains(key), let i = oldIndexByKey[key] else { return nil }
-                return oldWindow[i].node
-            })
+
+        // Pair each new entry with the old entry of the same key. Both windows are in position
+        // order and an untouched child keeps its position, so one merge pass pairs those; the few
+        // left (touched, entering or leaving children) are paired by a search. No hashing: it
+        // cost more than everything else here (callgrind).
+        var pairedOld = [Int](repeating: -1, count: newWindow.count)
+        var oldIsPaired = [Bool](repeating: false, count: oldWindow.count)
+        var unpaired: [Int] = []
+        var j = 0
+        for i in newWindow.indices {
+            let position = IndexPosition(value: newWindow[i].value, key: newWindow[i].key)
+            while j < oldWindow.count, IndexPosition(value: oldWindow[j].value, key: oldWindow[j].key) < position { j += 1 }
+            if j < oldWindow.count, oldWindow[j].key == newWindow[i].key {
+                pairedOld[i] = j
+                oldIsPaired[j] = true
+            } else {
+                unpaired.append(i)
+            }
+        }
+        for i in unpaired {
+            if let j = oldWindow.indices.first(where: { !oldIsPaired[$0] && oldWindow[$0].key == newWindow[i].key }) {
+                pairedOld[i] = j
+                oldIsPaired[j] = true
+            }
+        }
+        for i in newWindow.indices where newWindow[i].node.isEmpty {
+            let key = newWindow[i].key
+            let isTouched = touched.map { $0.contains(key) } ?? true
+            if pairedOld[i] >= 0 && !isTouched {
+                newWindow[i].node = oldWindow[pairedOld[i]].node
+            } else {
+                newWindow[i].node = location.child(key)
+            }
+        }
 
         var removed: [Event] = [], added: [Event] = [], moved: [Event] = [], changed: [Event] = []
-        var present = [Bool](repeating: false, count: oldWindow.count)
         var previous: ChildKey?
-        for entry in newWindow {
-            if let i = oldIndexByKey[entry.key] {
-                present[i] = true
-                let before = oldWindow[i].node
+        for (i, entry) in newWindow.enumerated() {
+            if pairedOld[i] >= 0 {
+                let before = oldWindow[pairedOld[i]].node
                 if !isSame(before, entry.node) {
                     if indexValueChanged(before, entry.node) {
                         moved.append(Event(type: .childMoved, key: entry.key, node: entry.node, previousKey: previous))
@@ -264,7 +289,7 @@ public struct View: Sendable {
             }
             previous = entry.key
         }
-        for (i, entry) in oldWindow.enumerated() where !present[i] {
+        for (j, entry) in oldWindow.enumerated() where !oldIsPaired[j] {
             removed.append(Event(type: .childRemoved, key: entry.key, node: entry.node))
         }
         window = newWindow
