@@ -67,3 +67,21 @@ struct ChildKeyTotalOrderTests {
         #expect(map[ChildKey("-0")] == Node(1))
     }
 }
+
+struct ChildKeyOrderWordTests {
+    @Test("The order word never contradicts the full comparison")
+    func orderWordIsConsistentWithKeyOrder() {
+        var random = SeededGenerator(seed: 99)
+        let pieces = ["", "a", "b", "ab", "abcdefg", "abcdefgh", "abcdefgz", "0", "7", "07", "-1", "-0", "00",
+                      "2147483647", "2147483648", "-2147483648", "é", "e\u{301}", "\u{E000}", "🐵", "z", "_", "\u{7F}"]
+        for _ in 0..<20_000 {
+            let a = pieces.randomElement(using: &random)! + pieces.randomElement(using: &random)!
+            let b = pieces.randomElement(using: &random)! + pieces.randomElement(using: &random)!
+            let full = KeyOrder.compare(a, b)
+            let wa = KeyOrder.orderWord(of: a), wb = KeyOrder.orderWord(of: b)
+            if wa != wb { #expect((wa < wb) == (full < 0), "\(a.debugDescription) vs \(b.debugDescription)") }
+            #expect(ChildKey.compare(ChildKey(a), ChildKey(b)) == full)
+            #expect((ChildKey(a) == ChildKey(b)) == a.utf8.elementsEqual(b.utf8))
+        }
+    }
+}

@@ -402,43 +402,11 @@ struct JSONParser {
         }
     }
 
-    /// A key's place in Firebase key order, coarsened to one word: if `KeyOrder.compare(a, b) < 0`
-    /// then `order(a) <= order(b)`, so unequal words decide a comparison and only equal ones need
-    /// the strings. Most maps are then checked or sorted by integer comparison alone.
-    ///
-    /// Integer keys map to `value + 2^31` (below 2^32, so before every other key, numerically).
-    /// Other keys set bit 63 and keep their first 7 bytes, big-endian and zero-padded, in the low
-    /// 56 bits. Byte order is UTF-16 order only while both keys are ASCII, so the first non-ASCII
-    /// byte becomes 0x80 and the bytes after it zero: that sorts after every ASCII byte and ties
-    /// with every other non-ASCII character, leaving those to the full comparison.
+    /// See `KeyOrder.orderWord(ofUTF8:)`.
     @inline(__always)
-    static func order(ofKey raw: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        if raw.count <= 11, let first = raw.first, first == UInt8(ascii: "-") || (first &- 48) < 10,
-            let value = KeyOrder.integerValue(ofUTF8: raw)
-        {
-            return integerOrder(value)
-        }
-        var order: UInt64 = 1 << 63
-        var shift: UInt64 = 48
-        var i = 0
-        let n = min(raw.count, 7)
-        while i < n {
-            let byte = raw[i]
-            if byte >= 0x80 {
-                order |= 0x80 << shift
-                break
-            }
-            order |= UInt64(byte) << shift
-            shift &-= 8
-            i += 1
-        }
-        return order
-    }
+    static func order(ofKey raw: UnsafeBufferPointer<UInt8>) -> UInt64 { KeyOrder.orderWord(ofUTF8: raw) }
 
-    static func order(of key: String) -> UInt64 {
-        var key = key
-        return key.withUTF8 { order(ofKey: $0) }
-    }
+    static func order(of key: String) -> UInt64 { KeyOrder.orderWord(of: key) }
 
     @inline(__always)
     static func integerOrder(_ value: Int64) -> UInt64 {
@@ -538,15 +506,16 @@ struct JSONParser {
                 string = try makeShortString(raw, ascii: ascii, offset: start)
             }
             index = end + 1
+            let order = Self.order(ofKey: raw)
             return ParsedKey(
-                key: ChildKey(string), order: Self.order(ofKey: raw), byteCount: raw.count,
+                key: ChildKey(string, order: order), order: order, byteCount: raw.count,
                 startsWithDot: raw.first == UInt8(ascii: "."))
         }
         // Escapes (or an error, which `parseString` reports): look at the decoded bytes.
         var string = try parseString()
         let (order, first) = string.withUTF8 { (Self.order(ofKey: $0), $0.first) }
         return ParsedKey(
-            key: ChildKey(string), order: order, byteCount: string.utf8.count,
+            key: ChildKey(string, order: order), order: order, byteCount: string.utf8.count,
             startsWithDot: first == UInt8(ascii: "."))
     }
 
