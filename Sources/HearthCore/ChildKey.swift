@@ -82,7 +82,8 @@ public enum KeyOrder {
     /// to the full comparison.
     @inlinable
     public static func orderWord(ofUTF8 raw: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        if raw.count <= 11, let first = raw.first, first == UInt8(ascii: "-") || (first &- 48) < 10,
+        // No length cut-off: leading zeros are free, so "-02147483648" is an integer key.
+        if let first = raw.first, first == UInt8(ascii: "-") || (first &- 48) < 10,
             let value = integerValue(ofUTF8: raw)
         {
             return UInt64(bitPattern: value &+ 0x8000_0000)

@@ -243,3 +243,11 @@ private func parseError(_ json: String, at path: Path? = nil) -> DataError? {
         #expect(fromRaw == fromString)
     }
 }
+
+struct JSONParserIntegerKeyTests {
+    @Test("Integer keys with leading zeros beyond 11 characters still sort as integers")
+    func longZeroPaddedIntegerKeysSortNumerically() throws {
+        let node = try Node(json: #"{"b":1,"-02147483648":2,"700":3,"0000000000005":4}"#)
+        #expect(node.children.keys.map(\.string) == ["-02147483648", "0000000000005", "700", "b"])
+    }
+}
