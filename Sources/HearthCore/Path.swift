@@ -37,7 +37,9 @@ public struct Path: Hashable, Sendable, CustomStringConvertible, ExpressibleBySt
 
     /// True when `self` is `other` or lies above it.
     public func contains(_ other: Path) -> Bool {
-        keys.count <= other.keys.count && other.keys.starts(with: keys)
+        guard keys.count <= other.keys.count else { return false }
+        for i in keys.indices where keys[i] != other.keys[i] { return false }
+        return true
     }
 
     /// The part of `other` below `self`, when `self` contains `other`.

@@ -4,7 +4,10 @@
 /// Listeners are named by `ListenerID`s the owner hands out (the server maps a connection and
 /// tag to one, the client a callback handle). The registry is not generic on purpose: generic code
 /// called from another module runs unspecialized, and this is the hottest path of a write.
-public struct ViewRegistry: Sendable {
+///
+/// A class, not a value: its trie nodes are shared mutable objects, so a copy could never be
+/// independent. Its owner confines it to one thread or actor (the server's event loop).
+public final class ViewRegistry: @unchecked Sendable {
     public typealias ID = ListenerID
 
     /// One level of the location trie.
@@ -12,10 +15,14 @@ public struct ViewRegistry: Sendable {
         // Sendable: owned by one registry, which its owner confines to one thread or actor.
         var views: [ID: View] = [:]
         var children: [ChildKey: TrieNode] = [:]
+        /// The `apply` pass that last updated this node's views, so a change set with several
+        /// changes on one path updates each view once (cheaper than a visited set per pass).
+        var lastPass: UInt64 = 0
         var isEmpty: Bool { views.isEmpty && children.isEmpty }
     }
 
     private var root = TrieNode()
+    private var pass: UInt64 = 0
     private var locations: [ID: Path] = [:]
 
     public init() {}
@@ -24,7 +31,7 @@ public struct ViewRegistry: Sendable {
 
     /// Adds (or replaces) a listener's view and returns its initial events.
     @discardableResult
-    public mutating func add(_ id: ID, path: Path, params: QueryParams = .all, tree: DatabaseTree) -> [Event] {
+    public func add(_ id: ID, path: Path, params: QueryParams = .all, tree: DatabaseTree) -> [Event] {
         remove(id)
         var node = root
         for key in path.keys {
@@ -43,7 +50,7 @@ public struct ViewRegistry: Sendable {
     }
 
     /// Removes a listener's view; unknown IDs are ignored.
-    public mutating func remove(_ id: ID) {
+    public func remove(_ id: ID) {
         guard let path = locations.removeValue(forKey: id) else { return }
         var trail: [TrieNode] = [root]
         for key in path.keys { trail.append(trail.last!.children[key]!) }
@@ -61,14 +68,19 @@ public struct ViewRegistry: Sendable {
     }
 
     /// The events every affected listener receives for `changes` (already applied to `tree`).
-    public mutating func apply(_ changes: ChangeSet, tree: DatabaseTree) -> [(id: ID, events: [Event])] {
+    public func apply(_ changes: ChangeSet, tree: DatabaseTree) -> [(id: ID, events: [Event])] {
         var result: [(id: ID, events: [Event])] = []
-        var visited = Set<ObjectIdentifier>()
+        pass &+= 1
+        let pass = self.pass
         func update(_ node: TrieNode) {
-            guard visited.insert(ObjectIdentifier(node)).inserted else { return }
-            for id in Array(node.views.keys) {
-                let events = node.views[id]!.apply(changes, tree: tree)
-                if !events.isEmpty { result.append((id, events)) }
+            guard node.lastPass != pass, !node.views.isEmpty else { return }
+            node.lastPass = pass
+            var index = node.views.values.startIndex
+            while index != node.views.values.endIndex {
+                // Through the values' index: updates the view in place, no key lookups.
+                let events = node.views.values[index].apply(changes, tree: tree)
+                if !events.isEmpty { result.append((node.views.keys[index], events)) }
+                node.views.values.formIndex(after: &index)
             }
         }
         func updateSubtree(_ node: TrieNode) {

@@ -47,7 +47,7 @@ struct DocumentationExampleTests {
     }
 
     @Test func viewExample() throws {
-        var registry = ViewRegistry()
+        let registry = ViewRegistry()
         var list = DatabaseTree(root: try Node(json: #"{"list":{"key-1":1,"key-2":2,"key-3":3}}"#))
         registry.add(1, path: "list", params: QueryParams(limit: QueryLimit(count: 2, anchor: .last)), tree: list)
         let removal = try list.remove("list/key-2")

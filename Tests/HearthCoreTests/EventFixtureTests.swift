@@ -77,7 +77,7 @@ struct EventFixtureTests {
         let params = try fixture.listen.query.map(QueryFixtureTests.params) ?? .all
         if indexed { tree.ensureIndex(at: path, by: params.index) }
 
-        var registry = ViewRegistry()
+        let registry = ViewRegistry()
         let listener: ListenerID = 1
         let initial = registry.add(listener, path: path, params: params, tree: tree)
         if let expected = fixture.initial { try check(initial, against: expected, step: "initial") }

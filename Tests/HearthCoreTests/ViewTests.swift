@@ -112,7 +112,7 @@ struct ViewTests {
         var tree = DatabaseTree()
         try tree.set("a/b/c", to: Node(1))
         try tree.set("x", to: Node(1))
-        var registry = ViewRegistry()
+        let registry = ViewRegistry()
         let root: ListenerID = 1, ab: ListenerID = 2, abc: ListenerID = 3, x: ListenerID = 4
         #expect(registry.add(root, path: .root, tree: tree).last?.type == .value)
         registry.add(ab, path: "a/b", tree: tree)

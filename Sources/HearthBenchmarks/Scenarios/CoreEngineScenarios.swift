@@ -20,7 +20,7 @@ enum CoreEngineWorkload {
     /// so profilers can single out the measured loop.
     @inline(never)
     static func updateEach(
-        _ plan: [(path: Path, score: Int)], tree: inout DatabaseTree, registry: inout ViewRegistry,
+        _ plan: [(path: Path, score: Int)], tree: inout DatabaseTree, registry: ViewRegistry,
         latencies: inout [Duration]
     ) throws {
         let clock = ContinuousClock()
@@ -35,7 +35,7 @@ enum CoreEngineWorkload {
     /// Writes `i` at `paths[i]` and computes every listener's events; returns how many events.
     /// Not inlined, so profilers can single out the measured loop.
     @inline(never)
-    static func writeEach(_ paths: [Path], tree: inout DatabaseTree, registry: inout ViewRegistry) throws -> Int {
+    static func writeEach(_ paths: [Path], tree: inout DatabaseTree, registry: ViewRegistry) throws -> Int {
         var events = 0
         for (i, path) in paths.enumerated() {
             let change = try tree.set(path, to: Node(i))
@@ -59,11 +59,11 @@ extension Scenario {
         let paths = targets.map { Path("items/g\($0.group)/k\($0.key)") }
 
         var tree = CoreEngineWorkload.groupedTree(groups: groups, leavesPerGroup: leavesPerGroup)
-        var registry = ViewRegistry()
+        let registry = ViewRegistry()
         for g in 0..<groups { registry.add(ListenerID(UInt64(g)), path: Path("items/g\(g)"), tree: tree) }
         var events = 0
         let hearth = try context.measure("HearthCore + events") {
-            events += try CoreEngineWorkload.writeEach(paths, tree: &tree, registry: &registry)
+            events += try CoreEngineWorkload.writeEach(paths, tree: &tree, registry: registry)
         }
         precondition(events >= 2 * writes, "every write raises child_changed and value")
 
@@ -100,7 +100,7 @@ extension Scenario {
         try tree.set("scores", to: Node(children: ChildrenMap(sortedUniqueElements: entries)))
         let params = QueryParams(index: .child("score"), limit: QueryLimit(count: 50, anchor: .last))
         tree.ensureIndex(at: "scores", by: params.index)
-        var registry = ViewRegistry()
+        let registry = ViewRegistry()
         registry.add(1, path: "scores", params: params, tree: tree)
 
         let plan = (0..<updates).map { _ in
@@ -111,7 +111,7 @@ extension Scenario {
         var referenceLatencies: [Duration] = []
         _ = try context.measure("HearthCore update + events") {
             latencies.removeAll(keepingCapacity: true)
-            try CoreEngineWorkload.updateEach(plan, tree: &tree, registry: &registry, latencies: &latencies)
+            try CoreEngineWorkload.updateEach(plan, tree: &tree, registry: registry, latencies: &latencies)
         }
         // Reference: the same updates to a tree with no index and no listener.
         var bare = DatabaseTree(root: tree.root)
