@@ -259,6 +259,12 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         }
     }
 
+    /// Runs SQL on the writer connection between commits (tests: `PRAGMA max_page_count` to simulate a
+    /// full disk).
+    func executeOnWriter(_ sql: String) throws(StorageError) {
+        try writer.exclusive { connection in try connection.execute(sql) }
+    }
+
     /// Waits for queued batches and their completions, then closes the writer connection. Called from a
     /// completion, it closes without waiting.
     public func close() { writer.close() }
