@@ -52,7 +52,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// True when `init` ran `PRAGMA quick_check` (the file had not been closed cleanly, or `.always`).
     public let checkedIntegrity: Bool
 
-    private let writer: StorageThread
+    /// Internal for tests: a dropped engine's storage thread must end and free this.
+    let writer: StorageThread
 
     /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`
     /// when `verify` asks for it, and starts the storage thread.
