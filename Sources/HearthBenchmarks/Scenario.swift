@@ -62,10 +62,11 @@ final class BenchmarkContext {
     /// Runs `body` once to warm up, then `measuredRunCount` times, printing each run's time, and returns the
     /// measured times. Pass `bytes` to also print each run's throughput.
     func measure<Failure: Error>(
-        _ label: String, bytes: Int? = nil, _ body: () throws(Failure) -> Void
+        _ label: String, bytes: Int? = nil, prepare: () -> Void = {}, _ body: () throws(Failure) -> Void
     ) throws(Failure) -> Measurement {
         let clock = ContinuousClock()
         func timed() throws(Failure) -> Duration {
+            prepare()  // untimed
             let start = clock.now
             try body()
             return clock.now - start

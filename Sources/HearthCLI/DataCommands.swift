@@ -76,20 +76,23 @@ enum DataCommands {
         let clock = ContinuousClock()
         let start = clock.now
         do {
-            let bytes = try readFile(file)
-            progressLine("hearth import: read \(bytes.count) bytes from \(file); parsing")
-            let root = try bytes.withUnsafeBytes { try StorageJSON.read($0) }
-            let leaves = root.leafCount
-            progressLine("hearth import: parsed \(leaves) values; writing \(namespace)")
+            // Streamed: the file is read in 8 MB steps and written as it is read, in one transaction, so
+            // memory stays bounded whatever the export's size (docs/storage.md).
+            let descriptor = open(file, O_RDONLY)
+            guard descriptor >= 0 else {
+                throw StorageError(.notFound, "cannot read \(file): \(String(cString: strerror(errno))). Check the file name.")
+            }
+            defer { close(descriptor) }
+            var status = stat()
+            let byteCount = fstat(descriptor, &status) == 0 ? Int(status.st_size) : nil
             let engine = try SQLiteStorageEngine(directory: parsed.dataDirectory, namespace: namespace)
             defer { engine.close() }
-            try engine.replaceAll(with: root) { progress in
-                if let total = progress.total, total > 0 {
-                    progressLine("hearth import: wrote \(progress.done) of \(total) values (\(progress.done * 100 / total)%)")
-                }
+            let records = try engine.importJSON(from: descriptor, byteCount: byteCount) { progress in
+                let percent = progress.bytesTotal.map { $0 > 0 ? " (\(progress.bytesRead * 100 / $0)%)" : "" } ?? ""
+                progressLine("hearth import: read \(progress.bytesRead / 1_000_000) MB\(percent), wrote \(progress.recordsWritten) records")
             }
             let seconds = (clock.now - start).components.seconds
-            print("Imported \(leaves) values from \(file) into \(engine.path) in \(seconds) s.", to: &output)
+            print("Imported \(records) records from \(file) into \(engine.path) in \(seconds) s.", to: &output)
             return .success
         } catch {
             print("hearth import: \(error)", to: &errorOutput)
@@ -119,28 +122,5 @@ enum DataCommands {
             print("hearth backup: \(error)", to: &errorOutput)
             return .failure
         }
-    }
-
-    /// The whole file, read with read(2) in 8 MB steps.
-    static func readFile(_ path: String) throws(StorageError) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else {
-            throw StorageError(.notFound, "cannot read \(path): \(String(cString: strerror(errno))). Check the file name.")
-        }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var status = stat()
-        if fstat(descriptor, &status) == 0 { bytes.reserveCapacity(Int(status.st_size)) }
-        var chunk = [UInt8](repeating: 0, count: 8 << 20)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw StorageError(.io, "cannot read \(path): \(String(cString: strerror(errno))).")
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
-        return bytes
     }
 }

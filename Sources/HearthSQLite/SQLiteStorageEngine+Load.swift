@@ -99,16 +99,56 @@ struct TreeBuilder {
         var key: ChildKey
         var priority: Priority?
         var children: ContiguousArray<(key: ChildKey, value: Node)> = []
+        /// Some child key may order differently as a Firebase key than as bytes (see `node(_:)`).
+        var mayNeedSort = false
     }
 
     /// frames[0] is the root; frames[i] is the open node at depth i.
     var frames: [Frame] = [Frame(keyBytes: [], key: ChildKey(""))]
+    /// The encoded path of the innermost open node (every open frame's key and separator).
+    var open: [UInt8] = []
     var rootLeaf: Node?
     /// Segment boundaries of the current row, reused.
     var segments: [Range<Int>] = []
 
     mutating func add(_ statement: SQLiteStatement) throws(StorageError) {
         let path = statement.bytes(0)
+        // Fast path, most rows: a leaf directly below the innermost open node (the previous row's
+        // parent). One prefix comparison and one scan of the last key; no segment list, no frame walk.
+        let openCount = open.count
+        if path.count > openCount + 1, path[path.count - 1] == SQLiteSchema.separator,
+            statement.type(1) != .null,
+            open.withUnsafeBufferPointer({ openBytes in
+                openCount == 0 || memcmp(openBytes.baseAddress!, path.baseAddress!, openCount) == 0
+            })
+        {
+            let last = UnsafeBufferPointer(rebasing: path[openCount..<(path.count - 1)])
+            if memchr(last.baseAddress!, Int32(SQLiteSchema.separator), last.count) == nil {
+                let priority = try self.priority(statement)
+                let node = try leaf(statement)
+                try appendChild(last, priority == nil ? node : node.withPriority(priority))
+                return
+            }
+        }
+        try addSlowly(statement, path)
+    }
+
+    private func priority(_ statement: SQLiteStatement) throws(StorageError) -> Priority? {
+        switch statement.type(2) {
+        case .null: return nil
+        case .integer, .float: return .number(statement.double(2))
+        case .text: return .string(statement.text(2))
+        case .blob: throw corrupt("a priority stored as a blob")
+        }
+    }
+
+    private mutating func push(_ frame: Frame) {
+        open.append(contentsOf: frame.keyBytes)
+        open.append(SQLiteSchema.separator)
+        frames.append(frame)
+    }
+
+    private mutating func addSlowly(_ statement: SQLiteStatement, _ path: UnsafeBufferPointer<UInt8>) throws(StorageError) {
         segments.removeAll(keepingCapacity: true)
         var start = 0
         for index in 0..<path.count where path[index] == SQLiteSchema.separator {
@@ -125,14 +165,7 @@ struct TreeBuilder {
         }
         while frames.count - 1 > common { try closeTop() }
 
-        let priority: Priority?
-        switch statement.type(2) {
-        case .integer, .float: priority = .number(statement.double(2))
-        case .text: priority = .string(statement.text(2))
-        case .null: priority = nil
-        case .blob: throw corrupt("a priority stored as a blob")
-        }
-
+        let priority = try self.priority(statement)
         if segments.isEmpty {  // the root's own record
             if statement.type(1) == .null { frames[0].priority = priority } else { rootLeaf = try leaf(statement).withPriority(priority) }
             return
@@ -140,15 +173,14 @@ struct TreeBuilder {
         if common == segments.count { throw corrupt("a record after its own children") }
         for index in common..<(segments.count - 1) {
             let bytes = Array(path[segments[index]])
-            frames.append(Frame(keyBytes: bytes, key: ChildKey(String(decoding: bytes, as: UTF8.self))))
+            push(Frame(keyBytes: bytes, key: ChildKey(String(decoding: bytes, as: UTF8.self))))
         }
         let lastBytes = path[segments[segments.count - 1]]
         if statement.type(1) == .null {
             let bytes = Array(lastBytes)
-            frames.append(Frame(keyBytes: bytes, key: ChildKey(String(decoding: bytes, as: UTF8.self)), priority: priority))
+            push(Frame(keyBytes: bytes, key: ChildKey(String(decoding: bytes, as: UTF8.self)), priority: priority))
         } else {
-            let key = ChildKey(String(decoding: UnsafeBufferPointer(rebasing: lastBytes), as: UTF8.self))
-            try appendChild(key, try leaf(statement).withPriority(priority))
+            try appendChild(UnsafeBufferPointer(rebasing: lastBytes), try leaf(statement).withPriority(priority))
         }
     }
 
@@ -165,6 +197,15 @@ struct TreeBuilder {
         }
     }
 
+    private mutating func appendChild(_ bytes: UnsafeBufferPointer<UInt8>, _ node: Node) throws(StorageError) {
+        // Byte order is Firebase key order unless a key may be an integer (a digit or '-' first) or
+        // holds non-ASCII characters (UTF-16 order differs above U+FFFF).
+        if let first = bytes.first, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39) || bytes.contains(where: { $0 >= 0x80 }) {
+            frames[frames.count - 1].mayNeedSort = true
+        }
+        try appendChild(ChildKey(String(decoding: bytes, as: UTF8.self)), node)
+    }
+
     private mutating func appendChild(_ key: ChildKey, _ node: Node) throws(StorageError) {
         let top = frames.count - 1
         if let last = frames[top].children.last, last.key == key {
@@ -175,8 +216,9 @@ struct TreeBuilder {
 
     private mutating func closeTop() throws(StorageError) {
         let frame = frames.removeLast()
+        open.removeLast(frame.keyBytes.count + 1)
         let node = Self.node(frame)
-        if !node.isEmpty { try appendChild(frame.key, node) }
+        if !node.isEmpty { try frame.keyBytes.withUnsafeBufferPointer { bytes throws(StorageError) in try appendChild(bytes, node) } }
     }
 
     static func node(_ frame: Frame) -> Node {
@@ -184,7 +226,7 @@ struct TreeBuilder {
         // Records come in byte order; Firebase key order differs only for integer keys and some
         // characters above U+FFFF, so check in one pass and sort only when needed.
         var sorted = true
-        var index = 1
+        var index = frame.mayNeedSort ? 1 : children.count
         while index < children.count {
             if !(children[index - 1].key < children[index].key) {
                 sorted = false

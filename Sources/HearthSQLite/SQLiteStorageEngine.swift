@@ -14,8 +14,10 @@ import Foundation
 ///     let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
 ///
 /// Threads: the writer connection belongs to the storage thread alone (asserted in `assertOnStorageThread`);
-/// `load`, `backup` and `exportJSON` open their own short-lived reader connections, which WAL lets run
-/// beside the writer. The job queue is protected by `condition`.
+/// completions run on a serial completion queue, so the storage thread starts the next commit while
+/// writers hear about the last one. `load`, `backup` and `exportJSON` open their own short-lived reader
+/// connections, which WAL lets run beside the writer. An engine dropped without `close()` closes itself
+/// (its threads hold only the writer's state, not the engine).
 public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// The namespace's file.
     public let path: String
@@ -26,20 +28,15 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// fsync, past the point where larger groups stop paying off.
     static let batchesPerCommitMax = 8192
 
-    private enum Job {
-        case batch(sequence: Int, WriteBatch, @Sendable (Result<Void, StorageError>) -> Void)
-        /// Work that needs the writer connection (import, compact), run between commits.
-        case exclusive((SQLiteConnection) -> Void)
+    /// When `init` runs `PRAGMA quick_check` over the whole file.
+    public enum Verification: Sendable {
+        /// On every open of an existing file.
+        case always
+        /// Only when the file was not closed cleanly (its `-wal` file is there, see ``wasClosedCleanly``).
+        case afterUncleanShutdown
+        /// Never (tests, benchmarks).
+        case never
     }
-
-    // Protected by `condition`.
-    private let condition = NSCondition()
-    private var jobs: [Job] = []
-    private var jobsStart = 0
-    private var closing = false
-    private var appended = 0
-    private var abortThrough = 0
-    private var statistics = Statistics()
 
     /// Commits made and batches they carried: how well group commit is grouping.
     public struct Statistics: Sendable, Equatable {
@@ -50,29 +47,43 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     }
 
     /// A snapshot of ``Statistics``.
-    public var commitStatistics: Statistics {
-        condition.lock()
-        defer { condition.unlock() }
-        return statistics
-    }
+    public var commitStatistics: Statistics { writer.statistics }
 
-    /// Signalled by the storage thread when it has closed the writer connection.
-    private let finished = DispatchSemaphore(value: 0)
-    /// Set once by the storage thread before it touches the writer; read only to assert.
-    nonisolated(unsafe) private var storageThread: pthread_t?
+    /// True when `init` ran `PRAGMA quick_check` (the file had not been closed cleanly, or `.always`).
+    public let checkedIntegrity: Bool
 
-    /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`,
-    /// and starts the storage thread.
+    /// Internal for tests: a dropped engine's storage thread must end and free this.
+    let writer: StorageThread
+
+    /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`
+    /// when `verify` asks for it, and starts the storage thread.
     ///
     /// - Throws: ``StorageError`` naming the file or directory and what to do: `.notFound`, `.readOnly`,
     ///   `.corrupt`, `.diskFull`, `.busy`.
-    public init(directory: String, namespace: String, create: Bool = true, verify: Bool = true) throws(StorageError) {
+    public init(
+        directory: String, namespace: String, create: Bool = true, verify: Verification = .afterUncleanShutdown
+    ) throws(StorageError) {
         path = try SQLiteStorageEngine.databasePath(directory: directory, namespace: namespace, create: create)
-        let writer = try SQLiteStorageEngine.openChecked(path: path, create: create, verify: verify)
-        // The thread holds the engine until `close()` ends it: an engine must be closed, not dropped.
-        let thread = Thread { [self] in self.runStorageThread(writer) }
-        thread.name = "hearth.storage"
-        thread.start()
+        let check: Bool
+        switch verify {
+        case .always: check = true
+        case .afterUncleanShutdown: check = !Self.wasClosedCleanly(path: path)
+        case .never: check = false
+        }
+        let existed = access(path, F_OK) == 0
+        let connection = try SQLiteStorageEngine.openChecked(path: path, create: create, verify: check)
+        checkedIntegrity = check && existed
+        writer = StorageThread(path: path, connection: connection)
+    }
+
+    deinit { writer.close() }
+
+    /// Whether the database at `path` was last closed cleanly: its `-wal` file is absent. SQLite deletes
+    /// the WAL only when the last connection closes after a complete checkpoint into the database file
+    /// (sqlite3WalClose); a crash, a kill or a power cut while any connection was open leaves it, and so
+    /// does another process that has the file open now. A missing database counts as clean.
+    public static func wasClosedCleanly(path: String) -> Bool {
+        access(path + "-wal", F_OK) != 0
     }
 
     // MARK: Opening
@@ -213,15 +224,145 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         }
     }
 
-    // MARK: Appending and group commit
+    // MARK: Appending, import, compact, close
 
     public func append(_ batch: WriteBatch, completion: @escaping @Sendable (Result<Void, StorageError>) -> Void) {
+        writer.append(batch, completion: completion)
+    }
+
+    public func replaceAll(with root: Node, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
+        let total = root.leafCount
+        try writer.exclusive { connection in
+            try connection.replaceAll { statements in
+                var writer = RecordWriter(statements: statements)
+                writer.progress = progress.map { report in { done in report(LoadProgress(done: done, total: total)) } }
+                try writer.apply(.put(.root, root))
+            }
+        }
+        progress?(LoadProgress(done: total, total: total))
+    }
+
+    /// Replaces everything stored with the records `write` produces, in one transaction (all or
+    /// nothing), on the writer connection: an import that streams records instead of building a tree.
+    func replaceAll(streaming write: @escaping (inout RecordWriter) throws -> Void) throws(StorageError) {
+        try writer.exclusive { connection in
+            try connection.replaceAll { statements in
+                var writer = RecordWriter(statements: statements)
+                try write(&writer)
+            }
+        }
+    }
+
+    public func compact() throws(StorageError) {
+        try writer.exclusive { connection in
+            try connection.execute("VACUUM")
+            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
+    /// Runs SQL on the writer connection between commits (tests: `PRAGMA max_page_count` to simulate a
+    /// full disk).
+    func executeOnWriter(_ sql: String) throws(StorageError) {
+        try writer.exclusive { connection in try connection.execute(sql) }
+    }
+
+    /// Waits for queued batches and their completions, then closes the writer connection. Called from a
+    /// completion, it closes without waiting.
+    public func close() { writer.close() }
+}
+
+extension SQLiteConnection {
+    /// `DELETE FROM nodes`, then `body`'s inserts, in one transaction; then folds the WAL into the
+    /// database rather than leaving it for the next write.
+    func replaceAll(_ body: (SQLiteStorageEngine.Statements) throws -> Void) throws {
+        let statements = try SQLiteStorageEngine.Statements(self)
+        try execute("BEGIN IMMEDIATE")
+        do {
+            try statements.deleteAll.run()
+            try body(statements)
+            try execute("COMMIT")
+        } catch {
+            if isInTransaction { try? execute("ROLLBACK") }
+            throw error
+        }
+        try execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
+}
+
+extension SQLiteStorageEngine {
+    /// The writer's prepared statements, reused by every commit.
+    final class Statements {
+        let insert, deleteOne, deleteRange, deleteAll: SQLiteStatement
+        init(_ connection: SQLiteConnection) throws(SQLiteError) {
+            insert = try connection.prepare("INSERT OR REPLACE INTO nodes(path, value, priority) VALUES (?1, ?2, ?3)")
+            deleteOne = try connection.prepare("DELETE FROM nodes WHERE path = ?1")
+            deleteRange = try connection.prepare("DELETE FROM nodes WHERE path >= ?1 AND path < ?2")
+            deleteAll = try connection.prepare("DELETE FROM nodes")
+        }
+    }
+}
+
+/// The writer connection, its storage thread and the job queue: everything the thread needs, and
+/// nothing that keeps the engine alive, so a dropped engine's `deinit` can end the thread.
+///
+/// The storage thread takes every queued batch (up to `batchesPerCommitMax`), commits them in one
+/// transaction with one fsync, hands their completions to `completions` (a serial queue, so they run in
+/// order) and goes straight on to the next group: writers' follow-up writes and the committed-tree
+/// updates run beside the next commit instead of delaying it. The queue is protected by `condition`.
+final class StorageThread: @unchecked Sendable {
+    typealias Completion = @Sendable (Result<Void, StorageError>) -> Void
+
+    private enum Job {
+        case batch(sequence: Int, WriteBatch, Completion)
+        /// Work that needs the writer connection (import, compact), run between commits.
+        case exclusive((SQLiteConnection) -> Void)
+    }
+
+    let path: String
+    // Protected by `condition`.
+    private let condition = NSCondition()
+    private var jobs: [Job] = []
+    private var jobsStart = 0
+    private var closing = false
+    private var appended = 0
+    private var abortThrough = 0
+    private var statisticsStorage = SQLiteStorageEngine.Statistics()
+
+    /// Completions, in commit order, off the storage thread.
+    private let completions = DispatchQueue(label: "hearth.storage.completions")
+    private static let completionsKey = DispatchSpecificKey<Bool>()
+    /// Signalled by the storage thread when it has closed the writer connection.
+    private let finished = DispatchSemaphore(value: 0)
+    /// Set once by the storage thread before it touches the writer; read to assert and to avoid
+    /// waiting for itself.
+    nonisolated(unsafe) private var storageThread: pthread_t?
+
+    init(path: String, connection: SQLiteConnection) {
+        self.path = path
+        completions.setSpecific(key: Self.completionsKey, value: true)
+        let thread = Thread { [self] in run(connection) }
+        thread.name = "hearth.storage"
+        thread.start()
+    }
+
+    var statistics: SQLiteStorageEngine.Statistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return statisticsStorage
+    }
+
+    private var isOnOwnThread: Bool {
+        if DispatchQueue.getSpecific(key: Self.completionsKey) == true { return true }
+        return storageThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+    }
+
+    func append(_ batch: WriteBatch, completion: @escaping Completion) {
         condition.lock()
         if closing {
             condition.unlock()
             // Never call back on the caller's stack: callers append while holding their own locks.
-            DispatchQueue.global().async {
-                completion(.failure(StorageError(.closed, "the database \(self.path) is closed.")))
+            DispatchQueue.global().async { [path] in
+                completion(.failure(StorageError(.closed, "the database \(path) is closed.")))
             }
             return
         }
@@ -231,18 +372,30 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         condition.unlock()
     }
 
+    func close() {
+        condition.lock()
+        let wasClosing = closing
+        closing = true
+        condition.signal()
+        condition.unlock()
+        // From a completion or the storage thread itself, waiting would wait for ourselves.
+        if !wasClosing && !isOnOwnThread {
+            finished.wait()
+            finished.signal()  // for a later close() racing this one
+        }
+    }
+
     private func assertOnStorageThread() {
         assert(storageThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false, "the writer connection is used off the storage thread")
     }
 
-    /// The storage thread: takes every queued batch (up to `batchesPerCommitMax`), commits them in one
-    /// transaction with one fsync, then completes them; an exclusive job runs alone between commits.
-    private func runStorageThread(_ writer: SQLiteConnection) {
+    private func run(_ writer: SQLiteConnection) {
         storageThread = pthread_self()
-        var statements: Statements? = nil
+        var statements: SQLiteStorageEngine.Statements? = nil
         defer {
             statements = nil
             writer.close()
+            completions.sync {}  // every completion has run before close() returns
             finished.signal()
         }
         while true {
@@ -252,9 +405,9 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
                 condition.unlock()
                 return
             }
-            var group: [(sequence: Int, batch: WriteBatch, completion: @Sendable (Result<Void, StorageError>) -> Void)] = []
+            var group: [(sequence: Int, batch: WriteBatch, completion: Completion)] = []
             var exclusive: ((SQLiteConnection) -> Void)?
-            while jobsStart < jobs.count, group.count < Self.batchesPerCommitMax {
+            while jobsStart < jobs.count, group.count < SQLiteStorageEngine.batchesPerCommitMax {
                 if case .batch(let sequence, let batch, let completion) = jobs[jobsStart] {
                     group.append((sequence, batch, completion))
                     jobsStart += 1
@@ -282,26 +435,30 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
                 continue
             }
             let aborted = group.prefix { $0.sequence <= abortThrough }
-            for job in aborted {
-                job.completion(.failure(StorageError(.abortedAfterFailure, "an earlier write to \(path) failed to commit, so this one, queued behind it, was not stored. Retry it.")))
+            if !aborted.isEmpty {
+                let failure = StorageError(.abortedAfterFailure, "an earlier write to \(path) failed to commit, so this one, queued behind it, was not stored. Retry it.")
+                let completionsToRun = aborted.map(\.completion)
+                completions.async { for completion in completionsToRun { completion(.failure(failure)) } }
             }
             let toCommit = group.dropFirst(aborted.count)
             if toCommit.isEmpty { continue }
             do {
-                if statements == nil { statements = try Statements(writer) }
+                if statements == nil { statements = try SQLiteStorageEngine.Statements(writer) }
                 try commit(toCommit.lazy.map(\.batch), writer: writer, statements: statements!)
                 condition.lock()
-                statistics.commits += 1
-                statistics.batches += toCommit.count
-                if statistics.groupSizes.count < 100_000 { statistics.groupSizes.append(toCommit.count) }
+                statisticsStorage.commits += 1
+                statisticsStorage.batches += toCommit.count
+                if statisticsStorage.groupSizes.count < 100_000 { statisticsStorage.groupSizes.append(toCommit.count) }
                 condition.unlock()
-                for job in toCommit { job.completion(.success(())) }
+                let completionsToRun = toCommit.map(\.completion)
+                completions.async { for completion in completionsToRun { completion(.success(())) } }
             } catch {
                 if writer.isInTransaction { try? writer.execute("ROLLBACK") }
-                let storageError = Self.storageError(error, path: path)
-                for job in toCommit { job.completion(.failure(storageError)) }
-                // Only now that the writers have heard: everything queued so far was built on the failed
-                // writes, so it fails too (see StorageEngine).
+                let storageError = SQLiteStorageEngine.storageError(error, path: path)
+                let completionsToRun = toCommit.map(\.completion)
+                // Wait until the writers have heard: everything appended until then was built on the
+                // failed writes, so it fails too (see StorageEngine).
+                completions.sync { for completion in completionsToRun { completion(.failure(storageError)) } }
                 condition.lock()
                 self.abortThrough = appended
                 condition.unlock()
@@ -309,19 +466,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         }
     }
 
-    /// The writer's prepared statements, reused by every commit.
-    final class Statements {
-        let insert, deleteOne, deleteRange, deleteAll: SQLiteStatement
-        init(_ connection: SQLiteConnection) throws(SQLiteError) {
-            insert = try connection.prepare("INSERT OR REPLACE INTO nodes(path, value, priority) VALUES (?1, ?2, ?3)")
-            deleteOne = try connection.prepare("DELETE FROM nodes WHERE path = ?1")
-            deleteRange = try connection.prepare("DELETE FROM nodes WHERE path >= ?1 AND path < ?2")
-            deleteAll = try connection.prepare("DELETE FROM nodes")
-        }
-    }
-
     private func commit(
-        _ batches: some Sequence<WriteBatch>, writer: SQLiteConnection, statements: Statements
+        _ batches: some Sequence<WriteBatch>, writer: SQLiteConnection, statements: SQLiteStorageEngine.Statements
     ) throws(SQLiteError) {
         assertOnStorageThread()
         try writer.execute("BEGIN IMMEDIATE")
@@ -333,7 +479,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     }
 
     /// Runs `body` on the storage thread with the writer connection and waits for it.
-    private func exclusive<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws(StorageError) -> T {
+    func exclusive<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws(StorageError) -> T {
         nonisolated(unsafe) var result: Result<T, any Error>?
         let done = DispatchSemaphore(value: 0)
         condition.lock()
@@ -341,7 +487,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
             condition.unlock()
             throw StorageError(.closed, "the database \(path) is closed.")
         }
-        jobs.append(.exclusive({ connection in
+        jobs.append(.exclusive({ [self] connection in
+            assertOnStorageThread()
             result = Result { try body(connection) }
             done.signal()
         }))
@@ -350,50 +497,10 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         done.wait()
         switch result! {
         case .success(let value): return value
-        case .failure(let error as SQLiteError): throw Self.storageError(error, path: path)
+        case .failure(let error as SQLiteError): throw SQLiteStorageEngine.storageError(error, path: path)
         case .failure(let error as StorageError): throw error
         case .failure(let error): throw StorageError(.io, "\(error)")
         }
-    }
-
-    // MARK: Import, compact, close
-
-    public func replaceAll(with root: Node, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
-        let total = root.leafCount
-        try exclusive { [self] connection in
-            assertOnStorageThread()
-            let statements = try Statements(connection)
-            try connection.execute("BEGIN IMMEDIATE")
-            do {
-                try statements.deleteAll.run()
-                var writer = RecordWriter(statements: statements)
-                writer.progress = progress.map { report in { done in report(LoadProgress(done: done, total: total)) } }
-                try writer.apply(.put(.root, root))
-                try connection.execute("COMMIT")
-            } catch {
-                if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-                throw error
-            }
-            // Fold the import's WAL into the database now rather than at the next write.
-            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        }
-        progress?(LoadProgress(done: total, total: total))
-    }
-
-    public func compact() throws(StorageError) {
-        try exclusive { connection in
-            try connection.execute("VACUUM")
-            try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        }
-    }
-
-    public func close() {
-        condition.lock()
-        let wasClosing = closing
-        closing = true
-        condition.signal()
-        condition.unlock()
-        if !wasClosing { finished.wait() }
     }
 }
 

@@ -66,7 +66,10 @@ public final class DurableDatabase: Sendable {
         _ path: Path, to value: Node, ifHash: String? = nil, now: Int64? = nil,
         completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
-        write(completion) { tree throws(DataError) in try tree.set(path, to: value, ifHash: ifHash, now: now) }
+        let target = path.last == .priorityKey ? (path.parent ?? path) : path
+        write(completion, targets: [target]) { tree throws(DataError) in
+            try tree.set(path, to: value, ifHash: ifHash, now: now)
+        }
     }
 
     /// Writes several locations below `path` atomically (see `DatabaseTree.update`).
@@ -74,7 +77,10 @@ public final class DurableDatabase: Sendable {
         _ path: Path, with values: [(Path, Node)], now: Int64? = nil,
         completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
-        write(completion) { tree throws(DataError) in try tree.update(path, with: values, now: now) }
+        // A target's proper ancestors include those of its node when it ends in `.priority`: a superset.
+        write(completion, targets: values.map { path.appending(path: $0.0) }) { tree throws(DataError) in
+            try tree.update(path, with: values, now: now)
+        }
     }
 
     /// `set`, waiting for durability.
@@ -95,6 +101,7 @@ public final class DurableDatabase: Sendable {
 
     private func write(
         _ completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void,
+        targets: [Path],
         _ apply: (inout DatabaseTree) throws(DataError) -> ChangeSet
     ) {
         let refused: (any Error)? = state.withLock { state -> (any Error)? in
@@ -103,10 +110,12 @@ public final class DurableDatabase: Sendable {
                     .abortedAfterFailure,
                     "an earlier write failed to commit to \(engine.location) and writes queued behind it are draining. Retry.")
             }
-            let before = state.pending.root
+            // What storage holds above the written paths, read before the write without keeping the
+            // old root: holding it would make the write copy every node on its path.
+            let ancestors = WriteBatch.AncestorRecords(of: targets, in: state.pending.root)
             let changes: ChangeSet
             do { changes = try apply(&state.pending) } catch { return error }
-            let batch = WriteBatch(changes: changes, before: before, after: state.pending.root)
+            let batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
             state.inFlight += 1
             // Appended under the lock, so the engine sees batches in the order `pending` applied them.
             engine.append(batch) { [self] result in

@@ -20,7 +20,8 @@ public protocol StorageEngine: AnyObject, Sendable {
     /// Reads the whole stored tree. `progress` is called now and then on the calling thread.
     func load(progress: ((LoadProgress) -> Void)?) throws(StorageError) -> Node
 
-    /// Queues `batch` for the next commit; `completion` runs on the engine's thread once it is durable
+    /// Queues `batch` for the next commit; `completion` runs off the caller's stack (on the engine's
+    /// completion thread or queue, one at a time, in order) once it is durable
     /// or has failed. Empty batches complete at once, in order.
     func append(_ batch: WriteBatch, completion: @escaping @Sendable (Result<Void, StorageError>) -> Void)
 

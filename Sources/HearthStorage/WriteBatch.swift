@@ -30,32 +30,72 @@ public struct WriteBatch: Sendable, Equatable {
     /// The operations that turn the stored records of `before` into those of `after`, given the
     /// change set of the write between them.
     ///
+    /// Holding `before` while the write runs makes the tree share its nodes, so the write copies every
+    /// node on its path (copy-on-write). Writers that care take an ``AncestorRecords`` snapshot before the
+    /// write instead and use ``init(changes:ancestorsBefore:after:)``.
+    public init(changes: ChangeSet, before: Node, after: Node) {
+        self.init(
+            changes: changes, ancestorsBefore: AncestorRecords(of: changes.changes.map(\.path), in: before), after: after)
+    }
+
+    /// What storage holds for the ancestors of some paths: which of them have a record (a leaf, or an
+    /// inner node's priority marker). Taken before a write, from the tree the write is applied to, it is
+    /// all ``WriteBatch`` needs of the old tree; most ancestors have no record, so it is usually empty.
+    public struct AncestorRecords: Sendable {
+        /// Ancestors with a record, and their priority when they are inner nodes with one.
+        var records: [(path: Path, marker: Priority?)] = []
+
+        /// The records of every proper ancestor (the root included) of each of `paths` in `root`.
+        public init(of paths: [Path], in root: Node) {
+            for path in paths {
+                var node = root
+                var ancestor = Path.root
+                for key in path.keys {
+                    if node.isEmpty { break }  // nothing stored below here
+                    if node.isLeaf || node.priority != nil, !records.contains(where: { $0.path == ancestor }) {
+                        records.append((ancestor, node.hasChildren ? node.priority : nil))
+                    }
+                    node = node.child(key)
+                    ancestor = ancestor.appending(key)
+                }
+            }
+        }
+
+        func record(at path: Path) -> (hasRecord: Bool, marker: Priority?) {
+            for record in records where record.path == path { return (true, record.marker) }
+            return (false, nil)
+        }
+    }
+
+    /// The operations that turn the stored records before a write into those of `after`, given the
+    /// write's change set and the ancestor records taken before it.
+    ///
     /// Per change: ancestors that were leaves or carried a priority lose their record; the old subtree
     /// goes, the new one comes; ancestors that are prioritized inner nodes afterwards get their marker
     /// back. Untouched ancestors cost one lookup in memory and nothing in storage.
-    public init(changes: ChangeSet, before: Node, after: Node) {
+    public init(changes: ChangeSet, ancestorsBefore: AncestorRecords, after: Node) {
         var removals: [Operation] = []
         var puts: [Operation] = []
         var markers: [Operation] = []
-        var seenAncestors = Set<Path>()
+        // Ancestors shared by several changes (a multi-path update) are handled once.
+        var seenAncestors: Set<Path> = []
+        let dedupe = changes.changes.count > 1
         for change in changes.changes {
             // Ancestors, root first. Even a write that changes nothing at its path can empty a leaf
             // ancestor (removing below a leaf), so every change is walked.
-            var oldNode = before, newNode = after
+            var newNode = after
             var ancestor = Path.root
             for key in change.path.keys {
-                if seenAncestors.insert(ancestor).inserted {
-                    let oldHasRecord = oldNode.isLeaf || oldNode.priority != nil
+                if !dedupe || seenAncestors.insert(ancestor).inserted {
+                    let old = ancestorsBefore.record(at: ancestor)
                     let newMarker = newNode.hasChildren ? newNode.priority : nil
-                    let oldMarker = oldNode.hasChildren ? oldNode.priority : nil
-                    if oldHasRecord && !(oldMarker != nil && oldMarker == newMarker) {
+                    if old.hasRecord && !(old.marker != nil && old.marker == newMarker) {
                         removals.append(.removeRecord(ancestor))
                         if let newMarker { markers.append(.putPriority(ancestor, newMarker)) }
-                    } else if let newMarker, oldMarker != newMarker {
+                    } else if let newMarker, old.marker != newMarker {
                         markers.append(.putPriority(ancestor, newMarker))
                     }
                 }
-                oldNode = oldNode.child(key)
                 newNode = newNode.child(key)
                 ancestor = ancestor.appending(key)
             }
