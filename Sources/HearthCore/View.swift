@@ -62,6 +62,8 @@ public struct View: Sendable {
         var key: ChildKey
         /// Changes below the child, as (path below the child, old node there).
         var olds: [(Path, Node)]
+        /// The child's new node, when a change replaced the child itself (no lookup needed).
+        var exactNew: Node?
     }
 
     private func applyUnfiltered(_ changes: ChangeSet, tree: DatabaseTree) -> [Event] {
@@ -71,11 +73,13 @@ public struct View: Sendable {
         for change in changes.changes {
             if change.path.count > path.count, path.contains(change.path) {
                 let key = change.path.keys[path.count]
-                let below = Path(Array(change.path.keys.dropFirst(path.count + 1)))
+                let isExact = change.path.count == path.count + 1
+                let below = isExact ? Path.root : Path(Array(change.path.keys.dropFirst(path.count + 1)))
                 if let i = affected.firstIndex(where: { $0.key == key }) {
                     affected[i].olds.append((below, change.old))
+                    affected[i].exactNew = nil
                 } else {
-                    affected.append(AffectedChild(key: key, olds: [(below, change.old)]))
+                    affected.append(AffectedChild(key: key, olds: [(below, change.old)], exactNew: isExact ? change.new : nil))
                 }
             } else if change.path.contains(path) {
                 oldAtPath = change.old.child(at: path.relative(to: change.path)!)
@@ -97,8 +101,7 @@ public struct View: Sendable {
             // copy the location's map on every write.
             for child in affected {
                 // A change exactly at the child carries its new node: no lookup needed.
-                let exact = child.olds.count == 1 && child.olds[0].0.isRoot
-                let after = exact ? exactNew(for: child.key, in: changes) ?? new.child(child.key) : new.child(child.key)
+                let after = child.exactNew ?? new.child(child.key)
                 var before = after
                 for (below, oldNode) in child.olds { before.set(below, to: oldNode) }
                 pairs.append((child.key, before, after))
@@ -138,14 +141,6 @@ public struct View: Sendable {
         }
         if valueChanged { events.append(Event(type: .value, node: new)) }
         return events
-    }
-
-    /// The new node of the change written exactly at `path/key`, if there is one.
-    private func exactNew(for key: ChildKey, in changes: ChangeSet) -> Node? {
-        for change in changes.changes where change.path.count == path.count + 1 && change.path.keys.last == key && path.contains(change.path) {
-            return change.new
-        }
-        return nil
     }
 
     private func indexValueChanged(_ before: Node, _ after: Node) -> Bool {

@@ -13,7 +13,9 @@ public final class ViewRegistry: @unchecked Sendable {
     /// One level of the location trie.
     final class TrieNode: @unchecked Sendable {
         // Sendable: owned by one registry, which its owner confines to one thread or actor.
-        var views: [ID: View] = [:]
+        /// The views at this location: usually one or two, so an array (updated in place by
+        /// index) beats a dictionary, whose value access copied each view out and back.
+        var views: [(id: ID, view: View)] = []
         var children: [ChildKey: TrieNode] = [:]
         /// The `apply` pass that last updated this node's views, so a change set with several
         /// changes on one path updates each view once (cheaper than a visited set per pass).
@@ -44,7 +46,7 @@ public final class ViewRegistry: @unchecked Sendable {
             }
         }
         let view = View(path: path, params: params, tree: tree)
-        node.views[id] = view
+        node.views.append((id, view))
         locations[id] = path
         return view.initialEvents(tree: tree)
     }
@@ -54,7 +56,7 @@ public final class ViewRegistry: @unchecked Sendable {
         guard let path = locations.removeValue(forKey: id) else { return }
         var trail: [TrieNode] = [root]
         for key in path.keys { trail.append(trail.last!.children[key]!) }
-        trail.last!.views[id] = nil
+        trail.last!.views.removeAll { $0.id == id }
         for depth in stride(from: path.count, to: 0, by: -1) where trail[depth].isEmpty {
             trail[depth - 1].children[path.keys[depth - 1]] = nil
         }
@@ -64,7 +66,7 @@ public final class ViewRegistry: @unchecked Sendable {
         guard let path = locations[id] else { return nil }
         var node = root
         for key in path.keys { node = node.children[key]! }
-        return node.views[id]
+        return node.views.first { $0.id == id }?.view
     }
 
     /// The events every affected listener receives for `changes` (already applied to `tree`).
@@ -75,12 +77,9 @@ public final class ViewRegistry: @unchecked Sendable {
         func update(_ node: TrieNode) {
             guard node.lastPass != pass, !node.views.isEmpty else { return }
             node.lastPass = pass
-            var index = node.views.values.startIndex
-            while index != node.views.values.endIndex {
-                // Through the values' index: updates the view in place, no key lookups.
-                let events = node.views.values[index].apply(changes, tree: tree)
-                if !events.isEmpty { result.append((node.views.keys[index], events)) }
-                node.views.values.formIndex(after: &index)
+            for index in node.views.indices {
+                let events = node.views[index].view.apply(changes, tree: tree)
+                if !events.isEmpty { result.append((node.views[index].id, events)) }
             }
         }
         func updateSubtree(_ node: TrieNode) {
