@@ -43,7 +43,9 @@ public enum KeyValidation {
                 .invalidKey,
                 "Invalid key '\(key.string.prefix(40))…'\(where_): keys are limited to \(Limits.keyLengthBytesMax) bytes of UTF-8.")
         }
-        for byte in key.string.utf8 where isForbidden(byte) {
+        var text = key.string
+        let forbidden = text.withUTF8 { bytes in bytes.first(where: isForbidden) }
+        if let byte = forbidden {
             let shown = byte < 0x20 || byte == 0x7F ? codePointName(byte) : "'\(Character(UnicodeScalar(byte)))'"
             throw DataError(
                 .invalidKey,
