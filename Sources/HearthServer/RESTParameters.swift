@@ -91,7 +91,9 @@ public struct RESTTarget: Sendable {
         switch named["format"] {
         case nil: break
         case "export": exportFormat = true
-        case let other?: throw RESTError(400, "format must be 'export', not '\(other)'")
+        // `strict`: rules without comments (§8.1); for data it is the plain form.
+        case "strict": break
+        case let other?: throw RESTError(400, "format must be 'export' or 'strict', not '\(other)'")
         }
         callback = named["callback"]
         download = named["download"]
