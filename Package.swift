@@ -35,8 +35,17 @@ let package = Package(
         /// The storage engine conformance suite, shared by every engine's tests.
         .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore"], swiftSettings: strict),
         .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "CSQLite"], swiftSettings: strict),
+        /// Debian's libwebsockets 4.1 (with its libuv event library plugin) and libuv; imported only by HearthTransport.
+        .systemLibrary(
+            name: "CLibWebSockets", path: "Sources/CLibWebSockets", pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-uv", "libuv1-dev"])]),
+        /// Firebase's REST API, SSE streams, namespaces and access rules; no C, no sockets.
+        .target(name: "HearthServer", dependencies: ["HearthCore", "HearthStorage"], swiftSettings: strict),
+        /// The HTTP server on libwebsockets + libuv: the event-loop thread that owns sockets and engine.
+        .target(name: "HearthTransport", dependencies: ["HearthServer", "CLibWebSockets"], swiftSettings: strict),
         .target(
-            name: "HearthCLI", dependencies: ["HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite"],
+            name: "HearthCLI",
+            dependencies: ["HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport"],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.
         .executableTarget(
@@ -54,6 +63,11 @@ let package = Package(
         .testTarget(
             name: "HearthSQLiteTests",
             dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore"], swiftSettings: strict),
+        .testTarget(
+            name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthServer", "HearthStorage"],
             swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),

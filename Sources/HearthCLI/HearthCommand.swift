@@ -1,3 +1,4 @@
+import Foundation
 import HearthSupport
 
 /// The `hearth` command line: parses arguments, runs one command and returns its exit status.
@@ -55,10 +56,7 @@ public enum HearthCommand {
     /// True when running as the `hearth` program: long commands then print progress to standard error.
     nonisolated(unsafe) static var liveProgress = false
 
-    /// `hearth serve`: the database server is not part of this build yet.
-    ///
-    /// It says so and fails, rather than listening on a port and answering nothing: a script or a
-    /// person that runs `hearth serve` must be able to tell that no server is running.
+    /// `hearth serve`: parses its settings, then serves until SIGINT or SIGTERM.
     static func serve<Output: TextOutputStream, ErrorOutput: TextOutputStream>(
         _ arguments: [String], output: inout Output, errorOutput: inout ErrorOutput
     ) -> ExitCode {
@@ -66,14 +64,18 @@ public enum HearthCommand {
             print(serveUsage, terminator: "", to: &output)
             return .success
         }
-        print("hearth serve: the server is not available in this build yet.", to: &errorOutput)
-        print(
-            "Nothing is listening on http://localhost:9000 and no data was written to ./hearth-data.",
-            to: &errorOutput)
-        print(
-            "This build has the JSON tree engine (HearthCore) only; the server lands in a later release.",
-            to: &errorOutput)
-        return .unavailable
+        let settings: ServeSettings
+        do {
+            settings = try ServeSettings.resolve(
+                arguments: arguments, environment: ProcessInfo.processInfo.environment,
+                readFile: { path in FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) } })
+        } catch {
+            guard case .usage(let message) = error else { return .usageError }
+            print("hearth serve: \(message).", to: &errorOutput)
+            print("Run 'hearth serve --help' for the options.", to: &errorOutput)
+            return .usageError
+        }
+        return runServer(settings, output: &output, errorOutput: &errorOutput)
     }
 
     static let usage = """
@@ -82,7 +84,7 @@ public enum HearthCommand {
         Usage: hearth <command>
 
         Commands:
-          serve        Serve the database on http://localhost:9000 (not available in this build yet)
+          serve        Serve the database on http://localhost:9000 (see 'hearth serve --help')
           export NS    Write namespace NS as Firebase export JSON to standard output
           import NS F  Replace namespace NS with the export JSON in file F (atomically)
           backup NS F  Copy namespace NS's database to file F while hearth runs
@@ -95,13 +97,7 @@ public enum HearthCommand {
 
         """
 
-    static let serveUsage = """
-        Usage: hearth serve
-
-        Serves the database on http://localhost:9000 with its data in ./hearth-data.
-        Not available in this build yet: the command says so and exits with status 2.
-
-        """
+    static var serveUsage: String { ServeSettings.usage }
 }
 
 /// How a `hearth` command ended, as the process exit status.

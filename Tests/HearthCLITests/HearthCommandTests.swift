@@ -9,6 +9,10 @@ import Testing
 
 /// Runs `hearth` in-process and captures what it writes.
 private func hearth(_ arguments: String...) -> (status: ExitCode, output: String, errorOutput: String) {
+    hearth(arguments)
+}
+
+private func hearth(_ arguments: [String]) -> (status: ExitCode, output: String, errorOutput: String) {
     var output = "", errorOutput = ""
     let status = HearthCommand.run(arguments, output: &output, errorOutput: &errorOutput)
     return (status, output, errorOutput)
@@ -38,19 +42,36 @@ func helpListsCommands(flag: String) {
     #expect(result.output == HearthCommand.usage)
 }
 
-@Test func serveSaysItIsNotAvailableAndFails() {
-    let result = hearth("serve")
-    #expect(result.status == .unavailable)
-    #expect(result.status.rawValue == 2)
+@Test("hearth serve refuses a wrong command line before listening", arguments: [
+    ["--bogus"], ["--port", "x"], ["--port", "70000"], ["--port"], ["--emulator=maybe"], ["--tls-cert", "a.pem"],
+])
+func serveRejectsBadArguments(arguments: [String]) {
+    let result = hearth(["serve"] + arguments)
+    #expect(result.status == .usageError)
     #expect(result.output.isEmpty)
-    #expect(result.errorOutput.contains("not available in this build"))
-    #expect(result.errorOutput.contains("Nothing is listening"))
+    #expect(result.errorOutput.contains("hearth serve --help"))
+}
+
+@Test func serveSettingsPreferFlagsThenEnvironmentThenConfigFile() throws {
+    let file = "port = 7000\nhost = 0.0.0.0  # every interface\nproject = from-file\n"
+    let settings = try ServeSettings.resolve(
+        arguments: ["--port", "7100", "--emulator"], environment: ["HEARTH_PORT": "7050", "HEARTH_PROJECT": "from-env"],
+        readFile: { $0 == "hearth.conf" ? file : nil })
+    #expect(settings.port == 7100)
+    #expect(settings.host == "0.0.0.0")
+    #expect(settings.project == "from-env")
+    #expect(settings.emulator)
+    #expect(settings.defaultNamespace == "from-env-default-rtdb")
+    #expect(settings.dataDirectory == "./hearth-data")
 }
 
 @Test func serveHelpDescribesTheCommand() {
     let result = hearth("serve", "--help")
     #expect(result.status == .success)
     #expect(result.output.contains("Usage: hearth serve"))
+    for option in ["--host", "--port", "--data", "--project", "--emulator", "HEARTH_PORT", "--config"] {
+        #expect(result.output.contains(option))
+    }
 }
 
 @Test("Unknown commands and options fail with a hint", arguments: ["bogus", "--bogus"])

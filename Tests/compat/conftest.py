@@ -49,3 +49,65 @@ def hearth(hearth_binary, tmp_path):
         return Completed(completed.returncode, completed.stdout, completed.stderr)
 
     return run
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class RunningServer:
+    """A `hearth serve` process started for the tests."""
+
+    host: str
+    port: int
+    data: Path
+    process: subprocess.Popen
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+@pytest.fixture(scope="session")
+def hearth_server(hearth_binary, tmp_path_factory):
+    """The real `hearth serve --emulator` on a free port with a temporary data directory, stopped after the run."""
+    import socket
+    import time
+
+    data = tmp_path_factory.mktemp("hearth-data")
+    for _attempt in range(5):
+        port = _free_port()
+        process = subprocess.Popen(
+            [str(hearth_binary), "serve", "--emulator", "--port", str(port), "--data", str(data), "--project", "demo-test"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        if process.poll() is None:
+            break
+    else:
+        pytest.fail("hearth serve did not start", pytrace=False)
+    server = RunningServer("127.0.0.1", port, data, process)
+    yield server
+    process.terminate()
+    try:
+        out, err = process.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"hearth serve did not stop within 20 s of SIGTERM; stderr:\n{err}")
+    assert process.returncode == 0, f"hearth serve exited with {process.returncode}; stderr:\n{err}"
+    assert "stopped cleanly" in err

@@ -2,7 +2,6 @@
 
 import re
 
-EXIT_UNAVAILABLE = 2  # a command that exists but is not in this build
 EXIT_USAGE = 64  # EX_USAGE in sysexits.h
 
 
@@ -20,13 +19,13 @@ def test_help_lists_serve(hearth):
     assert "serve" in result.stdout
 
 
-def test_serve_says_the_server_is_not_available_and_exits_non_zero(hearth, tmp_path):
-    result = hearth("serve", timeout=10)
-    assert result.returncode == EXIT_UNAVAILABLE
-    assert "server is not available in this build" in result.stderr
-    assert "Nothing is listening on http://localhost:9000" in result.stderr
+def test_serve_refuses_unknown_options_before_listening(hearth, tmp_path):
+    result = hearth("serve", "--bogus", timeout=10)
+    assert result.returncode == EXIT_USAGE
+    assert "unknown option '--bogus'" in result.stderr
+    assert "hearth serve --help" in result.stderr
     assert result.stdout == ""
-    # It must not pretend: no data directory appears where it ran.
+    # Nothing was created where it ran.
     assert not (tmp_path / "hearth-data").exists()
 
 

@@ -1,0 +1,214 @@
+import Foundation
+import HearthServer
+import HearthSQLite
+import HearthStorage
+import HearthSupport
+import HearthTransport
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `hearth serve`: its settings (flags, then environment, then config file, then defaults) and the run.
+struct ServeSettings: Equatable {
+    var host = "127.0.0.1"
+    var port = 9000
+    var dataDirectory = "./hearth-data"
+    var project = "demo-hearth"
+    var emulator = false
+    var certificatePath: String?
+    var privateKeyPath: String?
+
+    /// Each setting: flag, environment variable, config-file key, and what it means (drives `--help`).
+    static let table: [(flag: String, environment: String, key: String, help: String)] = [
+        ("--host", "HEARTH_HOST", "host", "Address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)"),
+        ("--port", "HEARTH_PORT", "port", "Port to listen on (default 9000)"),
+        ("--data", "HEARTH_DATA", "data", "Directory for the databases, one SQLite file per namespace (default ./hearth-data)"),
+        ("--project", "HEARTH_PROJECT", "project", "Project ID; the default namespace is <ID>-default-rtdb (default demo-hearth)"),
+        ("--emulator", "HEARTH_EMULATOR", "emulator", "Emulator mode: 'Bearer owner' is admin and everyone may read and write"),
+        ("--tls-cert", "HEARTH_TLS_CERT", "tls-cert", "PEM certificate: serve HTTPS (with --tls-key)"),
+        ("--tls-key", "HEARTH_TLS_KEY", "tls-key", "PEM private key for --tls-cert"),
+    ]
+
+    var defaultNamespace: String { project + "-default-rtdb" }
+
+    enum ParseError: Error, Equatable { case usage(String) }
+
+    /// Reads settings from a config file's text, the environment and the arguments, later ones winning.
+    static func resolve(arguments: [String], environment: [String: String], readFile: (String) -> String?)
+        throws(ParseError) -> ServeSettings
+    {
+        var values: [String: String] = [:]
+        var configPath = environment["HEARTH_CONFIG"]
+        var flagValues: [String: String] = [:]
+        var index = 0
+        while index < arguments.count {
+            var argument = arguments[index]
+            var inline: String?
+            if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+                inline = String(argument[argument.index(after: equals)...])
+                argument = String(argument[..<equals])
+            }
+            if argument == "--config" {
+                guard let value = inline ?? (index + 1 < arguments.count ? arguments[index + 1] : nil) else {
+                    throw .usage("--config needs a file")
+                }
+                configPath = value
+                index += inline == nil ? 2 : 1
+                continue
+            }
+            guard let entry = table.first(where: { $0.flag == argument }) else {
+                throw .usage("unknown option '\(arguments[index])'")
+            }
+            if entry.key == "emulator" {
+                flagValues["emulator"] = inline ?? "true"
+                index += 1
+                continue
+            }
+            guard let value = inline ?? (index + 1 < arguments.count ? arguments[index + 1] : nil) else {
+                throw .usage("\(argument) needs a value")
+            }
+            flagValues[entry.key] = value
+            index += inline == nil ? 2 : 1
+        }
+        let fileText: String?
+        if let configPath {
+            guard let text = readFile(configPath) else { throw .usage("cannot read the config file \(configPath)") }
+            fileText = text
+        } else {
+            fileText = readFile("hearth.conf")
+        }
+        if let fileText {
+            for rawLine in fileText.split(separator: "\n") {
+                let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false)[0]
+                    .trimmingCharacters(in: .whitespaces)
+                guard !line.isEmpty else { continue }
+                let parts = line.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2, table.contains(where: { $0.key == parts[0] }) else {
+                    throw .usage("config file line '\(line)' is not 'key = value' with a known key")
+                }
+                values[parts[0]] = parts[1]
+            }
+        }
+        for entry in table { if let value = environment[entry.environment] { values[entry.key] = value } }
+        values.merge(flagValues) { _, flag in flag }
+
+        var settings = ServeSettings()
+        if let host = values["host"] { settings.host = host }
+        if let port = values["port"] {
+            guard let number = Int(port), (0...65535).contains(number) else { throw .usage("port must be 0–65535, not '\(port)'") }
+            settings.port = number
+        }
+        if let data = values["data"] { settings.dataDirectory = data }
+        if let project = values["project"] { settings.project = project }
+        if let emulator = values["emulator"] {
+            switch emulator.lowercased() {
+            case "1", "true", "yes", "on": settings.emulator = true
+            case "0", "false", "no", "off", "": settings.emulator = false
+            default: throw .usage("emulator must be true or false, not '\(emulator)'")
+            }
+        }
+        settings.certificatePath = values["tls-cert"]
+        settings.privateKeyPath = values["tls-key"]
+        if (settings.certificatePath == nil) != (settings.privateKeyPath == nil) {
+            throw .usage("--tls-cert and --tls-key go together")
+        }
+        return settings
+    }
+
+    static var usage: String {
+        var text = """
+            Usage: hearth serve [options]
+
+            Serves Firebase Realtime Database's REST API and streaming (SSE) over HTTP, for many databases
+            (namespaces) at once, with the data in one SQLite file per namespace.
+
+            Options (each also from an environment variable, or a line 'key = value' in the config file):
+
+            """
+        for entry in table {
+            let name = entry.key == "emulator" ? entry.flag : "\(entry.flag) VALUE"
+            text += "  \(name.padding(toLength: 18, withPad: " ", startingAt: 0))\(entry.help)\n"
+            text += "  \("".padding(toLength: 18, withPad: " ", startingAt: 0))env \(entry.environment), config key '\(entry.key)'\n"
+        }
+        text += """
+              --config FILE     Config file (env HEARTH_CONFIG; default ./hearth.conf when it exists)
+
+            Flags win over the environment, which wins over the config file.
+            SIGINT or SIGTERM stops it: no new requests, queued writes committed, files closed.
+
+            """
+        return text
+    }
+}
+
+extension HearthCommand {
+    static func runServer<Output: TextOutputStream, ErrorOutput: TextOutputStream>(
+        _ settings: ServeSettings, output: inout Output, errorOutput: inout ErrorOutput
+    ) -> ExitCode {
+        // Block the stop signals in every thread started from here on; this thread waits for them below.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &signals, nil)
+        signal(SIGPIPE, SIG_IGN)
+
+        let directory = settings.dataDirectory
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            print("hearth serve: cannot create the data directory \(directory): \(String(cString: strerror(errno))).",
+                  to: &errorOutput)
+            return .failure
+        }
+        var adminToken: String?
+        if !settings.emulator {
+            do { adminToken = try AdminToken.loadOrCreate(in: directory) } catch {
+                print("hearth serve: cannot create the admin token in \(directory): \(error).", to: &errorOutput)
+                return .failure
+            }
+        }
+        let server = DatabaseServer(
+            configuration: ServerConfiguration(
+                emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace),
+            rulesDirectory: directory,
+            openEngine: { namespace in try SQLiteStorageEngine(directory: directory, namespace: namespace) })
+        let transport = HTTPServerTransport(
+            configuration: TransportConfiguration(
+                host: settings.host, port: settings.port, certificatePath: settings.certificatePath,
+                privateKeyPath: settings.privateKeyPath),
+            handler: server)
+        do { try transport.start() } catch {
+            print("hearth serve: \(error.description).", to: &errorOutput)
+            return .failure
+        }
+        let scheme = settings.certificatePath == nil ? "http" : "https"
+        let hostForURL = settings.host == "0.0.0.0" ? "localhost" : settings.host
+        let address = "\(hostForURL):\(transport.boundPort)"
+        let absolute = URL(fileURLWithPath: directory).standardizedFileURL.path
+        var banner = """
+            hearth \(HearthVersion.string) is serving Firebase Realtime Database clients\(settings.emulator ? " (emulator mode)" : "").
+              Data:       \(absolute) (one SQLite file per namespace; hearth export/backup read them)
+              REST:       \(scheme)://\(address)/<path>.json?ns=<namespace>   (default namespace \(settings.defaultNamespace))
+              Streaming:  the same URLs with 'Accept: text/event-stream'
+              Admin SDKs: FIREBASE_DATABASE_EMULATOR_HOST=\(address) with databaseURL https://<namespace>.firebaseio.com
+              JS SDK:     connectDatabaseEmulator(db, "\(hostForURL)", \(transport.boundPort)) or databaseURL \(scheme)://\(address)?ns=<namespace>
+
+            """
+        if settings.emulator {
+            banner += "  Access:     everyone may read and write; 'Authorization: Bearer owner' is admin.\n"
+        } else {
+            banner += "  Access:     admin only until rules are enforced. The admin token is in \(AdminToken.file(in: absolute));\n"
+            banner += "              send it as 'Authorization: Bearer $(cat \(AdminToken.file(in: absolute)))'. Use --emulator for SDK testing.\n"
+        }
+        banner += "Stop with Ctrl-C (SIGINT) or SIGTERM.\n"
+        print(banner, terminator: "", to: &output)
+
+        var received: Int32 = 0
+        sigwait(&signals, &received)
+        print("hearth serve: \(received == SIGINT ? "SIGINT" : "SIGTERM") received; closing connections and committing queued writes.",
+              to: &errorOutput)
+        transport.stop()
+        server.close()
+        print("hearth serve: stopped cleanly.", to: &errorOutput)
+        return .success
+    }
+}

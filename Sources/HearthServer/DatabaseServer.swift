@@ -1,0 +1,596 @@
+import HearthCore
+public import HearthStorage
+import Foundation
+
+/// What the server serves and who may do what.
+public struct ServerConfiguration: Sendable {
+    /// Emulator mode: `Bearer owner` is admin and, until the rules issue lands, everyone may read and write.
+    public var emulator: Bool
+    /// The admin token of non-emulator mode (kept in the data directory, see `AdminToken`).
+    public var adminToken: String?
+    /// The namespace of requests with neither `?ns=` nor a three-label Host (§1.2).
+    public var defaultNamespace: String
+    /// Seconds between SSE `keep-alive` events (§6.7: about 30 s).
+    public var keepAliveIntervalSeconds: Int
+
+    public init(emulator: Bool, adminToken: String?, defaultNamespace: String, keepAliveIntervalSeconds: Int = 30) {
+        self.emulator = emulator
+        self.adminToken = adminToken
+        self.defaultNamespace = defaultNamespace
+        self.keepAliveIntervalSeconds = keepAliveIntervalSeconds
+    }
+}
+
+/// Firebase's REST API and SSE streaming over any ``HTTPHandler`` transport (rtdb-protocol.md §6–§8).
+///
+/// Runs on the transport's event-loop thread: routing, reads and event fan-out happen there with no
+/// locks of its own. Writes go to each namespace's ``DurableDatabase``, whose engine commits on the
+/// storage thread; the completion comes back to the loop through the ``LoopExecutor`` and only then is
+/// the client answered and are the streams told.
+///
+///     let server = DatabaseServer(configuration: .init(emulator: true, adminToken: nil, defaultNamespace: "demo"),
+///                                 openEngine: { try SQLiteStorageEngine(directory: "hearth-data", namespace: $0) })
+public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
+    public let configuration: ServerConfiguration
+    private let openEngine: (String) throws -> any StorageEngine
+    private let rulesStore: RulesStore?
+    // Loop-thread state.
+    private var namespaces: [String: Namespace] = [:]
+    private var executor: (any LoopExecutor)?
+    private var pushIDs = PushIDGenerator()
+    private var nextStreamID: UInt64 = 1
+    private var lastKeepAlive: Int64 = 0
+    /// Wall clock in milliseconds; replaceable in tests.
+    public var clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    public init(
+        configuration: ServerConfiguration, rulesDirectory: String? = nil,
+        openEngine: @escaping (String) throws -> any StorageEngine
+    ) {
+        self.configuration = configuration
+        self.openEngine = openEngine
+        rulesStore = rulesDirectory.map(RulesStore.init(directory:))
+    }
+
+    /// Namespaces opened so far.
+    public var namespaceNames: [String] { namespaces.keys.sorted() }
+
+    /// Closes every namespace's engine, waiting for queued commits. Call after the loop has stopped.
+    public func close() {
+        for namespace in namespaces.values { namespace.database.engine.close() }
+        namespaces.removeAll()
+    }
+
+    // MARK: HTTPHandler
+
+    public func loopStarted(executor: any LoopExecutor) {
+        self.executor = executor
+        lastKeepAlive = clock()
+    }
+
+    public func loopStopping() {
+        for namespace in namespaces.values {
+            for stream in namespace.streams.values {
+                stream.responder.onClose = nil
+                stream.responder.finish()
+            }
+            namespace.streams.removeAll()
+        }
+    }
+
+    public func tick(nowMilliseconds: Int64) {
+        guard nowMilliseconds - lastKeepAlive >= Int64(configuration.keepAliveIntervalSeconds) * 1000 else { return }
+        lastKeepAlive = nowMilliseconds
+        for namespace in namespaces.values {
+            var cutOff: [EventStream] = []
+            for stream in namespace.streams.values where !stream.responder.send(SSE.keepAlive) {
+                cutOff.append(stream)
+            }
+            for stream in cutOff { stream.cancel() }
+        }
+    }
+
+    public func handle(_ request: HTTPRequest, responder: any HTTPResponder) {
+        do {
+            try route(request, responder: responder)
+        } catch {
+            responder.respond(Self.errorResponse(error))
+        }
+    }
+
+    // MARK: Routing
+
+    private func route(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
+        if request.method == .options {
+            responder.respond(preflight(request))
+            return
+        }
+        let target = try RESTTarget(path: request.path, queryItems: request.queryItems)
+        var method = request.method
+        if method == .post, let override = request.headers["x-http-method-override"] ?? target.methodOverride {
+            switch override.uppercased() {
+            case "PUT": method = .put
+            case "PATCH": method = .patch
+            case "DELETE": method = .delete
+            case "GET": method = .get
+            case "POST": break
+            default: throw RESTError(400, "X-HTTP-Method-Override must be PUT, PATCH, DELETE or GET")
+            }
+        }
+        let namespaceName = target.namespace ?? Self.namespace(fromHost: request.headers["host"])
+            ?? configuration.defaultNamespace
+        let access = try authorize(request, target: target)
+
+        if target.path.first?.string == ".settings" {
+            try settings(request, method: method, target: target, namespaceName: namespaceName, access: access,
+                         responder: responder)
+            return
+        }
+        if target.path.first?.string == ".inspect" {
+            guard target.path == Path(".inspect/databases") && method == .get else {
+                throw RESTError(404, "Not found")
+            }
+            let names = namespaces.keys.sorted().map { "{\"name\":\(Node($0).json())}" }.joined(separator: ",")
+            responder.respond(Self.jsonResponse(200, Array("[\(names)]".utf8)))
+            return
+        }
+        guard access.mayReadAndWrite else { throw .permissionDenied }
+        let namespace = try open(namespaceName)
+        switch method {
+        case .get, .head:
+            if request.headers["accept"]?.contains("text/event-stream") == true {
+                try stream(request, target: target, namespace: namespace, responder: responder)
+            } else {
+                try get(request, target: target, namespace: namespace, responder: responder)
+            }
+        case .put:
+            let value = try Self.parseBody(request.body, at: target.path)
+            let ifHash = try etagCondition(request)
+            write(.set(target.path), namespace: namespace, target: target, request: request, responder: responder) {
+                db, now, completion in
+                db.set(target.path, to: value, ifHash: ifHash, now: now, completion: completion)
+            }
+        case .post:
+            let id = pushIDs.next(now: clock())
+            let path = target.path.appending(ChildKey(id))
+            let value = try Self.parseBody(request.body, at: path)
+            let ifHash = try etagCondition(request)
+            write(.set(path), namespace: namespace, target: target, request: request, responder: responder,
+                  reply: { _ in Array("{\"name\":\(Node(id).json())}".utf8) }) { db, now, completion in
+                db.set(path, to: value, ifHash: ifHash, now: now, completion: completion)
+            }
+        case .patch:
+            let values = try Self.parseUpdate(request.body, at: target.path)
+            if try etagCondition(request) != nil {
+                throw RESTError(400, "if-match is supported on PUT, POST and DELETE, not on multi-path PATCH")
+            }
+            let keys = values.map(\.0)
+            write(.update(target.path, keys), namespace: namespace, target: target, request: request,
+                  responder: responder,
+                  reply: { root in
+                      var data: [UInt8] = [UInt8(ascii: "{")]
+                      for (index, key) in keys.enumerated() {
+                          if index > 0 { data.append(UInt8(ascii: ",")) }
+                          Node(key.description).appendJSON(to: &data)
+                          data.append(UInt8(ascii: ":"))
+                          root.child(at: target.path.appending(path: key)).appendJSON(to: &data, format: Self.format(target))
+                      }
+                      data.append(UInt8(ascii: "}"))
+                      return data
+                  }) { db, now, completion in
+                db.update(target.path, with: values, now: now, completion: completion)
+            }
+        case .delete:
+            let ifHash = try etagCondition(request)
+            write(.set(target.path), namespace: namespace, target: target, request: request, responder: responder) {
+                db, now, completion in
+                db.set(target.path, to: .empty, ifHash: ifHash, now: now, completion: completion)
+            }
+        case .options:
+            responder.respond(preflight(request))
+        }
+    }
+
+    /// The first label of a Host with three or more labels, lower-cased (§1.2).
+    static func namespace(fromHost host: String?) -> String? {
+        guard var host else { return nil }
+        if let colon = host.lastIndex(of: ":"), !host.contains("]") { host = String(host[..<colon]) }
+        let labels = host.split(separator: ".")
+        guard labels.count >= 3, !labels.allSatisfy({ $0.allSatisfy(\.isNumber) }) else { return nil }
+        return labels[0].lowercased()
+    }
+
+    private func open(_ name: String) throws(RESTError) -> Namespace {
+        if let namespace = namespaces[name] { return namespace }
+        do {
+            let engine = try openEngine(name)
+            let root = try engine.load(progress: nil)
+            let namespace = Namespace(name: name, database: DurableDatabase(engine: engine, root: root))
+            namespace.rulesSource = rulesStore?.load(name)
+            namespaces[name] = namespace
+            return namespace
+        } catch let error as StorageError where error.code == .invalidData {
+            throw RESTError(400, "Invalid namespace '\(name)': use 1–63 letters, digits or hyphens")
+        } catch {
+            throw RESTError(500, "Could not open the database '\(name)': \(error)")
+        }
+    }
+
+    // MARK: Auth (until the auth and rules issues land)
+
+    struct Access {
+        var isAdmin: Bool
+        var mayReadAndWrite: Bool
+    }
+
+    private func authorize(_ request: HTTPRequest, target: RESTTarget) throws(RESTError) -> Access {
+        var credential = target.credential
+        if let header = request.headers["authorization"] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" { credential = String(parts[1]) }
+        }
+        let isAdmin: Bool
+        if let credential {
+            isAdmin = (configuration.emulator && credential == "owner")
+                || (configuration.adminToken.map { Self.constantTimeEqual($0, credential) } ?? false)
+        } else {
+            isAdmin = false
+        }
+        if configuration.emulator { return Access(isAdmin: isAdmin, mayReadAndWrite: true) }
+        // An admin acting as a user (auth_variable_override) is that user: no rules yet, so denied.
+        let actsAsAdmin = isAdmin && target.authVariableOverride == nil
+        return Access(isAdmin: actsAsAdmin, mayReadAndWrite: actsAsAdmin)
+    }
+
+    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        guard x.count == y.count else { return false }
+        var difference: UInt8 = 0
+        for index in x.indices { difference |= x[index] ^ y[index] }
+        return difference == 0
+    }
+
+    // MARK: Rules storage (§8.1)
+
+    private func settings(
+        _ request: HTTPRequest, method: HTTPRequest.Method, target: RESTTarget, namespaceName: String, access: Access,
+        responder: any HTTPResponder
+    ) throws(RESTError) {
+        guard target.path == Path(".settings/rules") else { throw RESTError(404, "Not found") }
+        guard access.isAdmin || configuration.emulator else { throw .permissionDenied }
+        let namespace = try open(namespaceName)
+        switch method {
+        case .get, .head:
+            let source = namespace.rulesSource ?? Self.defaultRules(emulator: configuration.emulator)
+            let strict = request.queryItems.contains { $0.name == "format" && $0.value == "strict" }
+            if strict {
+                guard let node = try? Node(json: RulesText.stripComments(source)) else {
+                    throw RESTError(500, "The stored rules are not valid JSON")
+                }
+                responder.respond(Self.jsonResponse(200, Array(node.json(.export).utf8)))
+            } else {
+                responder.respond(Self.jsonResponse(200, Array(source.utf8)))
+            }
+        case .put:
+            let source = String(decoding: request.body, as: UTF8.self)
+            guard let node = try? Node(json: RulesText.stripComments(source)), node.hasChildren,
+                node.child(ChildKey("rules")).hasChildren || node.child(ChildKey("rules")).isLeaf
+            else {
+                throw RESTError(400, "Rules must be a JSON object with a top-level \"rules\" key (comments allowed)")
+            }
+            namespace.rulesSource = source
+            do { try rulesStore?.save(source, for: namespace.name) } catch {
+                throw RESTError(500, "Could not store the rules: \(error)")
+            }
+            responder.respond(Self.jsonResponse(200, Array(#"{"status":"ok"}"#.utf8)))
+        default:
+            throw RESTError(405, "Rules are read with GET and replaced with PUT")
+        }
+    }
+
+    static func defaultRules(emulator: Bool) -> String {
+        emulator
+            ? "{\n  \"rules\": {\n    \".read\": true,\n    \".write\": true\n  }\n}\n"
+            : "{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}\n"
+    }
+
+    // MARK: Reads
+
+    static func format(_ target: RESTTarget) -> JSONFormat {
+        let base: JSONFormat = target.exportFormat ? .export : .rest
+        return target.print == .pretty ? .pretty(base) : base
+    }
+
+    static func etag(of node: Node) -> String { node.isEmpty ? "null_etag" : node.hash }
+
+    static func wantsETag(_ request: HTTPRequest) -> Bool {
+        request.headers["x-firebase-etag"]?.lowercased() == "true" || request.headers["if-match"] != nil
+            || request.headers["if-none-match"] != nil
+    }
+
+    /// `if-match` as the tree's `ifHash` (`null_etag` = absent = the empty hash).
+    private func etagCondition(_ request: HTTPRequest) throws(RESTError) -> String? {
+        guard var tag = request.headers["if-match"]?.trimmingCharacters(in: .whitespaces) else { return nil }
+        if tag.hasPrefix("W/") { tag.removeFirst(2) }
+        if tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") { tag = String(tag.dropFirst().dropLast()) }
+        return tag == "null_etag" ? "" : tag
+    }
+
+    private func get(_ request: HTTPRequest, target: RESTTarget, namespace: Namespace, responder: any HTTPResponder)
+        throws(RESTError)
+    {
+        if Self.wantsETag(request) && (target.shallow || target.query != nil) {
+            throw RESTError(400, "ETags cannot be combined with shallow or query parameters")
+        }
+        let value: Node = namespace.database.read { tree in
+            if let query = target.query {
+                let entries = tree.window(at: target.path, params: query)
+                if entries.isEmpty { return tree.value(at: target.path).hasChildren ? Node(children: ChildrenMap()) : .empty }
+                var children = entries.map { (key: $0.key, value: $0.node) }
+                children.sort { $0.key < $1.key }
+                return Node(children: ChildrenMap(sortedUniqueElements: children))
+            }
+            return tree.value(at: target.path)
+        }
+        var headers: [(String, String)] = []
+        if Self.wantsETag(request) {
+            let tag = Self.etag(of: value)
+            headers.append(("etag", tag))
+            if let expected = request.headers["if-none-match"], expected == tag {
+                responder.respond(Self.withCommonHeaders(HTTPResponse(status: 304, headers: headers)))
+                return
+            }
+        }
+        if target.print == .silent {
+            responder.respond(Self.withCommonHeaders(HTTPResponse(status: 204, headers: headers)))
+            return
+        }
+        var body: [UInt8] = []
+        if target.shallow {
+            Self.shallow(value).appendJSON(to: &body, format: Self.format(target))
+        } else if value.isEmpty && target.query != nil && namespace.database.read({ $0.value(at: target.path).hasChildren }) {
+            body = Array("{}".utf8)
+        } else {
+            value.appendJSON(to: &body, format: Self.format(target))
+        }
+        var contentType = "application/json; charset=utf-8"
+        if let callback = target.callback {
+            guard callback.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." || $0 == "$" }) else {
+                throw RESTError(400, "callback must be a JavaScript function name")
+            }
+            body = Array("\(callback)(".utf8) + body + Array(");".utf8)
+            contentType = "application/javascript; charset=utf-8"
+        }
+        if let download = target.download {
+            let safe = download.filter { $0 != "\"" && $0 != "\r" && $0 != "\n" }
+            headers.append(("content-disposition", "attachment; filename=\"\(safe)\""))
+        }
+        headers.insert(("content-type", contentType), at: 0)
+        responder.respond(Self.withCommonHeaders(HTTPResponse(status: 200, headers: headers, body: body)))
+    }
+
+    static func shallow(_ value: Node) -> Node {
+        guard value.hasChildren else { return value }
+        var children: [(key: ChildKey, value: Node)] = []
+        value.children.forEach { key, _ in
+            children.append((key, Node(true)))
+            return true
+        }
+        return Node(children: ChildrenMap(sortedUniqueElements: children))
+    }
+
+    // MARK: Streams
+
+    private func stream(_ request: HTTPRequest, target: RESTTarget, namespace: Namespace, responder: any HTTPResponder)
+        throws(RESTError)
+    {
+        if target.query != nil || target.shallow {
+            throw RESTError(400, "Streaming supports no query parameters yet: listen to the whole location")
+        }
+        let id = nextStreamID
+        nextStreamID += 1
+        let stream = EventStream(
+            id: id, path: target.path, exportFormat: target.exportFormat, responder: responder, namespace: namespace)
+        namespace.streams[id] = stream
+        responder.onClose = { [weak namespace] in namespace?.streams[id] = nil }
+        responder.startStream(
+            status: 200,
+            headers: Self.commonHeaders + [
+                ("content-type", "text/event-stream; charset=utf-8"), ("cache-control", "no-cache"),
+            ])
+        let value = namespace.database.read { $0.value(at: target.path) }
+        let initial = SSE.event("put", path: .root, data: value, format: target.exportFormat ? .export : .rest)
+        if !responder.send(initial) { stream.cancel() }
+    }
+
+    // MARK: Writes
+
+    typealias Completion = @Sendable (Result<DurableDatabase.CommittedWrite, any Error>) -> Void
+
+    /// Runs `apply` against the namespace, then, on the loop, answers the writer and tells the streams.
+    private func write(
+        _ kind: Namespace.Write, namespace: Namespace, target: RESTTarget, request: HTTPRequest,
+        responder: any HTTPResponder, reply: ((Node) -> [UInt8])? = nil,
+        _ apply: (DurableDatabase, Int64, @escaping Completion) -> Void
+    ) {
+        let wantsETag = Self.wantsETag(request)
+        guard let executor else { return }
+        let path: Path
+        switch kind {
+        case .set(let written): path = written
+        case .update(let written, _): path = written
+        }
+        let pending = PendingWrite(
+            server: self, namespace: namespace, responder: responder, reply: reply, kind: kind, path: path,
+            target: target, wantsETag: wantsETag)
+        apply(namespace.database, clock()) { result in
+            executor.execute { pending.finish(result) }
+        }
+    }
+
+    /// A write waiting for its commit: everything needed to answer it, handed back to the loop.
+    final class PendingWrite: @unchecked Sendable {
+        // Touched only on the loop thread (the completion only carries the object there).
+        let server: DatabaseServer
+        let namespace: Namespace
+        let responder: any HTTPResponder
+        let reply: ((Node) -> [UInt8])?
+        let kind: Namespace.Write
+        let path: Path
+        let target: RESTTarget
+        let wantsETag: Bool
+
+        init(
+            server: DatabaseServer, namespace: Namespace, responder: any HTTPResponder, reply: ((Node) -> [UInt8])?,
+            kind: Namespace.Write, path: Path, target: RESTTarget, wantsETag: Bool
+        ) {
+            self.server = server
+            self.namespace = namespace
+            self.responder = responder
+            self.reply = reply
+            self.kind = kind
+            self.path = path
+            self.target = target
+            self.wantsETag = wantsETag
+        }
+
+        func finish(_ result: Result<DurableDatabase.CommittedWrite, any Error>) {
+            switch result {
+            case .success(let committed):
+                namespace.broadcast(kind, root: committed.root)
+                server.answerWrite(committed.root, path: path, target: target, wantsETag: wantsETag,
+                                   responder: responder, reply: reply)
+            case .failure(let error as DataError) where error.code == .hashMismatch:
+                server.answerPreconditionFailed(namespace: namespace, path: path, target: target, responder: responder)
+            case .failure(let error):
+                responder.respond(DatabaseServer.errorResponse(error))
+            }
+        }
+    }
+
+    private func answerWrite(
+        _ root: Node, path: Path, target: RESTTarget, wantsETag: Bool, responder: any HTTPResponder,
+        reply: ((Node) -> [UInt8])?
+    ) {
+        var headers: [(String, String)] = []
+        if wantsETag { headers.append(("etag", Self.etag(of: root.child(at: path)))) }
+        if target.print == .silent {
+            responder.respond(Self.withCommonHeaders(HTTPResponse(status: 204, headers: headers)))
+            return
+        }
+        var body: [UInt8]
+        if let reply {
+            body = reply(root)
+        } else {
+            body = []
+            root.child(at: path).appendJSON(to: &body, format: Self.format(target))
+        }
+        responder.respond(Self.jsonResponse(200, body, headers: headers))
+    }
+
+    /// 412 with the current value and its ETag (§6.5), once every write queued before has committed, so
+    /// the value shown is durable and includes whatever made the condition fail.
+    private func answerPreconditionFailed(
+        namespace: Namespace, path: Path, target: RESTTarget, responder: any HTTPResponder
+    ) {
+        let pending = PendingWrite(
+            server: self, namespace: namespace, responder: responder, reply: nil, kind: .set(path), path: path,
+            target: target, wantsETag: true)
+        guard let executor else { return }
+        namespace.database.engine.append(WriteBatch(operations: [])) { _ in
+            executor.execute {
+                let namespace = pending.namespace, responder = pending.responder
+                let value = namespace.database.read { $0.value(at: path) }
+                var body: [UInt8] = []
+                value.appendJSON(to: &body, format: Self.format(target))
+                responder.respond(Self.jsonResponse(412, body, headers: [("etag", Self.etag(of: value))]))
+            }
+        }
+    }
+
+    // MARK: Bodies
+
+    static func parseBody(_ body: [UInt8], at path: Path) throws(RESTError) -> Node {
+        guard !body.isEmpty else { throw RESTError(400, "Request body is missing: send JSON data") }
+        do {
+            return try Node(jsonBytes: body, options: .init(validation: .write(at: path)))
+        } catch {
+            throw RESTError(400, error.code == .invalidJSON ? "Invalid data; couldn't parse JSON object, array, or value." : error.message)
+        }
+    }
+
+    static func parseUpdate(_ body: [UInt8], at path: Path) throws(RESTError) -> [(Path, Node)] {
+        guard !body.isEmpty else { throw RESTError(400, "Request body is missing: send a JSON object") }
+        guard let entries = JSONObjectSplitter.split(body) else {
+            if (try? Node(jsonBytes: body)) != nil {
+                throw RESTError(400, "Invalid data; PATCH needs a JSON object of paths to values.")
+            }
+            throw RESTError(400, "Invalid data; couldn't parse JSON object, array, or value.")
+        }
+        var values: [(Path, Node)] = []
+        for (key, raw) in entries {
+            let relative = Path(key)
+            guard !relative.isRoot else { throw RESTError(400, "Invalid key in PATCH: '\(key)'") }
+            let full = path.appending(path: relative)
+            do {
+                try KeyValidation.validate(writePath: full)
+                let value = try Node(jsonBytes: Array(raw), options: .init(validation: .write(at: full)))
+                values.append((relative, value))
+            } catch {
+                throw RESTError(400, error.code == .invalidJSON ? "Invalid data; couldn't parse JSON object, array, or value." : error.message)
+            }
+        }
+        for (index, (a, _)) in values.enumerated() {
+            for (b, _) in values[(index + 1)...] where a.overlaps(b) {
+                throw RESTError(400, "Invalid data; paths '\(a)' and '\(b)' overlap in one update")
+            }
+        }
+        return values
+    }
+
+    // MARK: Responses
+
+    /// Sent on every response: browsers call the REST API cross-origin (§6.1), and JSON must never be
+    /// sniffed as HTML.
+    static let commonHeaders: [(String, String)] = [
+        ("access-control-allow-origin", "*"),
+        ("x-content-type-options", "nosniff"),
+        ("cache-control", "no-cache"),
+        ("strict-transport-security", "max-age=31556926; includeSubDomains; preload"),
+    ]
+
+    static func withCommonHeaders(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers += commonHeaders.filter { name, _ in !response.headers.contains { $0.0 == name } }
+        return response
+    }
+
+    static func jsonResponse(_ status: Int, _ body: [UInt8], headers: [(String, String)] = []) -> HTTPResponse {
+        withCommonHeaders(HTTPResponse(
+            status: status, headers: [("content-type", "application/json; charset=utf-8")] + headers, body: body))
+    }
+
+    static func errorResponse(_ error: any Error) -> HTTPResponse {
+        let rest: RESTError
+        switch error {
+        case let error as RESTError: rest = error
+        case let error as DataError: rest = RESTError(400, error.message)
+        case let error as StorageError: rest = RESTError(500, error.message)
+        default: rest = RESTError(500, "Internal error")
+        }
+        var response = jsonResponse(rest.status, Array("{\"error\":\(Node(rest.message).json())}".utf8))
+        if rest.closesConnection { response.headers.append(("connection", "close")) }
+        return response
+    }
+
+    private func preflight(_ request: HTTPRequest) -> HTTPResponse {
+        let allowHeaders = request.headers["access-control-request-headers"]
+            ?? "authorization, content-type, x-firebase-etag, if-match, if-none-match, x-http-method-override"
+        return HTTPResponse(status: 204, headers: Self.commonHeaders + [
+            ("access-control-allow-methods", "GET, PUT, POST, PATCH, DELETE, OPTIONS"),
+            ("access-control-allow-headers", allowHeaders),
+            ("access-control-max-age", "86400"),
+        ])
+    }
+}
+

@@ -1,0 +1,94 @@
+/// The HTTP model HearthServer answers and HearthTransport carries: no sockets, no C.
+
+/// One HTTP request, complete with its body.
+public struct HTTPRequest: Sendable {
+    public enum Method: String, Sendable, CaseIterable {
+        case get = "GET", put = "PUT", post = "POST", patch = "PATCH", delete = "DELETE", options = "OPTIONS", head = "HEAD"
+    }
+
+    public var method: Method
+    /// The path, percent-decoded (`/users/ada.json`).
+    public var path: String
+    /// The query parameters in order, names and values percent-decoded.
+    public var queryItems: [(name: String, value: String)]
+    /// Header values by lower-case name. Only the headers HearthServer reads are carried (see ``HTTPRequest/headerNames``).
+    public var headers: [String: String]
+    public var body: [UInt8]
+
+    public init(
+        method: Method, path: String, queryItems: [(name: String, value: String)] = [], headers: [String: String] = [:],
+        body: [UInt8] = []
+    ) {
+        self.method = method
+        self.path = path
+        self.queryItems = queryItems
+        self.headers = headers
+        self.body = body
+    }
+
+    /// The request headers the server reads; transports need copy no others.
+    public static let headerNames: [String] = [
+        "host", "authorization", "accept", "content-type", "content-length", "if-match", "if-none-match",
+        "x-firebase-etag", "x-http-method-override", "origin", "access-control-request-headers",
+        "access-control-request-method", "last-event-id",
+    ]
+}
+
+/// A complete response.
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    /// Headers in the order they are sent; names lower-case.
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
+        lhs.status == rhs.status && lhs.body == rhs.body
+            && lhs.headers.map { "\($0.0): \($0.1)" } == rhs.headers.map { "\($0.0): \($0.1)" }
+    }
+
+    public func header(_ name: String) -> String? { headers.first { $0.0 == name }?.1 }
+
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// Where a response goes: one HTTP exchange on one connection. Owned by the event loop: call it only
+/// there (through ``LoopExecutor`` from other threads).
+public protocol HTTPResponder: AnyObject {
+    /// Sends a complete response; the connection then serves its next request (keep-alive).
+    func respond(_ response: HTTPResponse)
+    /// Starts a long-lived response (`Transfer-Encoding: chunked`); send its parts with `send`.
+    func startStream(status: Int, headers: [(String, String)])
+    /// Queues one part of a stream. Returns false, and queues nothing, when the connection's outbound
+    /// buffer is over its limit: the reader is too slow and must be cut off.
+    func send(_ bytes: [UInt8]) -> Bool
+    /// Sends `bytes` even over the limit (the last words before ``finish()``).
+    func sendFinal(_ bytes: [UInt8])
+    /// Ends a stream and closes the connection once what is queued is written.
+    func finish()
+    /// Called once when the peer goes away or the connection is closed.
+    var onClose: (() -> Void)? { get set }
+    /// Bytes queued and not yet written.
+    var queuedByteCount: Int { get }
+}
+
+/// Runs work on the event loop that owns the sockets and the databases.
+public protocol LoopExecutor: Sendable {
+    func execute(_ work: @escaping @Sendable () -> Void)
+}
+
+/// What the transport calls: every method runs on the event-loop thread.
+public protocol HTTPHandler: AnyObject {
+    /// The loop is running; `executor` hands work to it from other threads.
+    func loopStarted(executor: any LoopExecutor)
+    func handle(_ request: HTTPRequest, responder: any HTTPResponder)
+    /// Called every `tickInterval` (keep-alives, timeouts).
+    func tick(nowMilliseconds: Int64)
+    /// The loop is about to stop: end streams.
+    func loopStopping()
+}

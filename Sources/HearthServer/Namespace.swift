@@ -1,0 +1,126 @@
+import HearthCore
+import HearthStorage
+
+/// One database: its durable tree, its SSE streams and its stored rules. Loop thread only.
+final class Namespace {
+    let name: String
+    let database: DurableDatabase
+    /// Open SSE streams by id.
+    var streams: [UInt64: EventStream] = [:]
+    /// Rules source as last uploaded (`PUT /.settings/rules.json`), comments included.
+    var rulesSource: String?
+
+    init(name: String, database: DurableDatabase) {
+        self.name = name
+        self.database = database
+    }
+
+    /// A committed write, described as the client sent it, for SSE events (§6.7).
+    enum Write {
+        case set(Path)
+        case update(Path, [Path])
+    }
+
+    /// Sends one event per stream the write touches: `put` or `patch` at the stream-relative path, or a
+    /// `put` at `/` of the stream's new value when the write was above it. A stream whose buffer is full
+    /// is cut off with `cancel` (§6.7 and STYLE §3.9).
+    func broadcast(_ write: Write, root: Node) {
+        guard !streams.isEmpty else { return }
+        // Streams on one location with one format get the same bytes: encode once per write.
+        var encoded: [String: [UInt8]] = [:]
+        var cutOff: [EventStream] = []
+        for stream in streams.values {
+            let cacheKey = (stream.exportFormat ? "e" : "r") + stream.path.description
+            let event: [UInt8]
+            if let cached = encoded[cacheKey] {
+                event = cached
+            } else {
+                guard let made = Self.event(for: write, at: stream.path, root: root, exportFormat: stream.exportFormat)
+                else { encoded[cacheKey] = []; continue }
+                encoded[cacheKey] = made
+                event = made
+            }
+            if event.isEmpty { continue }
+            if !stream.responder.send(event) { cutOff.append(stream) }
+        }
+        for stream in cutOff { stream.cancel() }
+    }
+
+    static func event(for write: Write, at location: Path, root: Node, exportFormat: Bool) -> [UInt8]? {
+        let format: JSONFormat = exportFormat ? .export : .rest
+        switch write {
+        case .set(let path):
+            if let relative = path.relative(to: location) {
+                return SSE.event("put", path: relative, data: root.child(at: path), format: format)
+            }
+            if location.relative(to: path) != nil {
+                return SSE.event("put", path: .root, data: root.child(at: location), format: format)
+            }
+            return nil
+        case .update(let path, let keys):
+            if let relative = path.relative(to: location) {
+                var data: [UInt8] = [UInt8(ascii: "{")]
+                for (index, key) in keys.enumerated() {
+                    if index > 0 { data.append(UInt8(ascii: ",")) }
+                    Node(key.description).appendJSON(to: &data)
+                    data.append(UInt8(ascii: ":"))
+                    root.child(at: path.appending(path: key)).appendJSON(to: &data, format: format)
+                }
+                data.append(UInt8(ascii: "}"))
+                return SSE.event("patch", pathText: relative.slashed, dataJSON: data)
+            }
+            if keys.contains(where: { path.appending(path: $0).overlaps(location) }) {
+                return SSE.event("put", path: .root, data: root.child(at: location), format: format)
+            }
+            return nil
+        }
+    }
+}
+
+/// One `Accept: text/event-stream` response (§6.7).
+final class EventStream {
+    let id: UInt64
+    let path: Path
+    let exportFormat: Bool
+    let responder: any HTTPResponder
+    weak var namespace: Namespace?
+
+    init(id: UInt64, path: Path, exportFormat: Bool, responder: any HTTPResponder, namespace: Namespace) {
+        self.id = id
+        self.path = path
+        self.exportFormat = exportFormat
+        self.responder = responder
+        self.namespace = namespace
+    }
+
+    /// Ends the stream with `cancel`, as Firebase does when it stops serving one.
+    func cancel() {
+        responder.onClose = nil
+        namespace?.streams[id] = nil
+        responder.sendFinal(SSE.cancel)
+        responder.finish()
+    }
+}
+
+/// Server-Sent Events framing: `event:` line, one `data:` line, blank line.
+enum SSE {
+    static let keepAlive = Array("event: keep-alive\ndata: null\n\n".utf8)
+    static let cancel = Array("event: cancel\ndata: null\n\n".utf8)
+    /// Python's SSE client reconnects on exactly this text (§6.7).
+    static let authRevoked = Array("event: auth_revoked\ndata: credential is no longer valid\n\n".utf8)
+
+    static func event(_ name: String, path: Path, data: Node, format: JSONFormat) -> [UInt8] {
+        var json: [UInt8] = []
+        data.appendJSON(to: &json, format: format)
+        return event(name, pathText: path.slashed, dataJSON: json)
+    }
+
+    static func event(_ name: String, pathText: String, dataJSON: [UInt8]) -> [UInt8] {
+        var bytes = Array("event: \(name)\ndata: {\"path\":".utf8)
+        Node(pathText).appendJSON(to: &bytes)
+        bytes.append(contentsOf: Array(",\"data\":".utf8))
+        bytes.append(contentsOf: dataJSON)
+        bytes.append(contentsOf: Array("}\n\n".utf8))
+        return bytes
+    }
+}

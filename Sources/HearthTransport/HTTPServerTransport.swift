@@ -1,0 +1,588 @@
+public import HearthServer
+internal import CLibWebSockets
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How the transport listens and what it bounds.
+public struct TransportConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// Largest request body accepted; a larger one is answered 400 and the connection closed.
+    public var requestBodyBytesMax: Int
+    /// Bytes a streaming response may have queued before `send` refuses more (the slow-reader cut-off).
+    public var outboundBufferBytesMax: Int
+    /// Seconds a connection may sit in one state (headers arriving, body arriving): bounds slowloris.
+    public var stateTimeoutSeconds: Int
+    /// Seconds an idle keep-alive connection is kept.
+    public var keepAliveTimeoutSeconds: Int
+    /// PEM certificate and key for TLS; both nil serves plain HTTP.
+    public var certificatePath: String?
+    public var privateKeyPath: String?
+    /// Milliseconds between ``HTTPHandler/tick(nowMilliseconds:)`` calls.
+    public var tickIntervalMilliseconds: Int
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 9000, requestBodyBytesMax: Int = 256 << 20,
+        outboundBufferBytesMax: Int = 4 << 20, stateTimeoutSeconds: Int = 10, keepAliveTimeoutSeconds: Int = 120,
+        certificatePath: String? = nil, privateKeyPath: String? = nil, tickIntervalMilliseconds: Int = 1000
+    ) {
+        self.host = host
+        self.port = port
+        self.requestBodyBytesMax = requestBodyBytesMax
+        self.outboundBufferBytesMax = outboundBufferBytesMax
+        self.stateTimeoutSeconds = stateTimeoutSeconds
+        self.keepAliveTimeoutSeconds = keepAliveTimeoutSeconds
+        self.certificatePath = certificatePath
+        self.privateKeyPath = privateKeyPath
+        self.tickIntervalMilliseconds = tickIntervalMilliseconds
+    }
+}
+
+/// Why the transport could not start.
+public struct TransportError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+}
+
+/// An HTTP/1.1 server on Debian's libwebsockets, driven by a libuv loop this object owns.
+///
+/// One thread (`hearth.loop`) runs the loop: it owns every socket, every connection object and calls
+/// the ``HTTPHandler`` (which owns the databases) — nothing here takes a lock on the request path. Other
+/// threads reach the loop only through ``executor`` (a queue drained in one pass per wake-up, woken by
+/// `uv_async_send`).
+///
+///     let transport = HTTPServerTransport(configuration: .init(port: 9000), handler: server)
+///     try transport.start()   // listening when this returns
+///     transport.stop()        // from any thread; returns when the loop has ended
+public final class HTTPServerTransport: @unchecked Sendable {
+    public let configuration: TransportConfiguration
+    /// Called only on the loop thread.
+    let handler: any HTTPHandler
+    public let executor: Inbox
+
+    // Loop-thread state (set up before the thread starts, torn down after it ends).
+    private var loop: UnsafeMutablePointer<uv_loop_t>
+    private var wakeup: UnsafeMutablePointer<uv_async_t>
+    private var timer: UnsafeMutablePointer<uv_timer_t>
+    private var context: OpaquePointer?
+    private var protocols: UnsafeMutablePointer<lws_protocols>
+    private var connections: [OpaquePointer: Connection] = [:]
+    private var loopThread: Thread?
+    nonisolated(unsafe) private var loopPthread: pthread_t?
+    private let started = DispatchSemaphore(value: 0)
+    private let ended = DispatchSemaphore(value: 0)
+    private var startError: String?
+    /// Read by other threads only after `started`.
+    public private(set) var boundPort = 0
+
+    public init(configuration: TransportConfiguration, handler: any HTTPHandler) {
+        self.configuration = configuration
+        self.handler = handler
+        loop = .allocate(capacity: 1)
+        wakeup = .allocate(capacity: 1)
+        timer = .allocate(capacity: 1)
+        protocols = .allocate(capacity: 2)
+        executor = Inbox()
+    }
+
+    deinit {
+        loop.deallocate()
+        wakeup.deallocate()
+        timer.deallocate()
+        protocols.deallocate()
+    }
+
+    /// Starts the loop thread and returns once the port is bound, or throws why it could not be.
+    public func start() throws(TransportError) {
+        let thread = Thread { [self] in self.runLoop() }
+        thread.name = "hearth.loop"
+        thread.stackSize = 8 << 20
+        loopThread = thread
+        thread.start()
+        started.wait()
+        if let startError { throw TransportError(description: startError) }
+    }
+
+    /// Stops accepting, ends streams, closes every connection and ends the loop thread. Any thread.
+    public func stop() {
+        executor.stop()
+        ended.wait()
+    }
+
+    func assertOnLoop() {
+        assert(loopPthread.map { pthread_equal($0, pthread_self()) != 0 } ?? false, "called off the loop thread")
+    }
+
+    // MARK: The loop
+
+    private func runLoop() {
+        loopPthread = pthread_self()
+        precondition(uv_loop_init(loop) == 0, "uv_loop_init failed")
+        let selfPointer = Unmanaged.passUnretained(self).toOpaque()
+        wakeup.pointee.data = selfPointer
+        uv_async_init(loop, wakeup) { handle in
+            guard let data = handle?.pointee.data else { return }
+            Unmanaged<HTTPServerTransport>.fromOpaque(data).takeUnretainedValue().drainInbox()
+        }
+        timer.pointee.data = selfPointer
+        uv_timer_init(loop, timer)
+        let tick = UInt64(configuration.tickIntervalMilliseconds)
+        uv_timer_start(timer, { handle in
+            guard let data = handle?.pointee.data else { return }
+            let transport = Unmanaged<HTTPServerTransport>.fromOpaque(data).takeUnretainedValue()
+            transport.handler.tick(nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+        }, tick, tick)
+
+        guard createContext() else {
+            uv_close(UnsafeMutableRawPointer(wakeup).assumingMemoryBound(to: uv_handle_t.self), nil)
+            uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self), nil)
+            uv_run(loop, UV_RUN_DEFAULT)
+            uv_loop_close(loop)
+            started.signal()
+            ended.signal()
+            return
+        }
+        executor.attach(wakeup)
+        handler.loopStarted(executor: executor)
+        started.signal()
+
+        uv_run(loop, UV_RUN_DEFAULT)
+
+        // Stopping: end streams, close every connection and the listener, let the handles close.
+        handler.loopStopping()
+        lws_context_destroy(context)
+        context = nil
+        connections.removeAll()
+        uv_close(UnsafeMutableRawPointer(wakeup).assumingMemoryBound(to: uv_handle_t.self), nil)
+        uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self), nil)
+        for _ in 0..<100 where uv_run(loop, UV_RUN_NOWAIT) != 0 {}
+        uv_loop_close(loop)
+        ended.signal()
+    }
+
+    private func createContext() -> Bool {
+        protocols[0] = lws_protocols()
+        protocols[0].name = UnsafePointer(strdup("http"))
+        protocols[0].callback = { wsi, reason, _, input, length in
+            guard let wsi, let owner = CHearthLWS_contextUser(wsi) else { return 0 }
+            let transport = Unmanaged<HTTPServerTransport>.fromOpaque(owner).takeUnretainedValue()
+            return transport.callback(wsi, reason, input, length)
+        }
+        protocols[1] = lws_protocols()
+
+        var info = lws_context_creation_info()
+        info.port = Int32(configuration.port)
+        // lws keeps pointers to these strings for the context's life: they are never freed (a few bytes, once).
+        info.iface = UnsafePointer(strdup(configuration.host))
+        info.protocols = UnsafePointer(protocols)
+        info.user = Unmanaged.passUnretained(self).toOpaque()
+        info.options = UInt64(LWS_SERVER_OPTION_LIBUV) | UInt64(LWS_SERVER_OPTION_UV_NO_SIGSEGV_SIGFPE_SPIN)
+            | UInt64(LWS_SERVER_OPTION_FAIL_UPON_UNABLE_TO_BIND) | UInt64(LWS_SERVER_OPTION_DISABLE_IPV6)
+        if let certificate = configuration.certificatePath, let key = configuration.privateKeyPath {
+            info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            info.ssl_cert_filepath = UnsafePointer(strdup(certificate))
+            info.ssl_private_key_filepath = UnsafePointer(strdup(key))
+        }
+        info.timeout_secs = UInt32(configuration.stateTimeoutSeconds)
+        info.keepalive_timeout = Int32(configuration.keepAliveTimeoutSeconds)
+        info.max_http_header_data = 16 * 1024
+        info.max_http_header_pool = 1024
+        info.count_threads = 1
+        info.pt_serv_buf_size = 64 * 1024
+        let loops = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
+        loops[0] = UnsafeMutableRawPointer(loop)
+        info.foreign_loops = loops
+        lws_set_log_level(Int32(LLL_ERR), nil)
+        context = lws_create_context(&info)
+        loops.deallocate()
+        guard let context else {
+            startError = "could not listen on \(configuration.host):\(configuration.port): the port is in use, "
+                + "the address is not this machine's, or the libuv event library of libwebsockets "
+                + "(Debian package libwebsockets-evlib-uv) is missing"
+            return false
+        }
+        if let vhost = lws_get_vhost_by_name(context, "default") {
+            boundPort = Int(lws_get_vhost_listen_port(vhost))
+        } else {
+            boundPort = configuration.port
+        }
+        return true
+    }
+
+    static let trace = ProcessInfo.processInfo.environment["HEARTH_TRACE_LWS"] != nil
+
+    private func drainInbox() {
+        let (work, stopping) = executor.take()
+        for item in work { item() }
+        if stopping {
+            uv_timer_stop(timer)
+            uv_stop(loop)
+        }
+    }
+
+    // MARK: libwebsockets callbacks (loop thread)
+
+    private func callback(
+        _ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int
+    ) -> Int32 {
+        if Self.trace { FileHandle.standardError.write(Data("lws reason \(reason.rawValue) wsi \(wsi) known \(connections.count)\n".utf8)) }
+        switch reason {
+        case LWS_CALLBACK_HTTP:
+            let connection = connections[wsi] ?? {
+                let created = Connection(wsi: wsi, transport: self)
+                connections[wsi] = created
+                return created
+            }()
+            return connection.beginRequest(uri: input, length: length)
+        case LWS_CALLBACK_HTTP_BODY:
+            guard let connection = connections[wsi], let input else { return -1 }
+            return connection.receiveBody(UnsafeRawBufferPointer(start: input, count: length))
+        case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+            guard let connection = connections[wsi] else { return -1 }
+            return connection.bodyComplete()
+        case LWS_CALLBACK_HTTP_WRITEABLE:
+            guard let connection = connections[wsi] else { return 0 }
+            return connection.writable()
+        case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_WSI_DESTROY:
+            if let connection = connections.removeValue(forKey: wsi) { connection.closed() }
+            return 0
+        default:
+            return lws_callback_http_dummy(wsi, reason, nil, input, length)
+        }
+    }
+
+    // MARK: Connection
+
+    /// One HTTP connection: its request being read and its response being written. Loop thread only.
+    final class Connection: HTTPResponder {
+        private enum Phase {
+            case idle
+            case readingBody
+            case handling
+            case responding(complete: Bool)
+            case streaming
+        }
+
+        let wsi: OpaquePointer
+        unowned let transport: HTTPServerTransport
+        private var phase = Phase.idle
+        private var request = HTTPRequest(method: .get, path: "/")
+        private var bodyTooLarge = false
+        private var head: (status: Int, headers: [(String, String)], contentLength: Int?)?
+        private var outbound: [UInt8] = []
+        private var outboundStart = 0
+        private var closeWhenWritten = false
+        private var streamEnded = false
+        private var isClosed = false
+        var onClose: (() -> Void)?
+
+        init(wsi: OpaquePointer, transport: HTTPServerTransport) {
+            self.wsi = wsi
+            self.transport = transport
+        }
+
+        var queuedByteCount: Int { outbound.count - outboundStart }
+
+        func beginRequest(uri: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+            var uriPointer: UnsafeMutablePointer<CChar>?
+            var uriLength: Int32 = 0
+            let methodIndex = lws_http_get_uri_and_method(wsi, &uriPointer, &uriLength)
+            let method: HTTPRequest.Method
+            switch Int(methodIndex) {
+            case LWSHUMETH_GET: method = .get
+            case LWSHUMETH_POST: method = .post
+            case LWSHUMETH_PUT: method = .put
+            case LWSHUMETH_PATCH: method = .patch
+            case LWSHUMETH_DELETE: method = .delete
+            case LWSHUMETH_OPTIONS: method = .options
+            case LWSHUMETH_HEAD: method = .head
+            default: return -1
+            }
+            let path: String
+            if let uri {
+                path = String(decoding: UnsafeRawBufferPointer(start: uri, count: length), as: UTF8.self)
+            } else {
+                path = "/"
+            }
+            request = HTTPRequest(method: method, path: path)
+            request.queryItems = queryItems()
+            for name in HTTPRequest.headerNames {
+                if let value = header(name) { request.headers[name] = value }
+            }
+            bodyTooLarge = false
+            head = nil
+            outbound = []
+            outboundStart = 0
+            let declared = Int(request.headers["content-length"] ?? "") ?? 0
+            if declared > transport.configuration.requestBodyBytesMax {
+                bodyTooLarge = true
+            }
+            if declared > 0 || method == .post || method == .put || method == .patch {
+                if declared > 0 {
+                    phase = .readingBody
+                    if bodyTooLarge { rejectOversizeBody() }
+                    return 0
+                }
+            }
+            dispatch()
+            return 0
+        }
+
+        private func rejectOversizeBody() {
+            closeWhenWritten = true
+            let limit = transport.configuration.requestBodyBytesMax
+            respond(HTTPResponse(
+                status: 413, headers: [("content-type", "application/json; charset=utf-8"), ("connection", "close")],
+                body: Array(#"{"error":"Request body is larger than the limit of \#(limit) bytes"}"#.utf8)))
+        }
+
+        func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int32 {
+            guard case .readingBody = phase else { return 0 }
+            if request.body.count + bytes.count > transport.configuration.requestBodyBytesMax {
+                bodyTooLarge = true
+                rejectOversizeBody()
+                return 0
+            }
+            request.body.append(contentsOf: bytes)
+            return 0
+        }
+
+        func bodyComplete() -> Int32 {
+            guard case .readingBody = phase else { return 0 }
+            dispatch()
+            return 0
+        }
+
+        private func dispatch() {
+            phase = .handling
+            transport.handler.handle(request, responder: self)
+        }
+
+        private func queryItems() -> [(name: String, value: String)] {
+            var items: [(name: String, value: String)] = []
+            let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
+            guard total > 0 else { return items }
+            var buffer = [CChar](repeating: 0, count: total + 2)
+            var index: Int32 = 0
+            while true {
+                let copied = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
+                if copied < 0 { break }
+                let fragment = String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                if let equals = fragment.firstIndex(of: "=") {
+                    items.append((String(fragment[..<equals]), String(fragment[fragment.index(after: equals)...])))
+                } else {
+                    items.append((fragment, ""))
+                }
+                index += 1
+            }
+            return items
+        }
+
+        private static let tokens: [String: lws_token_indexes] = [
+            "host": WSI_TOKEN_HOST, "authorization": WSI_TOKEN_HTTP_AUTHORIZATION, "accept": WSI_TOKEN_HTTP_ACCEPT,
+            "content-type": WSI_TOKEN_HTTP_CONTENT_TYPE, "content-length": WSI_TOKEN_HTTP_CONTENT_LENGTH,
+            "if-match": WSI_TOKEN_HTTP_IF_MATCH, "if-none-match": WSI_TOKEN_HTTP_IF_NONE_MATCH, "origin": WSI_TOKEN_ORIGIN,
+        ]
+
+        private func header(_ name: String) -> String? {
+            if let token = Self.tokens[name] {
+                let length = Int(lws_hdr_total_length(wsi, token))
+                guard length > 0 else { return nil }
+                var buffer = [CChar](repeating: 0, count: length + 1)
+                guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) >= 0 else { return nil }
+                return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+            let key = name + ":"
+            let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
+            guard length >= 0 else { return nil }
+            var buffer = [CChar](repeating: 0, count: length + 1)
+            guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, Int32(key.utf8.count)) >= 0 else { return nil }
+            return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+
+        // MARK: HTTPResponder
+
+        func respond(_ response: HTTPResponse) {
+            guard !isClosed, head == nil, !headSent else { return }
+            head = (response.status, response.headers, response.body.count)
+            outbound = response.body
+            outboundStart = 0
+            phase = .responding(complete: true)
+            lws_callback_on_writable(wsi)
+        }
+
+        func startStream(status: Int, headers: [(String, String)]) {
+            guard !isClosed, head == nil, !headSent else { return }
+            head = (status, headers + [("transfer-encoding", "chunked")], nil)
+            phase = .streaming
+            lws_callback_on_writable(wsi)
+        }
+
+        func send(_ bytes: [UInt8]) -> Bool {
+            guard !isClosed, !streamEnded else { return false }
+            if queuedByteCount + bytes.count > transport.configuration.outboundBufferBytesMax { return false }
+            appendChunk(bytes)
+            return true
+        }
+
+        func sendFinal(_ bytes: [UInt8]) {
+            guard !isClosed, !streamEnded else { return }
+            appendChunk(bytes)
+        }
+
+        private func appendChunk(_ bytes: [UInt8]) {
+            guard !bytes.isEmpty else { return }
+            if outboundStart > 0 && outboundStart == outbound.count {
+                outbound.removeAll(keepingCapacity: true)
+                outboundStart = 0
+            }
+            outbound.append(contentsOf: Array(String(bytes.count, radix: 16).utf8))
+            outbound.append(contentsOf: [13, 10])
+            outbound.append(contentsOf: bytes)
+            outbound.append(contentsOf: [13, 10])
+            lws_callback_on_writable(wsi)
+        }
+
+        func finish() {
+            guard !isClosed, !streamEnded else { return }
+            streamEnded = true
+            outbound.append(contentsOf: Array("0\r\n\r\n".utf8))
+            lws_callback_on_writable(wsi)
+        }
+
+        func closed() {
+            guard !isClosed else { return }
+            isClosed = true
+            let callback = onClose
+            onClose = nil
+            callback?()
+        }
+
+        // MARK: Writing
+
+        private static let chunkBytesMax = 64 * 1024
+
+        func writable() -> Int32 {
+            if isClosed { return -1 }
+            let pre = CHearthLWS_pre()
+            if let pending = head {
+                head = nil
+                // Mark as sent: `head` stays non-nil-like through `headSent` so respond() is not re-entered.
+                headSent = true
+                var buffer = [UInt8](repeating: 0, count: pre + 8192)
+                let result: Int32 = buffer.withUnsafeMutableBufferPointer { raw -> Int32 in
+                    let start = raw.baseAddress! + pre
+                    let end = raw.baseAddress! + raw.count
+                    var cursor: UnsafeMutablePointer<UInt8>? = start
+                    let contentType = pending.headers.first { $0.0 == "content-type" }?.1
+                    let length = pending.contentLength.map { lws_filepos_t($0) } ?? CHearthLWS_noContentLength()
+                    if lws_add_http_common_headers(wsi, UInt32(pending.status), contentType, length, &cursor, end) != 0 {
+                        return -1
+                    }
+                    for (name, value) in pending.headers where name != "content-type" {
+                        if lws_add_http_header_by_name(wsi, name + ":", value, Int32(value.utf8.count), &cursor, end) != 0 {
+                            return -1
+                        }
+                    }
+                    if lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 { return -1 }
+                    return 0
+                }
+                if result != 0 { return -1 }
+                if queuedByteCount > 0 || isStreaming {
+                    lws_callback_on_writable(wsi)
+                    return 0
+                }
+                return completeTransaction()
+            }
+            if queuedByteCount > 0 {
+                let count = min(queuedByteCount, Self.chunkBytesMax)
+                let last = count == queuedByteCount
+                let final = last && !isStreaming
+                var buffer = [UInt8](repeating: 0, count: pre + count)
+                buffer.withUnsafeMutableBufferPointer { raw in
+                    outbound.withUnsafeBufferPointer { source in
+                        (raw.baseAddress! + pre).update(from: source.baseAddress! + outboundStart, count: count)
+                    }
+                }
+                let written = buffer.withUnsafeMutableBufferPointer { raw in
+                    lws_write(wsi, raw.baseAddress! + pre, count, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
+                }
+                if written < 0 { return -1 }
+                outboundStart += count
+                if outboundStart == outbound.count {
+                    outbound.removeAll(keepingCapacity: outbound.capacity <= 1 << 20)
+                    outboundStart = 0
+                }
+                if !last || lws_partial_buffered(wsi) != 0 {
+                    lws_callback_on_writable(wsi)
+                    return 0
+                }
+                if isStreaming {
+                    return streamEnded ? -1 : 0
+                }
+                return completeTransaction()
+            }
+            if isStreaming && streamEnded { return -1 }
+            return 0
+        }
+
+        private var headSent = false
+
+        private var isStreaming: Bool {
+            if case .streaming = phase { return true }
+            return false
+        }
+
+        private func completeTransaction() -> Int32 {
+            headSent = false
+            phase = .idle
+            request = HTTPRequest(method: .get, path: "/")
+            if closeWhenWritten { return -1 }
+            return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
+        }
+    }
+}
+
+/// The loop's inbox: work handed over from other threads, run in one pass per wake-up.
+public final class Inbox: LoopExecutor, @unchecked Sendable {
+    // Protected by `lock`.
+    private let lock = NSLock()
+    private var work: [@Sendable () -> Void] = []
+    private var stopping = false
+    private var stopped = false
+    /// The loop's `uv_async_t`; set once before any other thread can call `execute`.
+    private var wakeup: UnsafeMutablePointer<uv_async_t>?
+
+    func attach(_ wakeup: UnsafeMutablePointer<uv_async_t>) {
+        lock.lock()
+        self.wakeup = wakeup
+        lock.unlock()
+    }
+
+    public func execute(_ item: @escaping @Sendable () -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopped else { return }
+        work.append(item)
+        // uv_async_send is the one libuv call safe from any thread; calls coalesce into one wake-up.
+        if work.count == 1, let wakeup { uv_async_send(wakeup) }
+    }
+
+    func stop() {
+        lock.lock()
+        defer { lock.unlock() }
+        stopping = true
+        if let wakeup { uv_async_send(wakeup) }
+    }
+
+    func take() -> ([@Sendable () -> Void], Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        let taken = work
+        work = []
+        if stopping { stopped = true }
+        return (taken, stopping)
+    }
+}

@@ -1,0 +1,182 @@
+import HearthCore
+import HearthStorage
+import Synchronization
+import Testing
+
+@testable import HearthServer
+
+/// Runs work at once on the calling thread: the tests below are the loop.
+final class ImmediateExecutor: LoopExecutor {
+    func execute(_ work: @escaping @Sendable () -> Void) { work() }
+}
+
+/// Records what the server answers.
+final class RecordingResponder: HTTPResponder, @unchecked Sendable {
+    var response: HTTPResponse?
+    var streamed: [UInt8] = []
+    var streamStatus: Int?
+    var finished = false
+    var limit = Int.max
+    var onClose: (() -> Void)?
+    var queuedByteCount: Int { streamed.count }
+
+    func respond(_ response: HTTPResponse) { self.response = response }
+    func startStream(status: Int, headers: [(String, String)]) { streamStatus = status }
+    func send(_ bytes: [UInt8]) -> Bool {
+        guard streamed.count + bytes.count <= limit else { return false }
+        streamed += bytes
+        return true
+    }
+    func sendFinal(_ bytes: [UInt8]) { streamed += bytes }
+    func finish() { finished = true }
+    var text: String { String(decoding: streamed, as: UTF8.self) }
+}
+
+func makeServer(emulator: Bool = true, adminToken: String? = nil) -> DatabaseServer {
+    let server = DatabaseServer(
+        configuration: ServerConfiguration(emulator: emulator, adminToken: adminToken, defaultNamespace: "demo"),
+        openEngine: { _ in InMemoryStorageEngine() })
+    server.loopStarted(executor: ImmediateExecutor())
+    return server
+}
+
+/// Sends one request and waits (in-memory commits complete on another thread) for the answer.
+func send(
+    _ server: DatabaseServer, _ method: HTTPRequest.Method, _ url: String, body: String? = nil,
+    headers: [String: String] = [:]
+) async throws -> HTTPResponse {
+    let parts = url.split(separator: "?", maxSplits: 1)
+    let items: [(name: String, value: String)] = parts.count > 1
+        ? parts[1].split(separator: "&").map {
+            let pair = $0.split(separator: "=", maxSplits: 1)
+            return (String(pair[0]), pair.count > 1 ? String(pair[1]) : "")
+        } : []
+    let responder = RecordingResponder()
+    server.handle(
+        HTTPRequest(method: method, path: String(parts[0]), queryItems: items, headers: headers,
+                    body: Array((body ?? "").utf8)),
+        responder: responder)
+    for _ in 0..<500 where responder.response == nil { try await Task.sleep(for: .milliseconds(2)) }
+    return try #require(responder.response)
+}
+
+@Test func putThenGetRoundTripsAndSilentIs204() async throws {
+    let server = makeServer()
+    let put = try await send(server, .put, "/a/b.json", body: #"{"x":1,"y":[true]}"#)
+    #expect(put.status == 200)
+    #expect(put.bodyText == #"{"x":1,"y":[true]}"#)
+    #expect(try await send(server, .get, "/a.json").bodyText == #"{"b":{"x":1,"y":[true]}}"#)
+    let silent = try await send(server, .put, "/a/c.json?print=silent", body: "2")
+    #expect(silent.status == 204)
+    #expect(silent.body.isEmpty)
+    #expect(silent.header("access-control-allow-origin") == "*")
+    #expect(silent.header("x-content-type-options") == "nosniff")
+}
+
+@Test func postReturnsAPushIDAndPatchUpdatesManyPaths() async throws {
+    let server = makeServer()
+    let post = try await send(server, .post, "/list.json", body: #""hi""#)
+    let name = try #require(try Node(json: post.bodyText).child(ChildKey("name")).stringValue)
+    #expect(name.count == 20)
+    _ = try await send(server, .put, "/obj.json", body: #"{"a":1,"temp":2}"#)
+    let patch = try await send(server, .patch, "/obj.json", body: #"{"b":"three","c/d":true,"temp":null}"#)
+    #expect(patch.status == 200)
+    #expect(try await send(server, .get, "/obj.json").bodyText == #"{"a":1,"b":"three","c":{"d":true}}"#)
+    let override = try await send(server, .post, "/obj/a.json", body: "5", headers: ["x-http-method-override": "PUT"])
+    #expect(override.bodyText == "5")
+}
+
+@Test func etagsGuardWrites() async throws {
+    let server = makeServer()
+    let absent = try await send(server, .get, "/n.json", headers: ["x-firebase-etag": "true"])
+    #expect(absent.header("etag") == "null_etag")
+    let created = try await send(server, .put, "/n.json", body: "1", headers: ["if-match": "null_etag"])
+    #expect(created.status == 200)
+    let tag = try #require(created.header("etag"))
+    #expect(tag == Node(1).hash)
+    let stale = try await send(server, .put, "/n.json", body: "2", headers: ["if-match": "null_etag"])
+    #expect(stale.status == 412)
+    #expect(stale.bodyText == "1")
+    #expect(stale.header("etag") == tag)
+    let unchanged = try await send(server, .get, "/n.json", headers: ["if-none-match": tag])
+    #expect(unchanged.status == 304)
+}
+
+@Test func queriesReturnTheWindow() async throws {
+    let server = makeServer()
+    _ = try await send(server, .put, "/s.json", body: #"{"a":{"h":3},"b":{"h":1},"c":{"h":2},"d":{"h":5}}"#)
+    let window = try await send(server, .get, #"/s.json?orderBy="h"&startAt=2&limitToFirst=2"#)
+    #expect(window.bodyText == #"{"a":{"h":3},"c":{"h":2}}"#)
+    let keys = try await send(server, .get, #"/s.json?orderBy="$key"&limitToLast=1"#)
+    #expect(keys.bodyText == #"{"d":{"h":5}}"#)
+    let shallow = try await send(server, .get, "/s.json?shallow=true")
+    #expect(shallow.bodyText == #"{"a":true,"b":true,"c":true,"d":true}"#)
+}
+
+@Test("Errors are Firebase-shaped", arguments: [
+    (HTTPRequest.Method.put, "/x.json", "{bad", 400), (.put, "/x.json", "", 400), (.patch, "/x.json", "[1]", 400),
+    (.put, "/x.json", #"{"a.b":1}"#, 400), (.put, "/x.json", #"{".sv":"nope"}"#, 400), (.get, "/x", "", 404),
+    (.get, "/x.json?orderBy=nope", "", 400),
+])
+func errorsAreFirebaseShaped(method: HTTPRequest.Method, url: String, body: String, status: Int) async throws {
+    let response = try await send(makeServer(), method, url, body: body)
+    #expect(response.status == status)
+    #expect(try Node(json: response.bodyText).child(ChildKey("error")).stringValue != nil)
+}
+
+@Test func withoutEmulatorOnlyTheAdminTokenMayReadAndWrite() async throws {
+    let server = makeServer(emulator: false, adminToken: "secret")
+    let anonymous = try await send(server, .get, "/x.json")
+    #expect(anonymous.status == 401)
+    #expect(anonymous.bodyText == #"{"error":"Permission denied"}"#)
+    #expect(try await send(server, .get, "/x.json", headers: ["authorization": "Bearer owner"]).status == 401)
+    #expect(try await send(server, .get, "/x.json", headers: ["authorization": "Bearer secret"]).status == 200)
+    #expect(try await send(server, .get, "/x.json?auth=secret").status == 200)
+    #expect(try await send(server, .get, #"/x.json?auth=secret&auth_variable_override={"uid":"u"}"#).status == 401)
+}
+
+@Test func rulesAreStoredAndReadBack() async throws {
+    let server = makeServer()
+    let source = "{\n  // comment\n  \"rules\": {\".read\": true}\n}"
+    #expect(try await send(server, .put, "/.settings/rules.json", body: source).status == 200)
+    #expect(try await send(server, .get, "/.settings/rules.json").bodyText == source)
+    #expect(try await send(server, .get, "/.settings/rules.json?format=strict").bodyText == #"{"rules":{".read":true}}"#)
+    #expect(try await send(server, .put, "/.settings/rules.json", body: "{}").status == 400)
+}
+
+@Test func streamsSendTheInitialPutThenOneEventPerWrite() async throws {
+    let server = makeServer()
+    _ = try await send(server, .put, "/room/a.json", body: "1")
+    let stream = RecordingResponder()
+    server.handle(HTTPRequest(method: .get, path: "/room.json", headers: ["accept": "text/event-stream"]), responder: stream)
+    #expect(stream.streamStatus == 200)
+    _ = try await send(server, .put, "/room/b.json", body: #""x""#)
+    _ = try await send(server, .patch, "/room.json", body: #"{"c/d":2}"#)
+    _ = try await send(server, .put, "/.json", body: #"{"room":{"z":0}}"#)
+    _ = try await send(server, .put, "/elsewhere.json", body: "3")
+    #expect(stream.text == """
+        event: put
+        data: {"path":"/","data":{"a":1}}
+
+        event: put
+        data: {"path":"/b","data":"x"}
+
+        event: patch
+        data: {"path":"/","data":{"c/d":2}}
+
+        event: put
+        data: {"path":"/","data":{"z":0}}
+
+
+        """)
+}
+
+@Test func slowStreamsAreCutOffWithCancel() async throws {
+    let server = makeServer()
+    let stream = RecordingResponder()
+    stream.limit = 100
+    server.handle(HTTPRequest(method: .get, path: "/r.json", headers: ["accept": "text/event-stream"]), responder: stream)
+    _ = try await send(server, .put, "/r.json", body: "\"\(String(repeating: "x", count: 200))\"")
+    #expect(stream.finished)
+    #expect(stream.text.hasSuffix("event: cancel\ndata: null\n\n"))
+}

@@ -1,0 +1,93 @@
+import Foundation
+import HearthServer
+import HearthStorage
+import Testing
+
+@testable import HearthTransport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Sends raw bytes to 127.0.0.1:`port` and reads until `until` matches or the peer closes.
+func exchange(port: Int, _ request: String, until done: (String) -> Bool) throws -> String {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    try #require(connected == 0)
+    let bytes = Array(request.utf8)
+    _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+    var received: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while !done(String(decoding: received, as: UTF8.self)) {
+        let count = recv(fd, &buffer, buffer.count, 0)
+        if count <= 0 { break }
+        received += buffer[..<count]
+    }
+    return String(decoding: received, as: UTF8.self)
+}
+
+func withLiveServer(_ body: (Int) throws -> Void) throws {
+    let server = DatabaseServer(
+        configuration: ServerConfiguration(emulator: true, adminToken: nil, defaultNamespace: "demo"),
+        openEngine: { _ in InMemoryStorageEngine() })
+    var transport: HTTPServerTransport?
+    for _ in 0..<20 {
+        let candidate = HTTPServerTransport(
+            configuration: TransportConfiguration(port: Int.random(in: 20000..<60000), requestBodyBytesMax: 1 << 20),
+            handler: server)
+        do {
+            try candidate.start()
+            transport = candidate
+            break
+        } catch {}
+    }
+    let running = try #require(transport)
+    defer {
+        running.stop()
+        server.close()
+    }
+    try body(running.boundPort)
+}
+
+@Test func keepAliveConnectionServesSeveralRequestsWithBodies() throws {
+    try withLiveServer { port in
+        let body = #"{"a":1}"#
+        let request = "PUT /x.json?ns=demo HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            + "GET /x.json?ns=demo HTTP/1.1\r\nHost: localhost\r\n\r\n"
+        let reply = try exchange(port: port, request) { $0.components(separatedBy: "HTTP/1.1 200").count == 3 && $0.hasSuffix(body) }
+        #expect(reply.components(separatedBy: "HTTP/1.1 200").count == 3)
+        #expect(reply.hasSuffix(body))
+    }
+}
+
+@Test func oversizeBodiesAreRefusedAndTheServerGoesOn() throws {
+    try withLiveServer { port in
+        let reply = try exchange(port: port, "PUT /x.json HTTP/1.1\r\nHost: h\r\nContent-Length: 2000000\r\n\r\n{") {
+            $0.contains("}")
+        }
+        #expect(reply.hasPrefix("HTTP/1.1 413"))
+        let next = try exchange(port: port, "GET /x.json HTTP/1.1\r\nHost: h\r\n\r\n") { $0.hasSuffix("null") }
+        #expect(next.hasPrefix("HTTP/1.1 200"))
+    }
+}
+
+@Test func eventStreamsAreChunkedAndLive() throws {
+    try withLiveServer { port in
+        let reply = try exchange(port: port, "GET /s.json HTTP/1.1\r\nHost: h\r\nAccept: text/event-stream\r\n\r\n") {
+            $0.contains("\"data\":null}")
+        }
+        #expect(reply.hasPrefix("HTTP/1.1 200"))
+        #expect(reply.lowercased().contains("transfer-encoding: chunked"))
+        #expect(reply.contains("text/event-stream; charset=utf-8"))
+        #expect(reply.contains("event: put\ndata: {\"path\":\"/\",\"data\":null}"))
+    }
+}
