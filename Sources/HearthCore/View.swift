@@ -67,6 +67,9 @@ public struct View: Sendable {
     }
 
     private func applyUnfiltered(_ changes: ChangeSet, tree: DatabaseTree) -> [Event] {
+        if changes.changes.count == 1, changes.changes[0].path.count == path.count + 1 {
+            return applyToOneChild(changes.changes[0], tree: tree)
+        }
         let new = tree.value(at: path)
         var affected: [AffectedChild] = []
         var oldAtPath: Node?  // set when a change replaced the view's location or an ancestor
@@ -149,6 +152,32 @@ public struct View: Sendable {
         case .priority: return before.priority != after.priority
         case .value, .child: return params.index.indexValue(of: before) != params.index.indexValue(of: after)
         }
+    }
+
+    /// The common case, one write replacing one child of the location, without the bookkeeping
+    /// that several changes need (it allocated more than the write itself did).
+    private func applyToOneChild(_ change: ChangeSet.Change, tree: DatabaseTree) -> [Event] {
+        let key = change.path.keys[path.count]
+        let before = change.old, after = change.new
+        if isSame(before, after) { return [] }
+        let new = tree.value(at: path)
+        var events: [Event] = []
+        events.reserveCapacity(3)
+        if after.isEmpty {
+            events.append(Event(type: .childRemoved, key: key, node: before))
+        } else {
+            let previous = previousKey(of: key, node: after, in: new, tree: tree)
+            if before.isEmpty {
+                events.append(Event(type: .childAdded, key: key, node: after, previousKey: previous))
+            } else {
+                if indexValueChanged(before, after) {
+                    events.append(Event(type: .childMoved, key: key, node: after, previousKey: previous))
+                }
+                events.append(Event(type: .childChanged, key: key, node: after, previousKey: previous))
+            }
+        }
+        events.append(Event(type: .value, node: new))
+        return events
     }
 
     /// Keys whose children differ between two maps; shared subtrees are skipped by identity.
