@@ -43,7 +43,10 @@ public struct ChildKey: Hashable, ThreeWayComparable, Sendable, CustomStringConv
     // parser checks neighbours for duplicates.
     @inlinable
     public static func == (lhs: ChildKey, rhs: ChildKey) -> Bool {
-        guard lhs.order == rhs.order, lhs.string.utf8.count == rhs.string.utf8.count else { return false }
+        guard lhs.order == rhs.order else { return false }
+        let count = lhs.string.utf8.count
+        guard count == rhs.string.utf8.count else { return false }
+        if lhs.wordHoldsAllBytes(count: count) { return true }
         var a = lhs.string, b = rhs.string
         return a.withUTF8 { pa in b.withUTF8 { pb in KeyOrder.bytesEqual(pa, pb) } }
     }
@@ -61,7 +64,18 @@ public struct ChildKey: Hashable, ThreeWayComparable, Sendable, CustomStringConv
     @inlinable
     public static func compare(_ lhs: ChildKey, _ rhs: ChildKey) -> Int {
         if lhs.order != rhs.order { return lhs.order < rhs.order ? -1 : 1 }
+        // Equal words: a search that finds its key lands here once per level, so settle equality
+        // cheaply before the full comparison.
+        let count = lhs.string.utf8.count
+        if count == rhs.string.utf8.count && lhs.wordHoldsAllBytes(count: count) { return 0 }
         return KeyOrder.compare(lhs.string, rhs.string)
+    }
+
+    /// True when the order word is the whole key: a non-integer ASCII key of at most 7 bytes, so
+    /// two such keys of the same length with equal words are equal.
+    @inlinable
+    func wordHoldsAllBytes(count: Int) -> Bool {
+        count <= 7 && order & (1 << 63) != 0 && order & 0x0080_8080_8080_8080 == 0
     }
 
     /// The key's value when it is a 32-bit integer key (sorted numerically before other keys).

@@ -73,7 +73,7 @@ struct ChildKeyOrderWordTests {
     func orderWordIsConsistentWithKeyOrder() {
         var random = SeededGenerator(seed: 99)
         let pieces = ["", "a", "b", "ab", "abcdefg", "abcdefgh", "abcdefgz", "0", "7", "07", "-1", "-0", "00",
-                      "2147483647", "2147483648", "-2147483648", "é", "e\u{301}", "\u{E000}", "🐵", "z", "_", "\u{7F}"]
+                      "2147483647", "2147483648", "-2147483648", "é", "e\u{301}", "\u{E000}", "🐵", "z", "_", "\u{7F}", "\u{0}"]
         for _ in 0..<20_000 {
             let a = pieces.randomElement(using: &random)! + pieces.randomElement(using: &random)!
             let b = pieces.randomElement(using: &random)! + pieces.randomElement(using: &random)!
