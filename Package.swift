@@ -33,7 +33,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "HearthStorage", dependencies: ["HearthCore"], swiftSettings: strict),
         /// The storage engine conformance suite, shared by every engine's tests.
-        .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore"], swiftSettings: strict),
+        .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore", "HearthSupport"], swiftSettings: strict),
         .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "CSQLite"], swiftSettings: strict),
         /// Debian's libwebsockets 4.1 (with its libuv event library plugin) and libuv; imported only by HearthTransport.
         .systemLibrary(
@@ -56,7 +56,7 @@ let package = Package(
             name: "HearthBenchmarks",
             dependencies: ["HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "CMalloc"],
             swiftSettings: strict),
-        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: strict),
+        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
         .testTarget(
             name: "HearthStorageTests", dependencies: ["HearthStorage", "HearthStorageTesting", "HearthCore"],
             swiftSettings: strict),

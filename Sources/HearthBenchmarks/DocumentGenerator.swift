@@ -1,3 +1,4 @@
+import HearthSupport
 /// Generates a realistic Firebase Realtime Database export: the JSON document that parse, serialize and
 /// memory scenarios run on.
 ///
@@ -323,28 +324,6 @@ private struct DocumentWriter {
             }
         }
         output.append(UInt8(ascii: "\""))
-    }
-}
-
-/// SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014): small,
-/// fast and well distributed; plenty for test data, not for secrets.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A number in `0..<bound`, by Lemire's multiply-shift (the tiny bias does not matter for test data).
-    mutating func next(below bound: Int) -> Int {
-        precondition(bound > 0)
-        return Int(next().multipliedFullWidth(by: UInt64(bound)).high)
     }
 }
 

@@ -111,28 +111,17 @@ public struct View: Sendable {
             }
         }
 
-        var removed: [Event] = [], added: [Event] = [], moved: [Event] = [], changed: [Event] = []
+        // Child events grouped by type (raise order), each group in the view's order.
+        var groups: [[Event]] = [[], [], [], []]
         var positions: [ChildKey: IndexPosition] = [:]
-        for (key, before, after) in pairs {
-            if isSame(before, after) { continue }
-            if after.isEmpty {
-                removed.append(Event(type: .childRemoved, key: key, node: before))
-                positions[key] = IndexPosition(value: params.index.indexValue(of: before), key: key)
-                continue
-            }
-            positions[key] = IndexPosition(value: params.index.indexValue(of: after), key: key)
-            let previous = previousKey(of: key, node: after, in: new, tree: tree)
-            if before.isEmpty {
-                added.append(Event(type: .childAdded, key: key, node: after, previousKey: previous))
-            } else {
-                if indexValueChanged(before, after) {
-                    moved.append(Event(type: .childMoved, key: key, node: after, previousKey: previous))
-                }
-                changed.append(Event(type: .childChanged, key: key, node: after, previousKey: previous))
+        for (key, before, after) in pairs where !isSame(before, after) {
+            positions[key] = IndexPosition(value: params.index.indexValue(of: after.isEmpty ? before : after), key: key)
+            for event in childEvents(key: key, before: before, after: after, in: new, tree: tree) {
+                groups[event.type.raiseOrder].append(event)
             }
         }
         var events: [Event] = []
-        for group in [removed, added, moved, changed] where !group.isEmpty {
+        for group in groups where !group.isEmpty {
             events += group.count == 1 ? group : group.sorted { positions[$0.key!]! < positions[$1.key!]! }
         }
         // Writes below the location change it exactly when they change a child, which `events`
@@ -161,23 +150,20 @@ public struct View: Sendable {
         let before = change.old, after = change.new
         if isSame(before, after) { return [] }
         let new = tree.value(at: path)
-        var events: [Event] = []
-        events.reserveCapacity(3)
-        if after.isEmpty {
-            events.append(Event(type: .childRemoved, key: key, node: before))
-        } else {
-            let previous = previousKey(of: key, node: after, in: new, tree: tree)
-            if before.isEmpty {
-                events.append(Event(type: .childAdded, key: key, node: after, previousKey: previous))
-            } else {
-                if indexValueChanged(before, after) {
-                    events.append(Event(type: .childMoved, key: key, node: after, previousKey: previous))
-                }
-                events.append(Event(type: .childChanged, key: key, node: after, previousKey: previous))
-            }
-        }
+        var events = childEvents(key: key, before: before, after: after, in: new, tree: tree)
         events.append(Event(type: .value, node: new))
         return events
+    }
+
+    /// The events for one child that went from `before` to `after` (known to differ), in raise
+    /// order: removed; or added; or moved (when its order value changed) and changed.
+    private func childEvents(key: ChildKey, before: Node, after: Node, in new: Node, tree: DatabaseTree) -> [Event] {
+        if after.isEmpty { return [Event(type: .childRemoved, key: key, node: before)] }
+        let previous = previousKey(of: key, node: after, in: new, tree: tree)
+        if before.isEmpty { return [Event(type: .childAdded, key: key, node: after, previousKey: previous)] }
+        let changed = Event(type: .childChanged, key: key, node: after, previousKey: previous)
+        guard indexValueChanged(before, after) else { return [changed] }
+        return [Event(type: .childMoved, key: key, node: after, previousKey: previous), changed]
     }
 
     /// Keys whose children differ between two maps; shared subtrees are skipped by identity.

@@ -1,5 +1,6 @@
 public import HearthStorage
 import HearthCore
+import HearthSupport
 
 /// Opens one engine's storage, again and again: each `open` is a restart that must see what earlier
 /// engines made durable.
@@ -128,7 +129,7 @@ public enum StorageEngineConformance {
             }
         }),
         ("random writes match the model tree across restarts", { fixture in
-            var random = SplitMix(seed: 7)
+            var random = SplitMix64(seed: 7)
             var model = Node.empty
             for _ in 0..<4 {
                 model = try await roundTrip(fixture) { db in
@@ -184,16 +185,4 @@ public enum StorageEngineConformance {
     ]
 }
 
-/// splitmix64, so random cases replay.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
-}
+

@@ -1,20 +1,9 @@
 import Testing
 @testable import HearthCore
+import HearthSupport
 
 /// Push IDs per rtdb-protocol.md §5.8.
 @Suite struct PushIDTests {
-    /// SplitMix64: a deterministic source so failures reproduce.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Always all ones: the random part starts at `zzzzzzzzzzzz`, one step from overflowing.
     struct SaturatedGenerator: RandomNumberGenerator {
         mutating func next() -> UInt64 { .max }
@@ -50,7 +39,7 @@ import Testing
     @Test(arguments: [(Int64(1_700_000_000_000), "-NjEtLV-"), (1_461_173_397_480, "-KFoi9Uc")])
     func timestampPrefixMatchesSpec(milliseconds: Int64, prefix: String) {
         var ids = PushIDGenerator()
-        var random = SeededGenerator(state: 1)
+        var random = SplitMix64(seed: 1)
         let id = ids.next(now: milliseconds, using: &random)
         #expect(id.hasPrefix(prefix))
         #expect(id.count == 20)
@@ -58,7 +47,7 @@ import Testing
 
     @Test func sameMillisecondIncrementsTheRandomPart() {
         var ids = PushIDGenerator()
-        var random = SeededGenerator(state: 7)
+        var random = SplitMix64(seed: 7)
         let first = ids.next(now: 1_700_000_000_000, using: &random)
         let second = ids.next(now: 1_700_000_000_000, using: &random)
         #expect(first.prefix(8) == second.prefix(8))
@@ -93,7 +82,7 @@ import Testing
 
     @Test func hundredThousandIDsInOneMillisecondIncrease() {
         var ids = PushIDGenerator()
-        var random = SeededGenerator(state: 42)
+        var random = SplitMix64(seed: 42)
         let generated = (0..<100_000).map { _ in ids.next(now: 1_700_000_000_000, using: &random) }
         #expect(generated.allSatisfy { $0.hasPrefix("-NjEtLV-") })
         Self.expectWellFormedAndIncreasing(generated)
@@ -101,7 +90,7 @@ import Testing
 
     @Test func idsIncreaseAcrossMilliseconds() {
         var ids = PushIDGenerator()
-        var random = SeededGenerator(state: 3)
+        var random = SplitMix64(seed: 3)
         var generated: [String] = []
         var now: Int64 = 1_461_173_397_480
         for step in 0..<20_000 {
@@ -113,7 +102,7 @@ import Testing
 
     @Test func clockGoingBackwardsKeepsIDsIncreasing() {
         var ids = PushIDGenerator()
-        var random = SeededGenerator(state: 9)
+        var random = SplitMix64(seed: 9)
         let first = ids.next(now: 1_700_000_000_000, using: &random)
         let second = ids.next(now: 1_699_999_000_000, using: &random)
         let third = ids.next(now: 1_700_000_000_001, using: &random)

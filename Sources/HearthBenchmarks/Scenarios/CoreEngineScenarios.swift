@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSupport
 
 /// Workloads for the tree engine's write and query paths (issue: HearthCore benchmarks).
 enum CoreEngineWorkload {
@@ -52,7 +53,7 @@ extension Scenario {
         summary: "Single-key writes into a 1M-leaf tree, one listener per 1,000 paths, events computed"
     ) { context in
         let groups = 1000, leavesPerGroup = 1000, writes = 200_000
-        var random = BenchmarkRandom(seed: 11)
+        var random = SplitMix64(seed: 11)
         let targets = (0..<writes).map { _ in
             (group: random.next(below: groups), key: random.next(below: leavesPerGroup))
         }
@@ -91,7 +92,7 @@ extension Scenario {
         summary: "limitToLast(50) by child over 1M children, 10k random updates, update-to-events latency"
     ) { context in
         let childCount = 1_000_000, updates = 10_000
-        var random = BenchmarkRandom(seed: 12)
+        var random = SplitMix64(seed: 12)
         var entries = (0..<childCount).map { i in
             (key: ChildKey("c\(i)"), value: Node(["score": Node(random.next(below: 1_000_000))]))
         }
@@ -138,18 +139,4 @@ func percentile(_ durations: [Duration], _ fraction: Double) -> Double {
     guard !sorted.isEmpty else { return 0 }
     let index = min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1)
     return sorted[max(0, index)].seconds * 1_000_000
-}
-
-/// A small deterministic generator (splitmix64) so that runs replay the same writes.
-struct BenchmarkRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }
