@@ -116,9 +116,9 @@ public struct View: Sendable {
         var positions: [ChildKey: IndexPosition] = [:]
         for (key, before, after) in pairs where !isSame(before, after) {
             positions[key] = IndexPosition(value: params.index.indexValue(of: after.isEmpty ? before : after), key: key)
-            for event in childEvents(key: key, before: before, after: after, in: new, tree: tree) {
-                groups[event.type.raiseOrder].append(event)
-            }
+            var events: [Event] = []
+            appendChildEvents(to: &events, key: key, before: before, after: after, in: new, tree: tree)
+            for event in events { groups[event.type.raiseOrder].append(event) }
         }
         var events: [Event] = []
         for group in groups where !group.isEmpty {
@@ -150,20 +150,31 @@ public struct View: Sendable {
         let before = change.old, after = change.new
         if isSame(before, after) { return [] }
         let new = tree.value(at: path)
-        var events = childEvents(key: key, before: before, after: after, in: new, tree: tree)
+        var events: [Event] = []
+        events.reserveCapacity(3)
+        appendChildEvents(to: &events, key: key, before: before, after: after, in: new, tree: tree)
         events.append(Event(type: .value, node: new))
         return events
     }
 
-    /// The events for one child that went from `before` to `after` (known to differ), in raise
-    /// order: removed; or added; or moved (when its order value changed) and changed.
-    private func childEvents(key: ChildKey, before: Node, after: Node, in new: Node, tree: DatabaseTree) -> [Event] {
-        if after.isEmpty { return [Event(type: .childRemoved, key: key, node: before)] }
+    /// Appends the events for one child that went from `before` to `after` (known to differ), in
+    /// raise order: removed; or added; or moved (when its order value changed) and changed.
+    private func appendChildEvents(
+        to events: inout [Event], key: ChildKey, before: Node, after: Node, in new: Node, tree: DatabaseTree
+    ) {
+        if after.isEmpty {
+            events.append(Event(type: .childRemoved, key: key, node: before))
+            return
+        }
         let previous = previousKey(of: key, node: after, in: new, tree: tree)
-        if before.isEmpty { return [Event(type: .childAdded, key: key, node: after, previousKey: previous)] }
-        let changed = Event(type: .childChanged, key: key, node: after, previousKey: previous)
-        guard indexValueChanged(before, after) else { return [changed] }
-        return [Event(type: .childMoved, key: key, node: after, previousKey: previous), changed]
+        if before.isEmpty {
+            events.append(Event(type: .childAdded, key: key, node: after, previousKey: previous))
+            return
+        }
+        if indexValueChanged(before, after) {
+            events.append(Event(type: .childMoved, key: key, node: after, previousKey: previous))
+        }
+        events.append(Event(type: .childChanged, key: key, node: after, previousKey: previous))
     }
 
     /// Keys whose children differ between two maps; shared subtrees are skipped by identity.
