@@ -102,6 +102,12 @@ public enum KeyOrder {
         {
             return UInt64(bitPattern: value &+ 0x8000_0000)
         }
+        if raw.count >= 8, let base = raw.baseAddress {
+            // Eight bytes in one load: when the first seven are ASCII, the word is those seven,
+            // big-endian, under bit 63.
+            let word = UInt64(bigEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self))
+            if word & 0x8080_8080_8080_8000 == 0 { return (1 << 63) | (word >> 8) }
+        }
         var order: UInt64 = 1 << 63
         var shift: UInt64 = 48
         var i = 0

@@ -494,7 +494,7 @@ struct JSONParser {
         if end < bytes.count && bytes[end] == UInt8(ascii: "\"") {
             let raw = UnsafeBufferPointer(rebasing: bytes[start..<end])
             let string: String
-            if raw.count > JSONKeyInterner.inlineLengthMax {
+            if raw.count > JSONKeyInterner.inlineLengthMax && !Self.looksLikePushID(raw) {
                 let (known, probe) = interner.find(raw)
                 if let known {
                     string = known
@@ -517,6 +517,15 @@ struct JSONParser {
         return ParsedKey(
             key: ChildKey(string, order: order), order: order, byteCount: string.utf8.count,
             startsWithDot: first == UInt8(ascii: "."))
+    }
+
+    /// True for a key shaped like a Firebase push ID (20 characters starting with `-`, rtdb-protocol.md
+    /// §5.8). Push IDs are unique by construction (a timestamp and 72 random bits), so interning them
+    /// never finds a match; skipping the table saves the hash and the insert for every message and
+    /// post key.
+    @inline(__always)
+    static func looksLikePushID(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
+        raw.count == 20 && raw[0] == UInt8(ascii: "-")
     }
 
     /// Offset of the first `"`, `\` or control byte at or after `start` (or the end of input),
