@@ -56,15 +56,17 @@ public struct WriteBatch: Sendable, Equatable {
         private mutating func add(_ path: Path, in root: Node) {
             var node = root
             // Ancestor paths are built only for the (rare) ancestors with a record.
-            for (depth, key) in path.keys.enumerated() {
+            let keys = path.keys
+            for depth in keys.indices {
                 if node.isEmpty { break }  // nothing stored below here
                 if node.isLeaf || node.priority != nil {
-                    let ancestor = Path(Array(path.keys[..<depth]))
+                    let ancestor = Path(Array(keys[..<depth]))
                     if !records.contains(where: { $0.path == ancestor }) {
                         records.append((ancestor, node.hasChildren ? node.priority : nil))
                     }
                 }
-                node = node.child(key)
+                // The node at `path` itself is not an ancestor: no lookup of the last key.
+                if depth + 1 < keys.count { node = node.child(keys[depth]) }
             }
         }
 
