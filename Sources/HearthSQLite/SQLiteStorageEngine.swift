@@ -379,7 +379,9 @@ final class StorageThread: @unchecked Sendable {
         }
         appended += 1
         jobs.append(.batch(sequence: appended, batch, completion))
-        if waitingForJobs { condition.signal() }
+        // While completions run, their end wakes the storage thread (or its short timed wait does):
+        // one wake per group instead of two, and a wake costs several µs in a VM.
+        if waitingForJobs && completionsRunning == 0 { condition.signal() }
         condition.unlock()
     }
 
@@ -412,7 +414,13 @@ final class StorageThread: @unchecked Sendable {
         while true {
             condition.lock()
             waitingForJobs = true
-            while jobsStart == jobs.count && !closing { condition.wait() }
+            while jobsStart == jobs.count && !closing {
+                if completionsRunning > 0 {
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: Self.fullerGroupWait))
+                } else {
+                    condition.wait()
+                }
+            }
             waitingForJobs = false
             if jobsStart == jobs.count {
                 condition.unlock()
@@ -481,7 +489,7 @@ final class StorageThread: @unchecked Sendable {
                     for completion in completionsToRun { completion(.success(())) }
                     condition.lock()
                     completionsRunning -= 1
-                    if completionsRunning == 0 && waitingForCompletions { condition.signal() }
+                    if completionsRunning == 0 && (waitingForCompletions || waitingForJobs) { condition.signal() }
                     condition.unlock()
                 }
             } catch {
