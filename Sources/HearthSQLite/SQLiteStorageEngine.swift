@@ -569,7 +569,9 @@ struct RecordWriter {
             bindPath(statements.deleteOne, EncodedPath(target).bytes)
             try statements.deleteOne.run()
         case .put(let target, let node):
-            path = EncodedPath(target)
+            // The buffer is reused: one allocation per commit rather than one per row.
+            path.bytes.removeAll(keepingCapacity: true)
+            for key in target.keys { path.append(key) }
             try put(node)
         case .putPriority(let target, let priority):
             bindPath(statements.insert, EncodedPath(target).bytes)
