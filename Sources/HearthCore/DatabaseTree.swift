@@ -101,6 +101,14 @@ public struct DatabaseTree: Sendable {
         return ChangeSet(changes)
     }
 
+    /// Replaces the node at `path` with `value`, already validated and resolved (a change another tree
+    /// accepted: `DatabaseTree.set` or `update` returned it), and keeps the indexes in step. No key
+    /// validation, no hash check, no server values: a write's second application, on a tree that
+    /// follows the first one (HearthStorage's committed tree).
+    public mutating func apply(validated change: ChangeSet.Change) -> ChangeSet.Change {
+        apply(change.path, change.new)
+    }
+
     /// Applies one validated write and keeps the indexes in step.
     mutating func apply(_ path: Path, _ value: Node) -> ChangeSet.Change {
         let isPriorityWrite = path.last == .priorityKey

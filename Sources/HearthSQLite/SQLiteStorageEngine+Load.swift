@@ -92,19 +92,66 @@ extension SQLiteStorageEngine {
     }
 }
 
+/// The children of an open node, in a buffer the finished node's map moves them out of (no retain
+/// and release of every key and value, as copying into the map would). One per depth, reused by
+/// every node at that depth.
+final class ChildBuffer {
+    typealias Element = (key: ChildKey, value: Node)
+    // Unchecked: only the builder's thread touches a buffer, and the runtime's access checks on
+    // every append cost more than the copy this buffer saves.
+    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<Element>
+    @exclusivity(unchecked) private(set) var count = 0
+    @exclusivity(unchecked) private var capacity = 16
+
+    init() { base = .allocate(capacity: capacity) }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    var lastKey: ChildKey? { count == 0 ? nil : base[count - 1].key }
+
+    func append(_ element: Element) {
+        if count == capacity {
+            let grown = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
+            grown.moveInitialize(from: base, count: count)
+            base.deallocate()
+            base = grown
+            capacity *= 2
+        }
+        (base + count).initialize(to: element)
+        count += 1
+    }
+
+    /// The children as a map, sorted first when `mayNeedSort`; the buffer is empty afterwards.
+    func takeMap(mayNeedSort: Bool) -> ChildrenMap {
+        var elements = UnsafeMutableBufferPointer(start: base, count: count)
+        // Records come in byte order; Firebase key order differs only for integer keys and some
+        // characters above U+FFFF, so check in one pass and sort only when needed.
+        if mayNeedSort, zip(elements, elements.dropFirst()).contains(where: { !($0.key < $1.key) }) {
+            elements.sort { $0.key < $1.key }
+        }
+        let map = ChildrenMap(movingSortedUnique: base, count: count)
+        count = 0
+        return map
+    }
+}
+
 /// Builds a `Node` from records in encoded-path order with a stack of open inner nodes.
 struct TreeBuilder {
     struct Frame {
         var keyBytes: [UInt8]
         var key: ChildKey
         var priority: Priority?
-        var children: ContiguousArray<(key: ChildKey, value: Node)> = []
-        /// Some child key may order differently as a Firebase key than as bytes (see `node(_:)`).
+        /// Some child key may order differently as a Firebase key than as bytes (see `ChildBuffer`).
         var mayNeedSort = false
     }
 
     /// frames[0] is the root; frames[i] is the open node at depth i.
     var frames: [Frame] = [Frame(keyBytes: [], key: ChildKey(""))]
+    /// children[i] holds the children of frames[i].
+    var children: [ChildBuffer] = [ChildBuffer()]
     /// The encoded path of the innermost open node (every open frame's key and separator).
     var open: [UInt8] = []
     var rootLeaf: Node?
@@ -146,6 +193,7 @@ struct TreeBuilder {
         open.append(contentsOf: frame.keyBytes)
         open.append(SQLiteSchema.separator)
         frames.append(frame)
+        if children.count < frames.count { children.append(ChildBuffer()) }
     }
 
     private mutating func addSlowly(_ statement: SQLiteStatement, _ path: UnsafeBufferPointer<UInt8>) throws(StorageError) {
@@ -207,44 +255,31 @@ struct TreeBuilder {
     }
 
     private mutating func appendChild(_ key: ChildKey, _ node: Node) throws(StorageError) {
-        let top = frames.count - 1
-        if let last = frames[top].children.last, last.key == key {
+        let buffer = children[frames.count - 1]
+        if let last = buffer.lastKey, last == key {
             throw corrupt("both a value and children at key '\(key.string)'")
         }
-        frames[top].children.append((key, node))
+        buffer.append((key, node))
     }
 
     private mutating func closeTop() throws(StorageError) {
         let frame = frames.removeLast()
         open.removeLast(frame.keyBytes.count + 1)
-        let node = Self.node(frame)
+        let node = makeNode(frame, children[frames.count])
         if !node.isEmpty { try frame.keyBytes.withUnsafeBufferPointer { bytes throws(StorageError) in try appendChild(bytes, node) } }
     }
 
-    static func node(_ frame: Frame) -> Node {
-        var children = frame.children
-        // Records come in byte order; Firebase key order differs only for integer keys and some
-        // characters above U+FFFF, so check in one pass and sort only when needed.
-        var sorted = true
-        var index = frame.mayNeedSort ? 1 : children.count
-        while index < children.count {
-            if !(children[index - 1].key < children[index].key) {
-                sorted = false
-                break
-            }
-            index += 1
-        }
-        if !sorted { children.sort { $0.key < $1.key } }
-        return Node(children: ChildrenMap(sortedUniqueArray: children)).withPriority(frame.priority)
+    private func makeNode(_ frame: Frame, _ buffer: ChildBuffer) -> Node {
+        Node(children: buffer.takeMap(mayNeedSort: frame.mayNeedSort)).withPriority(frame.priority)
     }
 
     mutating func finish() throws(StorageError) -> Node {
         while frames.count > 1 { try closeTop() }
         if let rootLeaf {
-            guard frames[0].children.isEmpty else { throw corrupt("both a value and children at the root") }
+            guard children[0].count == 0 else { throw corrupt("both a value and children at the root") }
             return rootLeaf
         }
-        return Self.node(frames[0])
+        return makeNode(frames[0], children[0])
     }
 
     private func corrupt(_ what: String) -> StorageError {

@@ -327,6 +327,17 @@ final class StorageThread: @unchecked Sendable {
     private var appended = 0
     private var abortThrough = 0
     private var statisticsStorage = SQLiteStorageEngine.Statistics()
+    /// Groups whose success completions are queued or running on `completions`.
+    private var completionsRunning = 0
+    /// The storage thread waits for jobs (an append must wake it) rather than for fuller groups.
+    private var waitingForJobs = false
+    /// The storage thread waits for `completionsRunning` to reach zero (see `fullerGroupWait`).
+    private var waitingForCompletions = false
+
+    /// How long the storage thread waits for a fuller group while the last group's completions still
+    /// run: their writers may append their next writes then, and one commit of them all pays one fsync
+    /// instead of two. Short, so a completion that does not lead to a write costs little latency.
+    static let fullerGroupWait = 0.0003
 
     /// Completions, in commit order, off the storage thread.
     private let completions = DispatchQueue(label: "hearth.storage.completions")
@@ -368,7 +379,9 @@ final class StorageThread: @unchecked Sendable {
         }
         appended += 1
         jobs.append(.batch(sequence: appended, batch, completion))
-        condition.signal()
+        // While completions run, their end wakes the storage thread (or its short timed wait does):
+        // one wake per group instead of two, and a wake costs several µs in a VM.
+        if waitingForJobs && completionsRunning == 0 { condition.signal() }
         condition.unlock()
     }
 
@@ -400,10 +413,30 @@ final class StorageThread: @unchecked Sendable {
         }
         while true {
             condition.lock()
-            while jobsStart == jobs.count && !closing { condition.wait() }
+            waitingForJobs = true
+            while jobsStart == jobs.count && !closing {
+                if completionsRunning > 0 {
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: Self.fullerGroupWait))
+                } else {
+                    condition.wait()
+                }
+            }
+            waitingForJobs = false
             if jobsStart == jobs.count {
                 condition.unlock()
                 return
+            }
+            if completionsRunning > 0 && !closing {
+                // Writers hearing about the last commit append their next writes now: wait for them
+                // (appends do not wake this wait; the completions' end, a close or the deadline do).
+                let deadline = Date(timeIntervalSinceNow: Self.fullerGroupWait)
+                waitingForCompletions = true
+                while completionsRunning > 0 && !closing
+                    && jobs.count - jobsStart < SQLiteStorageEngine.batchesPerCommitMax
+                {
+                    if !condition.wait(until: deadline) { break }
+                }
+                waitingForCompletions = false
             }
             var group: [(sequence: Int, batch: WriteBatch, completion: Completion)] = []
             var exclusive: ((SQLiteConnection) -> Void)?
@@ -449,9 +482,16 @@ final class StorageThread: @unchecked Sendable {
                 statisticsStorage.commits += 1
                 statisticsStorage.batches += toCommit.count
                 if statisticsStorage.groupSizes.count < 100_000 { statisticsStorage.groupSizes.append(toCommit.count) }
+                completionsRunning += 1
                 condition.unlock()
                 let completionsToRun = toCommit.map(\.completion)
-                completions.async { for completion in completionsToRun { completion(.success(())) } }
+                completions.async { [self] in
+                    for completion in completionsToRun { completion(.success(())) }
+                    condition.lock()
+                    completionsRunning -= 1
+                    if completionsRunning == 0 && (waitingForCompletions || waitingForJobs) { condition.signal() }
+                    condition.unlock()
+                }
             } catch {
                 if writer.isInTransaction { try? writer.execute("ROLLBACK") }
                 let storageError = SQLiteStorageEngine.storageError(error, path: path)
@@ -529,7 +569,9 @@ struct RecordWriter {
             bindPath(statements.deleteOne, EncodedPath(target).bytes)
             try statements.deleteOne.run()
         case .put(let target, let node):
-            path = EncodedPath(target)
+            // The buffer is reused: one allocation per commit rather than one per row.
+            path.bytes.removeAll(keepingCapacity: true)
+            for key in target.keys { path.append(key) }
             try put(node)
         case .putPriority(let target, let priority):
             bindPath(statements.insert, EncodedPath(target).bytes)

@@ -141,15 +141,12 @@ public final class DurableDatabase: Sendable {
                 state.failed = true
                 return .failure(error)
             case .success:
-                var applied: [ChangeSet.Change] = []
-                applied.reserveCapacity(changes.changes.count)
-                for change in changes.changes {
-                    // Already validated and resolved on the pending tree; this cannot fail.
-                    if let committed = try? state.committed.set(change.path, to: change.new) {
-                        applied.append(contentsOf: committed.changes)
-                    }
+                // Validated and resolved on the pending tree already: applied without checking again.
+                var applied = changes
+                for index in applied.changes.indices {
+                    applied.changes[index] = state.committed.apply(validated: applied.changes[index])
                 }
-                return .success(CommittedWrite(changes: ChangeSet(applied), root: state.committed.root))
+                return .success(CommittedWrite(changes: applied, root: state.committed.root))
             }
         }
     }

@@ -47,17 +47,26 @@ public struct WriteBatch: Sendable, Equatable {
 
         /// The records of every proper ancestor (the root included) of each of `paths` in `root`.
         public init(of paths: [Path], in root: Node) {
-            for path in paths {
-                var node = root
-                var ancestor = Path.root
-                for key in path.keys {
-                    if node.isEmpty { break }  // nothing stored below here
-                    if node.isLeaf || node.priority != nil, !records.contains(where: { $0.path == ancestor }) {
+            for path in paths { add(path, in: root) }
+        }
+
+        /// The records of every proper ancestor of `path` in `root`.
+        public init(of path: Path, in root: Node) { add(path, in: root) }
+
+        private mutating func add(_ path: Path, in root: Node) {
+            var node = root
+            // Ancestor paths are built only for the (rare) ancestors with a record.
+            let keys = path.keys
+            for depth in keys.indices {
+                if node.isEmpty { break }  // nothing stored below here
+                if node.isLeaf || node.priority != nil {
+                    let ancestor = Path(Array(keys[..<depth]))
+                    if !records.contains(where: { $0.path == ancestor }) {
                         records.append((ancestor, node.hasChildren ? node.priority : nil))
                     }
-                    node = node.child(key)
-                    ancestor = ancestor.appending(key)
                 }
+                // The node at `path` itself is not an ancestor: no lookup of the last key.
+                if depth + 1 < keys.count { node = node.child(keys[depth]) }
             }
         }
 
@@ -74,6 +83,19 @@ public struct WriteBatch: Sendable, Equatable {
     /// goes, the new one comes; ancestors that are prioritized inner nodes afterwards get their marker
     /// back. Untouched ancestors cost one lookup in memory and nothing in storage.
     public init(changes: ChangeSet, ancestorsBefore: AncestorRecords, after: Node) {
+        if ancestorsBefore.records.isEmpty {
+            // No ancestor had a record, so none has one now: a write below an inner node without a
+            // priority leaves that node's priority alone, and ancestors it creates have none. Only the
+            // written subtrees change (the common case: no walk of `after`).
+            var removals: [Operation] = []
+            var puts: [Operation] = []
+            for change in changes.changes {
+                if !change.old.isEmpty { removals.append(.removeSubtree(change.path)) }
+                if !change.new.isEmpty { puts.append(.put(change.path, change.new)) }
+            }
+            operations = removals.isEmpty ? puts : removals + puts
+            return
+        }
         var removals: [Operation] = []
         var puts: [Operation] = []
         var markers: [Operation] = []

@@ -32,6 +32,14 @@ enum StorageWorkload {
         }
         return 0
     }
+
+    /// CPU seconds (user + system) this process has used, all threads.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
 }
 
 extension Scenario {
@@ -53,6 +61,7 @@ extension Scenario {
             let database = DurableDatabase(engine: engine, root: .empty)
             let done = DispatchSemaphore(value: 0)
             let writtenBefore = StorageWorkload.diskBytesWritten()
+            let cpuBefore = StorageWorkload.cpuSeconds()
             @Sendable func write(_ writer: Int, _ index: Int) {
                 guard index < writesPerWriter else {
                     done.signal()
@@ -66,11 +75,12 @@ extension Scenario {
             for writer in 0..<writers { write(writer, 0) }
             for _ in 0..<writers { done.wait() }
             let written = StorageWorkload.diskBytesWritten() - writtenBefore
+            let cpu = StorageWorkload.cpuSeconds() - cpuBefore
             let statistics = engine.commitStatistics
             engine.close()
             groupSizes = statistics.groupSizes
             amplification = Double(written) / Double(total * 100)
-            print("   run \(run): \(statistics.commits) commits, \(rounded(Double(statistics.batches) / Double(max(1, statistics.commits)), places: 1)) writes per commit, \(written) bytes written to disk = \(rounded(amplification, places: 2)) × the 100-byte payload")
+            print("   run \(run): \(statistics.commits) commits, \(rounded(Double(statistics.batches) / Double(max(1, statistics.commits)), places: 1)) writes per commit, \(written) bytes written to disk = \(rounded(amplification, places: 2)) × the 100-byte payload, \(rounded(cpu * 1e6 / Double(total), places: 1)) µs CPU per write (all threads)")
         }
         // The same rows (encoded paths, in the order the engine committed them is not tracked: writer
         // order round-robin, which is how the 64 writers interleave) in the same group sizes.
@@ -81,12 +91,15 @@ extension Scenario {
         }
         let referencePath = StorageWorkload.directory + "/reference.sqlite"
         var referenceWritten = 0
+        var referenceCPU = 0.0
         let reference = try context.measure("raw SQLite, same batches") {
             let before = StorageWorkload.diskBytesWritten()
+            let cpuBefore = StorageWorkload.cpuSeconds()
             blackHole(try SQLiteReference.insert(rows: rows, groupSizes: groupSizes, path: referencePath))
             referenceWritten = StorageWorkload.diskBytesWritten() - before
+            referenceCPU = StorageWorkload.cpuSeconds() - cpuBefore
         }
-        print("   write amplification: Hearth \(rounded(amplification, places: 2)), raw SQLite \(rounded(Double(referenceWritten) / Double(total * 100), places: 2)) (disk bytes per payload byte, last run)")
+        print("   write amplification: Hearth \(rounded(amplification, places: 2)), raw SQLite \(rounded(Double(referenceWritten) / Double(total * 100), places: 2)) (disk bytes per payload byte, last run); raw SQLite \(rounded(referenceCPU * 1e6 / Double(total), places: 1)) µs CPU per row")
         StorageWorkload.removeDatabase("write")
         StorageWorkload.removeDatabase("reference")
         return BenchmarkResult(
