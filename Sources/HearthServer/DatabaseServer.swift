@@ -1,4 +1,5 @@
 import HearthCore
+import HearthProtocol
 public import HearthStorage
 import Foundation
 
@@ -36,9 +37,9 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     private let rulesStore: RulesStore?
     // Loop-thread state.
     private var namespaces: [String: Namespace] = [:]
-    private var executor: (any LoopExecutor)?
+    var executor: (any LoopExecutor)?
     private var pushIDs = PushIDGenerator()
-    private var nextStreamID: UInt64 = 1
+    var nextStreamID: UInt64 = 1
     private var lastKeepAlive: Int64 = 0
     /// Wall clock in milliseconds; replaceable in tests.
     public var clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
@@ -200,7 +201,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         return labels[0].lowercased()
     }
 
-    private func open(_ name: String) throws(RESTError) -> Namespace {
+    func open(_ name: String) throws(RESTError) -> Namespace {
         if let namespace = namespaces[name] { return namespace }
         do {
             let engine = try openEngine(name)

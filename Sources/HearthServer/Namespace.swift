@@ -7,6 +7,8 @@ final class Namespace {
     let database: DurableDatabase
     /// Open SSE streams by id.
     var streams: [UInt64: EventStream] = [:]
+    /// Open realtime (WebSocket) sessions by id.
+    var realtimeSessions: [UInt64: RealtimeSession] = [:]
     /// Rules source as last uploaded (`PUT /.settings/rules.json`), comments included.
     var rulesSource: String?
 
