@@ -17,6 +17,12 @@ extension DatabaseServer: RealtimeHandler {
         for frame in frames { _ = sink.sendFrame(frame) }
         do {
             let namespace = try open(namespaceName)
+            // `ls`: the client's previous connection, if still open, is closed and its onDisconnect runs (§1.4).
+            if let last = request.queryItems.first(where: { $0.name == "ls" })?.value, !last.isEmpty,
+                let previous = namespace.realtimeSessions.values.first(where: { $0.sessionID == last })
+            {
+                previous.replaced()
+            }
             session.namespace = namespace
             namespace.realtimeSessions[session.id] = session
         } catch {
@@ -177,13 +183,16 @@ final class RealtimeSession: RealtimeSessionHandle {
         let path: Path
         let tag: Int64?
         let params: QueryParams?
+        /// The query object exactly as the client sent it, for `c` (§3.3).
+        let queryJSON: [UInt8]?
         /// The window last sent (tagged listens only).
         var window: Node
 
-        init(path: Path, tag: Int64?, params: QueryParams?, window: Node) {
+        init(path: Path, tag: Int64?, params: QueryParams?, queryJSON: [UInt8]?, window: Node) {
             self.path = path
             self.tag = tag
             self.params = params
+            self.queryJSON = queryJSON
             self.window = window
         }
     }
@@ -238,6 +247,21 @@ final class RealtimeSession: RealtimeSessionHandle {
         runOnDisconnect(namespace)
     }
 
+    /// A newer connection of the same client (`ls`) took over.
+    func replaced() {
+        sink.close(reason: "replaced by a newer connection of this client", immediately: false)
+        closed()
+    }
+
+    /// Every listen is no longer readable: `c` for each (§3.3), and no more updates.
+    private func revokeListens() {
+        for listen in listens.values {
+            let query = listen.tag == nil ? nil : listen.queryJSON
+            if !send(WireEncoder.listenRevoked(path: listen.path, queryJSON: query)) { return disconnectSlowClient() }
+        }
+        listens.removeAll()
+    }
+
     /// Over its outbound bound: told why and dropped at once; nobody else waits for it.
     func disconnectSlowClient() {
         sink.close(reason: "outbound queue over its limit: client too slow", immediately: true)
@@ -271,6 +295,7 @@ final class RealtimeSession: RealtimeSessionHandle {
             authenticate(request)
         case .unauth:
             access = server.anonymousAccess()
+            if !access.mayReadAndWrite { revokeListens() }
             reply(WireEncoder.ok(r))
         case .listen, .listenLegacy:
             listen(request, namespace: namespace)
@@ -346,12 +371,12 @@ final class RealtimeSession: RealtimeSessionHandle {
         let listen: Listen
         if let params, tag != nil {
             let window = QueryWindow.node(of: root.child(at: path), params: params)
-            listen = Listen(path: path, tag: tag, params: params, window: window)
+            listen = Listen(path: path, tag: tag, params: params, queryJSON: request.fields[Wire.query], window: window)
             listens[key] = listen
             // Initial data before the `ok` (§2.4).
             guard send(WireEncoder.set(path: path, node: window, tag: tag)) else { return disconnectSlowClient() }
         } else {
-            listen = Listen(path: path, tag: nil, params: nil, window: .empty)
+            listen = Listen(path: path, tag: nil, params: nil, queryJSON: nil, window: .empty)
             listens[key] = listen
             guard send(WireEncoder.set(path: path, node: root.child(at: path))) else { return disconnectSlowClient() }
         }

@@ -232,3 +232,35 @@ private func send(_ session: RealtimeSessionHandle, _ text: String) { session.re
     ])
     #expect(slowSink.closedReason?.contains("too slow") == true)
 }
+
+@Test func unauthRevokesListensThatAreNoLongerReadable() {
+    let harness = Harness(emulator: false)
+    let (session, sink) = harness.connect()
+    send(session, #"{"t":"d","d":{"r":1,"a":"auth","b":{"cred":"admin-secret"}}}"#)
+    send(session, #"{"t":"d","d":{"r":2,"a":"q","b":{"p":"/a","h":""}}}"#)
+    send(session, #"{"t":"d","d":{"r":3,"a":"q","b":{"p":"/b","q":{"l":2,"vf":"l"},"t":4,"h":""}}}"#)
+    _ = sink.take()
+    send(session, #"{"t":"d","d":{"r":4,"a":"unauth","b":{}}}"#)
+    let frames = sink.take()
+    #expect(Set(frames.prefix(2)) == [
+        #"{"t":"d","d":{"a":"c","b":{"p":"a"}}}"#, #"{"t":"d","d":{"a":"c","b":{"p":"b","q":[{"l":2,"vf":"l"}]}}}"#,
+    ])
+    #expect(frames.last == #"{"t":"d","d":{"r":4,"b":{"s":"ok","d":""}}}"#)
+}
+
+@Test func aReconnectWithLsClosesThePreviousConnectionAndRunsItsOnDisconnect() async throws {
+    let harness = Harness()
+    let (old, oldSink) = harness.connect()
+    let handshake = try #require(oldSink.take().first)
+    let sessionID = try #require(try Node(json: handshake).child(at: Path("d/d/s")).stringValue)
+    send(old, #"{"t":"d","d":{"r":1,"a":"o","b":{"p":"/online","d":false}}}"#)
+    let sink = RecordingSink()
+    let new = harness.server.openRealtime(
+        HTTPRequest(method: .get, path: "/.ws", queryItems: [("v", "5"), ("ls", sessionID), ("ns", "demo-test")],
+                    headers: ["host": "h"]),
+        sink: sink)
+    #expect(oldSink.closedReason != nil)
+    for _ in 0..<200 where harness.executor.drain() == 0 { try await Task.sleep(for: .milliseconds(1)) }
+    send(new, #"{"t":"d","d":{"r":1,"a":"g","b":{"p":"/online","q":{}}}}"#)
+    #expect(sink.frames.last == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":false}}}"#)
+}
