@@ -179,6 +179,10 @@ public final class HTTPServerTransport: @unchecked Sendable {
             let transport = Unmanaged<HTTPServerTransport>.fromOpaque(owner).takeUnretainedValue()
             return transport.callback(wsi, reason, input, length)
         }
+        // WebSockets receive into a 4 KiB buffer per connection (idle realtime clients are most of them);
+        // sends go out in packets of up to 64 KiB.
+        protocols[0].rx_buffer_size = 4096
+        protocols[0].tx_packet_size = 64 * 1024
         protocols[1] = lws_protocols()
 
         var info = lws_context_creation_info()
