@@ -40,6 +40,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     var executor: (any LoopExecutor)?
     private var pushIDs = PushIDGenerator()
     var nextStreamID: UInt64 = 1
+    /// Long-poll sessions (`/.lp`) by connection id.
+    var longPolls: [String: LongPollConnection] = [:]
     private var lastKeepAlive: Int64 = 0
     /// Wall clock in milliseconds; replaceable in tests.
     public var clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
@@ -70,6 +72,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     }
 
     public func loopStopping() {
+        for connection in Array(longPolls.values) { connection.end() }
         for namespace in namespaces.values {
             for stream in namespace.streams.values {
                 stream.responder.onClose = nil
@@ -80,6 +83,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     }
 
     public func tick(nowMilliseconds: Int64) {
+        tickLongPolls(now: nowMilliseconds)
         guard nowMilliseconds - lastKeepAlive >= Int64(configuration.keepAliveIntervalSeconds) * 1000 else { return }
         lastKeepAlive = nowMilliseconds
         for namespace in namespaces.values {
@@ -104,6 +108,10 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     private func route(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
         if request.method == .options {
             responder.respond(preflight(request))
+            return
+        }
+        if request.path == "/.lp" {
+            longPoll(request, responder: responder)
             return
         }
         let target = try RESTTarget(path: request.path, queryItems: request.queryItems)

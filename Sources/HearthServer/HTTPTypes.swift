@@ -102,6 +102,13 @@ public protocol RealtimeSink: AnyObject {
     func sendFrame(_ bytes: [UInt8]) -> Bool
     /// Closes the socket (after what is queued unless `immediately`), telling the client `reason`.
     func close(reason: String, immediately: Bool)
+    /// Whether messages over 16,384 characters go out as count-prefixed frames (WebSockets, §1.8); the
+    /// long-poll transport sends whole messages.
+    var splitsLargeMessages: Bool { get }
+}
+
+extension RealtimeSink {
+    public var splitsLargeMessages: Bool { true }
 }
 
 /// One realtime session as the transport sees it. Loop thread only.

@@ -13,6 +13,14 @@ extension DatabaseServer: RealtimeHandler {
             ?? configuration.defaultNamespace
         let session = RealtimeSession(id: nextStreamID, server: self, sink: sink, sessionID: Self.sessionID())
         nextStreamID += 1
+        if let upgrading = request.queryItems.first(where: { $0.name == "s" })?.value, !upgrading.isEmpty {
+            // A long-poll client upgrading its session (`s=`): refused with `r`, so it stays on long-poll
+            // (§1.10); the socket is never a fresh session.
+            _ = sink.sendFrame(WireEncoder.control(.reset, host))
+            session.machine.close(reason: "long-poll upgrade refused")
+            sink.close(reason: "long-poll upgrade refused", immediately: false)
+            return session
+        }
         let frames = session.machine.open(timestamp: clock(), host: host, sessionID: session.sessionID)
         for frame in frames { _ = sink.sendFrame(frame) }
         do {
@@ -271,6 +279,7 @@ final class RealtimeSession: RealtimeSessionHandle {
     @discardableResult
     private func send(_ message: [UInt8]) -> Bool {
         guard !isClosed else { return false }
+        guard sink.splitsLargeMessages else { return sink.sendFrame(message) }
         for frame in ConnectionMachine.frames(for: message) where !sink.sendFrame(frame) { return false }
         return true
     }

@@ -267,3 +267,80 @@ def test_auth_owner_unsigned_jwts_and_bad_tokens(hearth_server):
     assert client.call("auth", {"cred": "not a token"})[1]["s"] == "invalid_token"
     assert client.call("unauth", {})[1] == {"s": "ok", "d": ""}
     client.close()
+
+
+class LongPoll:
+    """The long-poll transport (§1.10) as a browser's hidden iframe drives it."""
+
+    def __init__(self, server, ns="demo-test"):
+        import re
+        import requests
+
+        self.requests = requests
+        self.base = f"{server.url}/.lp"
+        self.ns = ns
+        start = requests.get(self.base, params={"start": "t", "ser": "7", "cb": "3", "v": "5", "ns": ns}, timeout=10)
+        assert start.headers["content-type"].startswith("application/javascript")
+        assert 'parent.window["pRTLPCB3"]' in start.text
+        self.id, self.pw = re.search(r"pLPCommand\('start','([^']+)','([^']+)'\);", start.text).groups()
+        self.packet = 0
+        self.messages = self.packets(start.text)
+        self.segment = 0
+        self.r = 1
+
+    def packets(self, text):
+        import re
+
+        messages = []
+        for number, data in re.findall(r"pRTLPCB\((\d+),(\[.*?\])\);", text, re.S):
+            assert int(number) == self.packet  # one number per response, in order
+            self.packet += 1
+            messages += json.loads(data)
+        return messages
+
+    def poll(self, *bodies):
+        params = {"id": self.id, "pw": self.pw, "ser": "1", "ns": self.ns}
+        for index, (action, body) in enumerate(bodies):
+            envelope = json.dumps({"t": "d", "d": {"r": self.r, "a": action, "b": body}})
+            self.r += 1
+            encoded = base64.urlsafe_b64encode(envelope.encode()).decode().replace("=", ".")
+            params.update({f"seg{index}": str(self.segment), f"ts{index}": "1", f"d{index}": encoded})
+            self.segment += 1
+        text = self.requests.get(self.base, params=params, timeout=30).text
+        return text, self.packets(text)
+
+
+def test_long_poll_sessions_serve_requests_hold_polls_and_run_on_disconnect(hearth_server):
+    path = unique("lp")
+    lp = LongPoll(hearth_server)
+    handshake = lp.messages[0]["d"]
+    assert handshake["t"] == "h" and type(handshake["d"]["ts"]) is int
+    _, messages = lp.poll(("q", {"p": "/" + path, "h": ""}), ("o", {"p": f"/{path}/gone", "d": True}))
+    while len(messages) < 3:
+        messages += lp.poll()[1]
+    assert messages[0] == {"t": "d", "d": {"a": "d", "b": {"p": path, "d": None}}}
+    assert messages[1]["d"] == {"r": 1, "b": {"s": "ok", "d": {}}}
+    # A held poll is answered when another connection's write reaches the listen.
+    result = []
+    holder = threading.Thread(target=lambda: result.append(lp.poll()[1]))
+    holder.start()
+    time.sleep(0.3)
+    other = Client(hearth_server)
+    other.call("p", {"p": f"/{path}/x", "d": 1})
+    holder.join(10)
+    assert result and result[0][0] == {"t": "d", "d": {"a": "d", "b": {"p": f"{path}/x", "d": 1}}}
+    # The unload request ends the session: its onDisconnect runs.
+    lp.requests.get(lp.base, params={"disconn": "t", "id": lp.id, "pw": lp.pw}, timeout=10)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if other.call("g", {"p": f"/{path}/gone", "q": {}})[1]["d"] is True:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("onDisconnect of the long-poll session did not run")
+    assert "pLPCommand('close')" in lp.poll()[0]
+    # A WebSocket upgrading a long-poll session (`s=`) is refused with `r`, never a fresh session.
+    upgrade = websocket.create_connection(
+        f"ws://{hearth_server.host}:{hearth_server.port}/.ws?v=5&s={lp.id}&ns=demo-test", timeout=5)
+    assert json.loads(upgrade.recv()) == {"t": "c", "d": {"t": "r", "d": f"127.0.0.1:{hearth_server.port}"}}
+    other.close()
