@@ -125,6 +125,13 @@ def test_listen_sends_data_before_ok_and_writes_reach_every_listener_before_the_
     assert b.next_push() == {"a": "m", "b": {"p": path, "d": {"n": 2, "extra/x": True}}}
     a.call("p", {"p": f"/{path}/n", "d": 2.5})
     assert b.next_push() == {"a": "d", "b": {"p": f"{path}/n", "d": 2.5}}
+    # REST writes (firebase-admin, curl) reach realtime listeners too.
+    import requests
+
+    requests.put(f"{hearth_server.url}/{path}/msg.json?ns=demo-test", data='"rest"', timeout=10).raise_for_status()
+    assert b.next_push() == {"a": "d", "b": {"p": f"{path}/msg", "d": "rest"}}
+    requests.patch(f"{hearth_server.url}/{path}.json?ns=demo-test", data='{"msg":"hello"}', timeout=10).raise_for_status()
+    assert b.next_push() == {"a": "m", "b": {"p": path, "d": {"msg": "hello"}}}
     # get answers the current value and pushes nothing; numbers keep their JSON type.
     assert b.call("g", {"p": "/" + path, "q": {}}) == (
         [], {"s": "ok", "d": {"extra": {"x": True}, "msg": "hello", "n": 2.5}})
