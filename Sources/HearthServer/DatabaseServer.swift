@@ -467,7 +467,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             switch result {
             case .success(let committed):
                 namespace.broadcast(kind, root: committed.root)
-                namespace.broadcastRealtime(kind, root: committed.root)
+                namespace.broadcastRealtime(kind, root: committed.root, changes: committed.changes)
                 server.answerWrite(committed.root, path: path, target: target, wantsETag: wantsETag,
                                    responder: responder, reply: reply)
             case .failure(let error as DataError) where error.code == .hashMismatch:

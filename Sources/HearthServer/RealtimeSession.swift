@@ -135,7 +135,7 @@ final class RealtimePendingWrite: @unchecked Sendable {
         case .success(let committed):
             // Pushes to every listener (the writer's included) are queued before the writer's reply (§3.2).
             namespace.broadcast(kind, root: committed.root)
-            namespace.broadcastRealtime(kind, root: committed.root)
+            namespace.broadcastRealtime(kind, root: committed.root, changes: committed.changes)
             answered(.success(()))
         case .failure(let error as DataError) where error.code == .hashMismatch:
             // `datastale` once every write queued before has committed and been pushed, so the client
@@ -152,11 +152,11 @@ final class RealtimePendingWrite: @unchecked Sendable {
 extension Namespace {
     /// Queues, on every realtime session of this namespace, the pushes one committed write causes.
     /// Pushes for default listens on one location are encoded once.
-    func broadcastRealtime(_ write: Write, root: Node) {
+    func broadcastRealtime(_ write: Write, root: Node, changes: ChangeSet) {
         guard !realtimeSessions.isEmpty else { return }
         var cache: [Path: [[UInt8]]] = [:]
         var slow: [RealtimeSession] = []
-        for session in realtimeSessions.values where !session.deliver(write, root: root, cache: &cache) {
+        for session in realtimeSessions.values where !session.deliver(write, root: root, changes: changes, cache: &cache) {
             slow.append(session)
         }
         for session in slow { session.disconnectSlowClient() }
@@ -563,7 +563,7 @@ final class RealtimeSession: RealtimeSessionHandle {
 
     /// Queues the pushes `write` causes on this connection. Returns false when the connection is over
     /// its outbound bound.
-    func deliver(_ write: Namespace.Write, root: Node, cache: inout [Path: [[UInt8]]]) -> Bool {
+    func deliver(_ write: Namespace.Write, root: Node, changes: ChangeSet, cache: inout [Path: [[UInt8]]]) -> Bool {
         guard !isClosed else { return true }
         for listen in listens.values {
             if let params = listen.params {
@@ -577,7 +577,7 @@ final class RealtimeSession: RealtimeSessionHandle {
                 if let cached = cache[listen.path] {
                     messages = cached
                 } else {
-                    messages = Self.pushes(for: write, at: listen.path, root: root)
+                    messages = Self.pushes(for: write, at: listen.path, root: root, changes: changes)
                     cache[listen.path] = messages
                 }
                 for message in messages where !send(message) { return false }
@@ -598,13 +598,26 @@ final class RealtimeSession: RealtimeSessionHandle {
         path.last == .priorityKey ? (path.parent ?? path) : path
     }
 
-    /// The pushes a default listen at `location` gets for `write`: never data outside `location`.
-    static func pushes(for write: Namespace.Write, at location: Path, root: Node) -> [[UInt8]] {
+    /// Whether a write above `location` changed what is there (siblings' listens hear nothing).
+    static func changed(_ location: Path, in changes: ChangeSet) -> Bool {
+        for change in changes.changes {
+            guard let relative = location.relative(to: change.path) else { continue }
+            if change.old.child(at: relative) != change.new.child(at: relative) { return true }
+        }
+        return false
+    }
+
+    /// The pushes a default listen at `location` gets for `write`: never data outside `location`, and
+    /// nothing for a write above it that left it unchanged.
+    static func pushes(for write: Namespace.Write, at location: Path, root: Node, changes: ChangeSet) -> [[UInt8]] {
         switch write {
         case .set(let written):
             let path = normalized(written)
             if location.contains(path) { return [WireEncoder.set(path: path, node: root.child(at: path))] }
-            if path.contains(location) { return [WireEncoder.set(path: location, node: root.child(at: location))] }
+            if path.contains(location) {
+                guard changed(location, in: changes) else { return [] }
+                return [WireEncoder.set(path: location, node: root.child(at: location))]
+            }
             return []
         case .update(let path, let keys):
             if location.contains(path) {
@@ -629,7 +642,10 @@ final class RealtimeSession: RealtimeSessionHandle {
             var messages: [[UInt8]] = []
             for key in keys {
                 let full = normalized(path.appending(path: key))
-                if full.contains(location) { return [WireEncoder.set(path: location, node: root.child(at: location))] }
+                if full.contains(location) {
+                    guard changed(location, in: changes) else { return [] }
+                    return [WireEncoder.set(path: location, node: root.child(at: location))]
+                }
                 if location.contains(full) { messages.append(WireEncoder.set(path: full, node: root.child(at: full))) }
             }
             return messages

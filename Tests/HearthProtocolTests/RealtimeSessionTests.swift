@@ -152,6 +152,13 @@ private func send(_ session: RealtimeSessionHandle, _ text: String) { session.re
     send(a, #"{"t":"d","d":{"r":2,"a":"p","b":{"p":"/rooms/2/title","d":"z"}}}"#)
     try await harness.run(until: #""r":2,"#, in: sinkA)
     #expect(sinkB.take().isEmpty)
+    // A write above the listen that leaves its location unchanged sends nothing there.
+    send(a, #"{"t":"d","d":{"r":3,"a":"p","b":{"p":"/rooms","d":{"1":{"title":"x"},"2":{"title":"w"}}}}}"#)
+    try await harness.run(until: #""r":3,"#, in: sinkA)
+    #expect(sinkB.take().isEmpty)
+    send(a, #"{"t":"d","d":{"r":4,"a":"m","b":{"p":"/","d":{"rooms":{"1":{"title":"x"}},"other":1}}}}"#)
+    try await harness.run(until: #""r":4,"#, in: sinkA)
+    #expect(sinkB.take().isEmpty)
 }
 
 @Test func aTaggedWindowSlidesAndIgnoresChangesOutsideIt() async throws {
