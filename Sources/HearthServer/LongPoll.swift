@@ -99,8 +99,23 @@ final class LongPollConnection: RealtimeSink {
         guard pendingBytes + bytes.count <= 4 << 20 else { return false }
         pending.append(bytes)
         pendingBytes += bytes.count
-        if held != nil { flush() }
+        if held != nil { scheduleFlush() }
         return true
+    }
+
+    private var flushScheduled = false
+
+    /// Answers the held poll once the loop has finished what it is doing, so a write's pushes and its
+    /// `ok` (queued in one turn) travel in one packet.
+    private func scheduleFlush() {
+        guard !flushScheduled else { return }
+        guard let executor = server.executor else { return flush() }
+        flushScheduled = true
+        let handle = LoopBound(self)
+        executor.execute {
+            handle.value.flushScheduled = false
+            handle.value.flush()
+        }
     }
 
     func close(reason: String, immediately: Bool) {
@@ -213,4 +228,10 @@ final class LongPollConnection: RealtimeSink {
             if ended { return }
         }
     }
+}
+
+/// Carries a loop-thread object through ``LoopExecutor`` back to the loop; never touched elsewhere.
+final class LoopBound<Value: AnyObject>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
