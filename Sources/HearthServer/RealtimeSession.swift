@@ -27,12 +27,13 @@ extension DatabaseServer: RealtimeHandler {
             let namespace = try open(namespaceName)
             // `ls`: the client's previous connection, if still open, is closed and its onDisconnect runs (§1.4).
             if let last = request.queryItems.first(where: { $0.name == "ls" })?.value, !last.isEmpty,
-                let previous = namespace.realtimeSessions.values.first(where: { $0.sessionID == last })
+                let previousID = namespace.realtimeSessionIDs[last], let previous = namespace.realtimeSessions[previousID]
             {
                 previous.replaced()
             }
             session.namespace = namespace
             namespace.realtimeSessions[session.id] = session
+            namespace.realtimeSessionIDs[session.sessionID] = session.id
         } catch {
             // A namespace that cannot be served is fatal for this client (§1.5 `s`).
             _ = sink.sendFrame(WireEncoder.control(.shutdown, error.message))
@@ -205,15 +206,9 @@ final class RealtimeSession: RealtimeSessionHandle {
         }
     }
 
+    /// One recorded overwrite (`om` records one per key).
     enum OnDisconnectOperation {
         case set(Path, Node)
-        case merge(Path, [(Path, Node)])
-
-        var path: Path {
-            switch self {
-            case .set(let path, _), .merge(let path, _): return path
-            }
-        }
     }
 
     init(id: UInt64, server: DatabaseServer, sink: any RealtimeSink, sessionID: String) {
@@ -252,6 +247,7 @@ final class RealtimeSession: RealtimeSessionHandle {
         listens.removeAll()
         guard let namespace else { return }
         namespace.realtimeSessions[id] = nil
+        namespace.realtimeSessionIDs[sessionID] = nil
         runOnDisconnect(namespace)
     }
 
@@ -521,13 +517,12 @@ final class RealtimeSession: RealtimeSessionHandle {
     /// children so only the cancelled subtree is dropped and the rest is still written.
     private func cancelOnDisconnect(at path: Path) {
         var kept: [OnDisconnectOperation] = []
-        for operation in onDisconnect {
-            guard case .set(let at, let value) = operation else { kept.append(operation); continue }
+        for case .set(let at, let value) in onDisconnect {
             if path.contains(at) { continue }
             if at.contains(path) {
                 kept += Self.split(at: at, value: value, removing: path)
             } else {
-                kept.append(operation)
+                kept.append(.set(at, value))
             }
         }
         onDisconnect = kept
@@ -551,8 +546,7 @@ final class RealtimeSession: RealtimeSessionHandle {
     private func runOnDisconnect(_ namespace: Namespace) {
         let operations = onDisconnect
         onDisconnect = []
-        for operation in operations {
-            guard case .set(let path, let value) = operation else { continue }
+        for case .set(let path, let value) in operations {
             server.realtimeWrite(.set(path), namespace: namespace, apply: { db, now, completion in
                 db.set(path, to: value, now: now, completion: completion)
             }, answered: { _ in })
