@@ -56,7 +56,9 @@ let package = Package(
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
         .executableTarget(
             name: "HearthBenchmarks",
-            dependencies: ["HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "CMalloc"],
+            dependencies: [
+                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
+            ],
             swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore"], swiftSettings: strict),
         .testTarget(
