@@ -22,6 +22,11 @@ public enum Wire {
     public static let tag = "t"
     public static let credential = "cred"
     public static let authVariable = "authvar"
+    public static let noAuth = "noauth"
+    /// Connection URL query parameters (§1.1): namespace, last session id, long-poll session to upgrade.
+    public static let namespaceParameter = "ns"
+    public static let lastSessionParameter = "ls"
+    public static let transportSessionParameter = "s"
 
     /// Envelope types.
     public enum Kind: String, Sendable {

@@ -8,12 +8,12 @@ extension DatabaseServer: RealtimeHandler {
 
     public func openRealtime(_ request: HTTPRequest, sink: any RealtimeSink) -> any RealtimeSessionHandle {
         let host = request.headers["host"].flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
-        let ns = request.queryItems.first { $0.name == "ns" }?.value
+        let ns = request.queryItems.first { $0.name == Wire.namespaceParameter }?.value
         let namespaceName = (ns?.isEmpty == false ? ns : nil) ?? Self.namespace(fromHost: host)
             ?? configuration.defaultNamespace
         let session = RealtimeSession(id: nextStreamID, server: self, sink: sink, sessionID: Self.sessionID())
         nextStreamID += 1
-        if let upgrading = request.queryItems.first(where: { $0.name == "s" })?.value, !upgrading.isEmpty {
+        if let upgrading = request.queryItems.first(where: { $0.name == Wire.transportSessionParameter })?.value, !upgrading.isEmpty {
             // A long-poll client upgrading its session (`s=`): refused with `r`, so it stays on long-poll
             // (§1.10); the socket is never a fresh session.
             _ = sink.sendFrame(WireEncoder.control(.reset, host))
@@ -26,7 +26,7 @@ extension DatabaseServer: RealtimeHandler {
         do {
             let namespace = try open(namespaceName)
             // `ls`: the client's previous connection, if still open, is closed and its onDisconnect runs (§1.4).
-            if let last = request.queryItems.first(where: { $0.name == "ls" })?.value, !last.isEmpty,
+            if let last = request.queryItems.first(where: { $0.name == Wire.lastSessionParameter })?.value, !last.isEmpty,
                 let previousID = namespace.realtimeSessionIDs[last], let previous = namespace.realtimeSessions[previousID]
             {
                 previous.replaced()
@@ -333,7 +333,7 @@ final class RealtimeSession: RealtimeSessionHandle {
         }
         var authVariable = request.fields[Wire.authVariable]
         if authVariable == Array("null".utf8) { authVariable = nil }
-        let noAuth = request.node("noauth")?.boolValue == true
+        let noAuth = request.node(Wire.noAuth)?.boolValue == true
         switch server.realtimeAuthenticate(credential: credential, authVariable: authVariable, noAuth: noAuth) {
         case .success(let (granted, auth, expires)):
             access = granted
