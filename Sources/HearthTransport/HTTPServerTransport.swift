@@ -26,6 +26,8 @@ public struct TransportConfiguration: Sendable {
     /// Seconds of silence on a WebSocket before a protocol ping, and before it is closed as dead.
     public var webSocketPingSeconds = 60
     public var webSocketTimeoutSeconds = 180
+    /// Seconds a WebSocket may keep more than a quarter of `outboundBufferBytesMax` queued (the soft limit).
+    public var webSocketSoftLimitSeconds = 10
 
     public init(
         host: String = "127.0.0.1", port: Int = 9000, requestBodyBytesMax: Int = 256 << 20,
@@ -305,6 +307,16 @@ public final class HTTPServerTransport: @unchecked Sendable {
     /// `webSocketTimeoutSeconds` (which runs the session's onDisconnect operations).
     func checkWebSockets(now: Int64) {
         for socket in webSockets.values {
+            // Soft limit over time (STYLE §3.9): over a quarter of the budget for too long is a slow reader.
+            if socket.queuedByteCount > configuration.outboundBufferBytesMax / 4 {
+                if socket.overSoftLimitSince == 0 { socket.overSoftLimitSince = now }
+                if now - socket.overSoftLimitSince > Int64(configuration.webSocketSoftLimitSeconds) * 1000 {
+                    socket.close(reason: "outbound queue over its soft limit for too long: client too slow", immediately: true)
+                    continue
+                }
+            } else {
+                socket.overSoftLimitSince = 0
+            }
             let silent = now - socket.lastHeard
             if silent > Int64(configuration.webSocketTimeoutSeconds) * 1000 {
                 socket.close(reason: "no traffic for \(configuration.webSocketTimeoutSeconds) s", immediately: true)

@@ -23,6 +23,8 @@ final class WebSocketConnection: RealtimeSink {
     /// Milliseconds of the last frame (or pong) received, and whether a ping is out.
     var lastHeard: Int64
     var pingSent = false
+    /// When the queue went over the soft limit (0: it is not over).
+    var overSoftLimitSince: Int64 = 0
 
     init(wsi: OpaquePointer, transport: HTTPServerTransport, now: Int64) {
         self.wsi = wsi
@@ -49,6 +51,17 @@ final class WebSocketConnection: RealtimeSink {
         guard !isClosed, closeReason == nil else { return }
         closeReason = reason
         closeNow = immediately
+        if immediately {
+            // A reader too slow to take more may never make the socket writable again: the close frame is
+            // attempted, and the connection is killed on the next loop pass regardless.
+            queue = []
+            queueStart = 0
+            queuedByteCount = 0
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        } else {
+            // What is queued gets 5 s to leave before the connection is killed anyway.
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, 5)
+        }
         lws_callback_on_writable(wsi)
     }
 

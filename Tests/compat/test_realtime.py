@@ -351,3 +351,25 @@ def test_long_poll_sessions_serve_requests_hold_polls_and_run_on_disconnect(hear
         f"ws://{hearth_server.host}:{hearth_server.port}/.ws?v=5&s={lp.id}&ns=demo-test", timeout=5)
     assert json.loads(upgrade.recv()) == {"t": "c", "d": {"t": "r", "d": f"127.0.0.1:{hearth_server.port}"}}
     other.close()
+
+
+def test_a_client_that_stops_reading_is_disconnected_and_never_delays_others(hearth_server):
+    path = unique("slow")
+    slow, writer = Client(hearth_server), Client(hearth_server, timeout=30)
+    slow.call("q", {"p": "/" + path, "h": ""})
+    value = "z" * 500_000
+    started = time.monotonic()
+    for index in range(40):  # 20 MB for a reader that reads nothing: more than its queue and the socket buffers
+        assert writer.call("p", {"p": "/" + path, "d": f"{index}{value}"})[1] == {"s": "ok", "d": ""}
+    assert time.monotonic() - started < 20  # the writer's acks never waited for the slow reader
+    # The slow connection was closed by the server: reading drains what was already sent, then ends.
+    slow.ws.sock.settimeout(10)
+    deadline = time.monotonic() + 30
+    try:
+        while slow.ws.sock.recv(1 << 20) and time.monotonic() < deadline:
+            pass
+    except ConnectionError:
+        pass
+    assert time.monotonic() < deadline, "the slow connection was not closed"
+    slow.ws.sock.close()
+    writer.close()
