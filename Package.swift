@@ -39,8 +39,10 @@ let package = Package(
         .systemLibrary(
             name: "CLibWebSockets", path: "Sources/CLibWebSockets", pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-uv", "libuv1-dev"])]),
-        /// Firebase's REST API, SSE streams, namespaces and access rules; no C, no sockets.
-        .target(name: "HearthServer", dependencies: ["HearthCore", "HearthStorage"], swiftSettings: strict),
+        /// Firebase's realtime wire protocol v5: envelope keys and actions, frames, the per-connection state machine.
+        .target(name: "HearthProtocol", dependencies: ["HearthCore"], swiftSettings: strict),
+        /// Firebase's REST API, SSE streams, realtime sessions, namespaces and access rules; no C, no sockets.
+        .target(name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol"], swiftSettings: strict),
         /// The HTTP server on libwebsockets + libuv: the event-loop thread that owns sockets and engine.
         .target(name: "HearthTransport", dependencies: ["HearthServer", "CLibWebSockets"], swiftSettings: strict),
         .target(
@@ -54,7 +56,9 @@ let package = Package(
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
         .executableTarget(
             name: "HearthBenchmarks",
-            dependencies: ["HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "CMalloc"],
+            dependencies: [
+                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
+            ],
             swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
         .testTarget(
@@ -66,6 +70,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore"], swiftSettings: strict),
+        .testTarget(
+            name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthServer", "HearthStorage", "HearthCore"],
+            swiftSettings: strict),
         .testTarget(
             name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthServer", "HearthStorage"],
             swiftSettings: strict),

@@ -20,6 +20,7 @@ let scenarios: [Scenario] = [
     .coreQuery,
     .storageWrite,
     .storageLoad,
+    .wsFanout,
 ]
 
 exit(BenchmarkRunner.main(arguments: Array(CommandLine.arguments.dropFirst()), scenarios: scenarios))

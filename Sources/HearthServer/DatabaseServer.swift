@@ -1,4 +1,5 @@
 import HearthCore
+import HearthProtocol
 public import HearthStorage
 import Foundation
 
@@ -36,9 +37,11 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     private let rulesStore: RulesStore?
     // Loop-thread state.
     private var namespaces: [String: Namespace] = [:]
-    private var executor: (any LoopExecutor)?
+    var executor: (any LoopExecutor)?
     private var pushIDs = PushIDGenerator()
-    private var nextStreamID: UInt64 = 1
+    var nextStreamID: UInt64 = 1
+    /// Long-poll sessions (`/.lp`) by connection id.
+    var longPolls: [String: LongPollConnection] = [:]
     private var lastKeepAlive: Int64 = 0
     /// Wall clock in milliseconds; replaceable in tests.
     public var clock: @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1000) }
@@ -69,6 +72,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     }
 
     public func loopStopping() {
+        for connection in Array(longPolls.values) { connection.end() }
         for namespace in namespaces.values {
             for stream in namespace.streams.values {
                 stream.responder.onClose = nil
@@ -79,6 +83,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     }
 
     public func tick(nowMilliseconds: Int64) {
+        tickLongPolls(now: nowMilliseconds)
         guard nowMilliseconds - lastKeepAlive >= Int64(configuration.keepAliveIntervalSeconds) * 1000 else { return }
         lastKeepAlive = nowMilliseconds
         for namespace in namespaces.values {
@@ -103,6 +108,10 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     private func route(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
         if request.method == .options {
             responder.respond(preflight(request))
+            return
+        }
+        if request.path == "/.lp" {
+            longPoll(request, responder: responder)
             return
         }
         let target = try RESTTarget(path: request.path, queryItems: request.queryItems)
@@ -200,7 +209,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         return labels[0].lowercased()
     }
 
-    private func open(_ name: String) throws(RESTError) -> Namespace {
+    func open(_ name: String) throws(RESTError) -> Namespace {
         if let namespace = namespaces[name] { return namespace }
         do {
             let engine = try openEngine(name)
@@ -458,6 +467,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             switch result {
             case .success(let committed):
                 namespace.broadcast(kind, root: committed.root)
+                namespace.broadcastRealtime(kind, root: committed.root, changes: committed.changes)
                 server.answerWrite(committed.root, path: path, target: target, wantsETag: wantsETag,
                                    responder: responder, reply: reply)
             case .failure(let error as DataError) where error.code == .hashMismatch:

@@ -92,3 +92,37 @@ public protocol HTTPHandler: AnyObject {
     /// The loop is about to stop: end streams.
     func loopStopping()
 }
+
+// MARK: Realtime (WebSocket) sessions
+
+/// Where a realtime session's frames go: one upgraded WebSocket. Loop thread only.
+public protocol RealtimeSink: AnyObject {
+    /// Queues one text frame. Returns false, and queues nothing, when the connection's outbound queue
+    /// is over its bound: the client is too slow and the session closes it.
+    func sendFrame(_ bytes: [UInt8]) -> Bool
+    /// Closes the socket (after what is queued unless `immediately`), telling the client `reason`.
+    func close(reason: String, immediately: Bool)
+    /// Whether messages over 16,384 characters go out as count-prefixed frames (WebSockets, §1.8); the
+    /// long-poll transport sends whole messages.
+    var splitsLargeMessages: Bool { get }
+}
+
+extension RealtimeSink {
+    public var splitsLargeMessages: Bool { true }
+}
+
+/// One realtime session as the transport sees it. Loop thread only.
+public protocol RealtimeSessionHandle: AnyObject {
+    /// One complete WebSocket text message.
+    func receive(frame: [UInt8])
+    /// The socket is gone (peer closed, timed out, or closed by the server): run onDisconnect.
+    func closed()
+}
+
+/// What the transport calls for `GET /.ws` with `Upgrade: websocket`.
+public protocol RealtimeHandler: AnyObject {
+    /// Whether a WebSocket upgrade for this path is served (`/.ws`).
+    func acceptsRealtime(path: String) -> Bool
+    /// Starts a session on an upgraded socket: the handshake is sent at once.
+    func openRealtime(_ request: HTTPRequest, sink: any RealtimeSink) -> any RealtimeSessionHandle
+}

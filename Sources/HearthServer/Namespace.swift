@@ -7,6 +7,10 @@ final class Namespace {
     let database: DurableDatabase
     /// Open SSE streams by id.
     var streams: [UInt64: EventStream] = [:]
+    /// Open realtime (WebSocket) sessions by id.
+    var realtimeSessions: [UInt64: RealtimeSession] = [:]
+    /// Their handshake session ids (`s`), for a reconnect's `ls`.
+    var realtimeSessionIDs: [String: UInt64] = [:]
     /// Rules source as last uploaded (`PUT /.settings/rules.json`), comments included.
     var rulesSource: String?
 

@@ -23,6 +23,11 @@ public struct TransportConfiguration: Sendable {
     public var privateKeyPath: String?
     /// Milliseconds between ``HTTPHandler/tick(nowMilliseconds:)`` calls.
     public var tickIntervalMilliseconds: Int
+    /// Seconds of silence on a WebSocket before a protocol ping, and before it is closed as dead.
+    public var webSocketPingSeconds = 60
+    public var webSocketTimeoutSeconds = 180
+    /// Seconds a WebSocket may keep more than a quarter of `outboundBufferBytesMax` queued (the soft limit).
+    public var webSocketSoftLimitSeconds = 10
 
     public init(
         host: String = "127.0.0.1", port: Int = 9000, requestBodyBytesMax: Int = 256 << 20,
@@ -69,6 +74,9 @@ public final class HTTPServerTransport: @unchecked Sendable {
     private var context: OpaquePointer?
     private var protocols: UnsafeMutablePointer<lws_protocols>
     private var connections: [OpaquePointer: Connection] = [:]
+    /// Upgraded WebSockets, and upgrade requests between the filter and the established callback.
+    private var webSockets: [OpaquePointer: WebSocketConnection] = [:]
+    private var upgrades: [OpaquePointer: HTTPRequest] = [:]
     private var loopThread: Thread?
     nonisolated(unsafe) private var loopPthread: pthread_t?
     private let started = DispatchSemaphore(value: 0)
@@ -132,7 +140,9 @@ public final class HTTPServerTransport: @unchecked Sendable {
         uv_timer_start(timer, { handle in
             guard let data = handle?.pointee.data else { return }
             let transport = Unmanaged<HTTPServerTransport>.fromOpaque(data).takeUnretainedValue()
-            transport.handler.tick(nowMilliseconds: Int64(Date().timeIntervalSince1970 * 1000))
+            let now = Int64(Date().timeIntervalSince1970 * 1000)
+            transport.handler.tick(nowMilliseconds: now)
+            transport.checkWebSockets(now: now)
         }, tick, tick)
 
         guard createContext() else {
@@ -155,6 +165,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
         lws_context_destroy(context)
         context = nil
         connections.removeAll()
+        webSockets.removeAll()
         uv_close(UnsafeMutableRawPointer(wakeup).assumingMemoryBound(to: uv_handle_t.self), nil)
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self), nil)
         for _ in 0..<100 where uv_run(loop, UV_RUN_NOWAIT) != 0 {}
@@ -170,6 +181,10 @@ public final class HTTPServerTransport: @unchecked Sendable {
             let transport = Unmanaged<HTTPServerTransport>.fromOpaque(owner).takeUnretainedValue()
             return transport.callback(wsi, reason, input, length)
         }
+        // WebSockets receive into a 4 KiB buffer per connection (idle realtime clients are most of them);
+        // sends go out in packets of up to 64 KiB.
+        protocols[0].rx_buffer_size = 4096
+        protocols[0].tx_packet_size = 64 * 1024
         protocols[1] = lws_protocols()
 
         var info = lws_context_creation_info()
@@ -247,9 +262,67 @@ public final class HTTPServerTransport: @unchecked Sendable {
             return connection.writable()
         case LWS_CALLBACK_CLOSED_HTTP, LWS_CALLBACK_WSI_DESTROY:
             if let connection = connections.removeValue(forKey: wsi) { connection.closed() }
+            upgrades[wsi] = nil
+            if let socket = webSockets.removeValue(forKey: wsi) { socket.closed() }
+            return 0
+        case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
+            // A WebSocket upgrade: only `/.ws`, only when the handler serves realtime sessions.
+            guard let realtime = handler as? any RealtimeHandler else { return -1 }
+            let path = Connection.header(WSI_TOKEN_GET_URI, wsi) ?? ""
+            guard realtime.acceptsRealtime(path: path) else { return -1 }
+            var request = HTTPRequest(method: .get, path: path, queryItems: Connection.queryItems(wsi))
+            for name in HTTPRequest.headerNames {
+                if let value = Connection.header(name, wsi) { request.headers[name] = value }
+            }
+            upgrades[wsi] = request
+            return 0
+        case LWS_CALLBACK_ESTABLISHED:
+            guard let realtime = handler as? any RealtimeHandler, let request = upgrades.removeValue(forKey: wsi) else {
+                return -1
+            }
+            let socket = WebSocketConnection(wsi: wsi, transport: self, now: Self.now())
+            webSockets[wsi] = socket
+            socket.session = realtime.openRealtime(request, sink: socket)
+            return 0
+        case LWS_CALLBACK_RECEIVE:
+            guard let socket = webSockets[wsi], let input else { return 0 }
+            return socket.received(UnsafeRawBufferPointer(start: input, count: length), now: Self.now())
+        case LWS_CALLBACK_RECEIVE_PONG:
+            webSockets[wsi]?.heardPong(now: Self.now())
+            return 0
+        case LWS_CALLBACK_SERVER_WRITEABLE:
+            guard let socket = webSockets[wsi] else { return 0 }
+            return socket.writable()
+        case LWS_CALLBACK_CLOSED:
+            if let socket = webSockets.removeValue(forKey: wsi) { socket.closed() }
             return 0
         default:
             return lws_callback_http_dummy(wsi, reason, nil, input, length)
+        }
+    }
+
+    static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+
+    /// WebSocket liveness (§1.7): a protocol ping after `webSocketPingSeconds` of silence, closed after
+    /// `webSocketTimeoutSeconds` (which runs the session's onDisconnect operations).
+    func checkWebSockets(now: Int64) {
+        for socket in webSockets.values {
+            // Soft limit over time (STYLE §3.9): over a quarter of the budget for too long is a slow reader.
+            if socket.queuedByteCount > configuration.outboundBufferBytesMax / 4 {
+                if socket.overSoftLimitSince == 0 { socket.overSoftLimitSince = now }
+                if now - socket.overSoftLimitSince > Int64(configuration.webSocketSoftLimitSeconds) * 1000 {
+                    socket.close(reason: "outbound queue over its soft limit for too long: client too slow", immediately: true)
+                    continue
+                }
+            } else {
+                socket.overSoftLimitSince = 0
+            }
+            let silent = now - socket.lastHeard
+            if silent > Int64(configuration.webSocketTimeoutSeconds) * 1000 {
+                socket.close(reason: "no traffic for \(configuration.webSocketTimeoutSeconds) s", immediately: true)
+            } else if silent > Int64(configuration.webSocketPingSeconds) * 1000 {
+                socket.sendPing()
+            }
         }
     }
 
@@ -360,7 +433,9 @@ public final class HTTPServerTransport: @unchecked Sendable {
             transport.handler.handle(request, responder: self)
         }
 
-        private func queryItems() -> [(name: String, value: String)] {
+        private func queryItems() -> [(name: String, value: String)] { Self.queryItems(wsi) }
+
+        static func queryItems(_ wsi: OpaquePointer) -> [(name: String, value: String)] {
             var items: [(name: String, value: String)] = []
             let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
             guard total > 0 else { return items }
@@ -386,7 +461,17 @@ public final class HTTPServerTransport: @unchecked Sendable {
             "if-match": WSI_TOKEN_HTTP_IF_MATCH, "if-none-match": WSI_TOKEN_HTTP_IF_NONE_MATCH, "origin": WSI_TOKEN_ORIGIN,
         ]
 
-        private func header(_ name: String) -> String? {
+        private func header(_ name: String) -> String? { Self.header(name, wsi) }
+
+        static func header(_ token: lws_token_indexes, _ wsi: OpaquePointer) -> String? {
+            let length = Int(lws_hdr_total_length(wsi, token))
+            guard length > 0 else { return nil }
+            var buffer = [CChar](repeating: 0, count: length + 1)
+            guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) >= 0 else { return nil }
+            return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+
+        static func header(_ name: String, _ wsi: OpaquePointer) -> String? {
             if let token = Self.tokens[name] {
                 let length = Int(lws_hdr_total_length(wsi, token))
                 guard length > 0 else { return nil }

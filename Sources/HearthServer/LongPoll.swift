@@ -1,0 +1,237 @@
+import HearthCore
+import HearthProtocol
+import Foundation
+
+/// The long-polling transport `/.lp` (rtdb-protocol.md §1.10): browsers whose WebSocket once failed
+/// start with it. A realtime session runs over a ``LongPollConnection`` sink exactly as over a WebSocket.
+extension DatabaseServer {
+    /// Polls are answered (with `[]` when nothing is queued) after this long, before proxies give up.
+    static let longPollHoldMilliseconds: Int64 = 20_000
+    /// A long-poll session with no poll for this long is closed (its onDisconnect runs).
+    static let longPollIdleMilliseconds: Int64 = 60_000
+
+    func longPoll(_ request: HTTPRequest, responder: any HTTPResponder) {
+        var query: [String: String] = [:]
+        for item in request.queryItems where query[item.name] == nil { query[item.name] = item.value }
+        if query["start"] == "t" {
+            let connection = LongPollConnection(
+                connectionID: Self.sessionID(), password: Self.sessionID(), callback: query["cb"] ?? "", server: self)
+            connection.lastPoll = clock()
+            longPolls[connection.connectionID] = connection
+            connection.session = openRealtime(request, sink: connection)
+            responder.respond(connection.startResponse())
+            return
+        }
+        guard let id = query["id"], let connection = longPolls[id],
+            Self.constantTimeEqual(connection.password, query["pw"] ?? "")
+        else {
+            if query["disconn"] == "t" || query["dframe"] == "t" {
+                responder.respond(Self.script(""))
+            } else {
+                // Unknown session: tell the client to close; it reconnects with a fresh one.
+                responder.respond(Self.script("pLPCommand('close');"))
+            }
+            return
+        }
+        if query["dframe"] == "t" {
+            responder.respond(connection.disconnectFrame())
+            return
+        }
+        if query["disconn"] == "t" {
+            responder.respond(Self.script(""))
+            connection.end()
+            return
+        }
+        connection.lastPoll = clock()
+        connection.receiveSegments(request.queryItems)
+        connection.poll(responder, now: clock())
+    }
+
+    static func script(_ text: String) -> HTTPResponse {
+        withCommonHeaders(HTTPResponse(
+            status: 200, headers: [("content-type", "application/javascript; charset=utf-8")], body: Array(text.utf8)))
+    }
+
+    func tickLongPolls(now: Int64) {
+        for connection in longPolls.values {
+            if now - connection.lastPoll > Self.longPollIdleMilliseconds && !connection.isHolding {
+                connection.end()
+            } else if connection.isHolding && now - connection.heldSince > Self.longPollHoldMilliseconds {
+                connection.flush()
+            }
+        }
+    }
+}
+
+/// One long-poll session: messages queued for the next poll, numbered responses, segments reassembled.
+/// Loop thread only.
+final class LongPollConnection: RealtimeSink {
+    let connectionID: String
+    let password: String
+    let callback: String
+    unowned let server: DatabaseServer
+    var session: (any RealtimeSessionHandle)?
+    var lastPoll: Int64 = 0
+    private(set) var heldSince: Int64 = 0
+    private var held: (any HTTPResponder)?
+    private var pending: [[UInt8]] = []
+    private var pendingBytes = 0
+    private var nextPacket = 1
+    private var segments: [Int: (count: Int, chunk: String)] = [:]
+    private var nextSegment = 0
+    private var ended = false
+    private var closeAfterFlush = false
+
+    init(connectionID: String, password: String, callback: String, server: DatabaseServer) {
+        self.connectionID = connectionID
+        self.password = password
+        self.callback = callback.filter { $0.isLetter || $0.isNumber || $0 == "_" }
+        self.server = server
+    }
+
+    var isHolding: Bool { held != nil }
+    var splitsLargeMessages: Bool { false }
+
+    // MARK: RealtimeSink
+
+    func sendFrame(_ bytes: [UInt8]) -> Bool {
+        guard !ended, !closeAfterFlush else { return false }
+        guard pendingBytes + bytes.count <= 4 << 20 else { return false }
+        pending.append(bytes)
+        pendingBytes += bytes.count
+        if held != nil { scheduleFlush() }
+        return true
+    }
+
+    private var flushScheduled = false
+
+    /// Answers the held poll once the loop has finished what it is doing, so a write's pushes and its
+    /// `ok` (queued in one turn) travel in one packet.
+    private func scheduleFlush() {
+        guard !flushScheduled else { return }
+        guard let executor = server.executor else { return flush() }
+        flushScheduled = true
+        let handle = LoopBound(self)
+        executor.execute {
+            handle.value.flushScheduled = false
+            handle.value.flush()
+        }
+    }
+
+    func close(reason: String, immediately: Bool) {
+        guard !ended else { return }
+        closeAfterFlush = true
+        if immediately {
+            pending = []
+            pendingBytes = 0
+        }
+        if held != nil { flush() } else { end() }
+    }
+
+    // MARK: Responses
+
+    /// The start response (§1.10): the forwarding functions, `start` and packet 0 with the handshake.
+    func startResponse() -> HTTPResponse {
+        var text = "function pLPCommand(c,a1,a2,a3,a4){var f=parent.window[\"pLPCommand\(callback)\"];if(f)f(c,a1,a2,a3,a4);}\n"
+        text += "function pRTLPCB(pN,data){var f=parent.window[\"pRTLPCB\(callback)\"];if(f)f(pN,data);}\n"
+        text += "pLPCommand('start','\(connectionID)','\(password)');\n"
+        text += "pRTLPCB(0,\(takePending()));\n"
+        return DatabaseServer.script(text)
+    }
+
+    func disconnectFrame() -> HTTPResponse {
+        let url = "/.lp?disconn=t&id=\(connectionID)&pw=\(password)"
+        let html = "<html><body><script>window.addEventListener('unload',function(){try{var x=new XMLHttpRequest();"
+            + "x.open('GET','\(url)',false);x.send(null);}catch(e){}});</script></body></html>"
+        return DatabaseServer.withCommonHeaders(HTTPResponse(
+            status: 200, headers: [("content-type", "text/html; charset=utf-8")], body: Array(html.utf8)))
+    }
+
+    private func takePending() -> String {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        for (index, message) in pending.enumerated() {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            out += message
+        }
+        out.append(UInt8(ascii: "]"))
+        pending = []
+        pendingBytes = 0
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// A new poll: an older held one is answered (with what is queued, or `[]`); this one is held until
+    /// there is something to send.
+    func poll(_ responder: any HTTPResponder, now: Int64) {
+        if held != nil { flush() }
+        if ended {
+            responder.respond(DatabaseServer.script("pLPCommand('close');"))
+            return
+        }
+        held = responder
+        heldSince = now
+        if !pending.isEmpty || closeAfterFlush { flush() }
+    }
+
+    /// Answers the held poll with the next packet.
+    func flush() {
+        guard let responder = held else { return }
+        held = nil
+        let packet = nextPacket
+        nextPacket += 1
+        var text = "pRTLPCB(\(packet),\(takePending()));"
+        if closeAfterFlush { text += "pLPCommand('close',\(packet));" }
+        responder.respond(DatabaseServer.script(text))
+        if closeAfterFlush { end() }
+    }
+
+    /// The session is over: forgotten, and its realtime session closed (onDisconnect runs).
+    func end() {
+        guard !ended else { return }
+        ended = true
+        if let responder = held {
+            held = nil
+            responder.respond(DatabaseServer.script("pLPCommand('close');"))
+        }
+        server.longPolls[connectionID] = nil
+        let session = self.session
+        self.session = nil
+        session?.closed()
+    }
+
+    // MARK: Client → server segments
+
+    /// Reads `seg<i>`/`ts<i>`/`d<i>` triples and delivers every message whose segments are all here,
+    /// in segment order (web-safe base64 with `.` padding).
+    func receiveSegments(_ items: [(name: String, value: String)]) {
+        var fields: [String: String] = [:]
+        for item in items { fields[item.name] = item.value }
+        var index = 0
+        while let seg = fields["seg\(index)"].flatMap({ Int($0) }), let count = fields["ts\(index)"].flatMap({ Int($0) }),
+            let chunk = fields["d\(index)"]
+        {
+            if seg >= nextSegment, segments.count < 10_000 { segments[seg] = (count, chunk) }
+            index += 1
+        }
+        while let first = segments[nextSegment] {
+            let count = max(first.count, 1)
+            var text = ""
+            for seg in nextSegment..<(nextSegment + count) {
+                guard let part = segments[seg] else { return }
+                text += part.chunk
+            }
+            for seg in nextSegment..<(nextSegment + count) { segments[seg] = nil }
+            nextSegment += count
+            var standard = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 == "." ? "=" : $0 })
+            while standard.count % 4 != 0 { standard += "=" }
+            guard let data = Data(base64Encoded: standard) else { continue }
+            session?.receive(frame: Array(data))
+            if ended { return }
+        }
+    }
+}
+
+/// Carries a loop-thread object through ``LoopExecutor`` back to the loop; never touched elsewhere.
+final class LoopBound<Value: AnyObject>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,648 @@
+import HearthCore
+import HearthProtocol
+import HearthStorage
+import Foundation
+
+extension DatabaseServer: RealtimeHandler {
+    public func acceptsRealtime(path: String) -> Bool { path == "/.ws" }
+
+    public func openRealtime(_ request: HTTPRequest, sink: any RealtimeSink) -> any RealtimeSessionHandle {
+        let host = request.headers["host"].flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
+        let ns = request.queryItems.first { $0.name == Wire.namespaceParameter }?.value
+        let namespaceName = (ns?.isEmpty == false ? ns : nil) ?? Self.namespace(fromHost: host)
+            ?? configuration.defaultNamespace
+        let session = RealtimeSession(id: nextStreamID, server: self, sink: sink, sessionID: Self.sessionID())
+        nextStreamID += 1
+        if let upgrading = request.queryItems.first(where: { $0.name == Wire.transportSessionParameter })?.value, !upgrading.isEmpty {
+            // A long-poll client upgrading its session (`s=`): refused with `r`, so it stays on long-poll
+            // (§1.10); the socket is never a fresh session.
+            _ = sink.sendFrame(WireEncoder.control(.reset, host))
+            session.machine.close(reason: "long-poll upgrade refused")
+            sink.close(reason: "long-poll upgrade refused", immediately: false)
+            return session
+        }
+        let frames = session.machine.open(timestamp: clock(), host: host, sessionID: session.sessionID)
+        for frame in frames { _ = sink.sendFrame(frame) }
+        do {
+            let namespace = try open(namespaceName)
+            // `ls`: the client's previous connection, if still open, is closed and its onDisconnect runs (§1.4).
+            if let last = request.queryItems.first(where: { $0.name == Wire.lastSessionParameter })?.value, !last.isEmpty,
+                let previousID = namespace.realtimeSessionIDs[last], let previous = namespace.realtimeSessions[previousID]
+            {
+                previous.replaced()
+            }
+            session.namespace = namespace
+            namespace.realtimeSessions[session.id] = session
+            namespace.realtimeSessionIDs[session.sessionID] = session.id
+        } catch {
+            // A namespace that cannot be served is fatal for this client (§1.5 `s`).
+            _ = sink.sendFrame(WireEncoder.control(.shutdown, error.message))
+            session.machine.close(reason: error.message)
+            sink.close(reason: "namespace unavailable", immediately: false)
+        }
+        return session
+    }
+
+    /// 32 URL-safe random characters (§1.4 `s`).
+    static func sessionID() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<32).map { _ in alphabet[Int(generator.next() % 64)] })
+    }
+
+    // MARK: Access for realtime credentials (§2.3), until the auth and rules issues
+
+    /// The default access of a connection that sent no credential.
+    func anonymousAccess() -> Access { Access(isAdmin: false, mayReadAndWrite: configuration.emulator) }
+
+    /// What `auth`/`gauth` with `credential` grants, and the reply's `auth`/`expires` JSON.
+    func realtimeAuthenticate(credential: String, authVariable: [UInt8]?, noAuth: Bool)
+        -> Result<(Access, auth: [UInt8], expires: [UInt8]), RealtimeAuthFailure>
+    {
+        let null = Array("null".utf8)
+        let isOwner = configuration.emulator && credential == "owner"
+        let isAdminToken = configuration.adminToken.map { Self.constantTimeEqual($0, credential) } ?? false
+        if isOwner || isAdminToken {
+            if let authVariable { // an admin acting as a user is that user
+                return .success((Access(isAdmin: false, mayReadAndWrite: configuration.emulator), authVariable, null))
+            }
+            if noAuth { return .success((anonymousAccess(), null, null)) }
+            return .success((Access(isAdmin: true, mayReadAndWrite: true), null, null))
+        }
+        guard configuration.emulator else {
+            return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not verify the auth token."))
+        }
+        // Emulator mode: unsigned (or unverified) JWTs are accepted without signature or expiry checks.
+        let parts = credential.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = Self.base64URLDecode(String(parts[1])),
+            let claims = try? Node(jsonBytes: payload), claims.hasChildren
+        else { return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not parse auth token.")) }
+        let uid = claims.child(ChildKey("sub")).stringValue ?? claims.child(ChildKey("user_id")).stringValue ?? ""
+        let provider = claims.child(at: Path("firebase/sign_in_provider")).stringValue ?? "custom"
+        var auth: [UInt8] = Array(#"{"uid":"#.utf8)
+        Node(uid).appendJSON(to: &auth)
+        auth += Array(#","provider":"#.utf8)
+        Node(provider).appendJSON(to: &auth)
+        auth += Array(#","token":"#.utf8)
+        claims.appendJSON(to: &auth)
+        auth += Array("}".utf8)
+        var expires = null
+        if case .integer(let exp)? = claims.child(ChildKey("exp")).leafValue { expires = Array(String(exp).utf8) }
+        return .success((Access(isAdmin: false, mayReadAndWrite: true), auth, expires))
+    }
+
+    static func base64URLDecode(_ text: String) -> [UInt8]? {
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.count % 4 != 0 { standard += "=" }
+        return Data(base64Encoded: standard).map(Array.init)
+    }
+
+    // MARK: Realtime writes
+
+    /// Applies a write from a realtime session (or its onDisconnect), then on the loop tells every
+    /// stream and every realtime listener, and only then calls `answered` (the writer's reply).
+    func realtimeWrite(
+        _ kind: Namespace.Write, namespace: Namespace,
+        apply: (DurableDatabase, Int64, @escaping Completion) -> Void,
+        answered: @escaping (Result<Void, any Error>) -> Void
+    ) {
+        guard let executor else { return }
+        let pending = RealtimePendingWrite(namespace: namespace, kind: kind, answered: answered)
+        apply(namespace.database, clock()) { result in
+            executor.execute { pending.finish(result, executor: executor) }
+        }
+    }
+}
+
+struct RealtimeAuthFailure: Error {
+    var status: Wire.Status
+    var message: String
+}
+
+/// A realtime write waiting for its commit; touched only on the loop thread.
+final class RealtimePendingWrite: @unchecked Sendable {
+    let namespace: Namespace
+    let kind: Namespace.Write
+    let answered: (Result<Void, any Error>) -> Void
+
+    init(namespace: Namespace, kind: Namespace.Write, answered: @escaping (Result<Void, any Error>) -> Void) {
+        self.namespace = namespace
+        self.kind = kind
+        self.answered = answered
+    }
+
+    func finish(_ result: Result<DurableDatabase.CommittedWrite, any Error>, executor: any LoopExecutor) {
+        switch result {
+        case .success(let committed):
+            // Pushes to every listener (the writer's included) are queued before the writer's reply (§3.2).
+            namespace.broadcast(kind, root: committed.root)
+            namespace.broadcastRealtime(kind, root: committed.root, changes: committed.changes)
+            answered(.success(()))
+        case .failure(let error as DataError) where error.code == .hashMismatch:
+            // `datastale` once every write queued before has committed and been pushed, so the client
+            // already holds the value that made its hash stale when it retries (§2.6).
+            namespace.database.engine.append(WriteBatch(operations: [])) { _ in
+                executor.execute { self.answered(.failure(error)) }
+            }
+        case .failure(let error):
+            answered(.failure(error))
+        }
+    }
+}
+
+extension Namespace {
+    /// Queues, on every realtime session of this namespace, the pushes one committed write causes.
+    /// Pushes for default listens on one location are encoded once.
+    func broadcastRealtime(_ write: Write, root: Node, changes: ChangeSet) {
+        guard !realtimeSessions.isEmpty else { return }
+        var cache: [Path: [[UInt8]]] = [:]
+        var slow: [RealtimeSession] = []
+        for session in realtimeSessions.values where !session.deliver(write, root: root, changes: changes, cache: &cache) {
+            slow.append(session)
+        }
+        for session in slow { session.disconnectSlowClient() }
+    }
+}
+
+/// One realtime connection (rtdb-protocol.md §1–§3): its protocol machine, listens, credential and
+/// onDisconnect operations. Loop thread only.
+final class RealtimeSession: RealtimeSessionHandle {
+    /// Listens one connection may hold.
+    static let listensMax = 10_000
+    /// onDisconnect operations one connection may register.
+    static let onDisconnectMax = 1_000
+
+    let id: UInt64
+    let sessionID: String
+    unowned let server: DatabaseServer
+    let sink: any RealtimeSink
+    var machine = ConnectionMachine()
+    var namespace: Namespace?
+    private var access: DatabaseServer.Access
+    private var listens: [ListenKey: Listen] = [:]
+    private var onDisconnect: [OnDisconnectOperation] = []
+    private var isClosed = false
+
+    struct ListenKey: Hashable {
+        var path: Path
+        var tag: Int64?
+    }
+
+    final class Listen {
+        let path: Path
+        let tag: Int64?
+        let params: QueryParams?
+        /// The query object exactly as the client sent it, for `c` (§3.3).
+        let queryJSON: [UInt8]?
+        /// The window last sent (tagged listens only).
+        var window: Node
+
+        init(path: Path, tag: Int64?, params: QueryParams?, queryJSON: [UInt8]?, window: Node) {
+            self.path = path
+            self.tag = tag
+            self.params = params
+            self.queryJSON = queryJSON
+            self.window = window
+        }
+    }
+
+    /// One recorded overwrite (`om` records one per key).
+    enum OnDisconnectOperation {
+        case set(Path, Node)
+    }
+
+    init(id: UInt64, server: DatabaseServer, sink: any RealtimeSink, sessionID: String) {
+        self.id = id
+        self.server = server
+        self.sink = sink
+        self.sessionID = sessionID
+        access = server.anonymousAccess()
+    }
+
+    // MARK: Receiving
+
+    func receive(frame: [UInt8]) {
+        guard !isClosed else { return }
+        let message: IncomingMessage?
+        do {
+            message = try machine.receive(frame: frame)
+        } catch {
+            sink.close(reason: error.description, immediately: false)
+            return
+        }
+        switch message {
+        case nil, .control?:
+            return
+        case .ping?:
+            send(WireEncoder.pong)
+        case .request(let request)?:
+            handle(request)
+        }
+    }
+
+    func closed() {
+        guard !isClosed else { return }
+        isClosed = true
+        machine.close(reason: "socket closed")
+        listens.removeAll()
+        guard let namespace else { return }
+        namespace.realtimeSessions[id] = nil
+        namespace.realtimeSessionIDs[sessionID] = nil
+        runOnDisconnect(namespace)
+    }
+
+    /// A newer connection of the same client (`ls`) took over.
+    func replaced() {
+        sink.close(reason: "replaced by a newer connection of this client", immediately: false)
+        closed()
+    }
+
+    /// Every listen is no longer readable: `c` for each (§3.3), and no more updates.
+    private func revokeListens() {
+        for listen in listens.values {
+            let query = listen.tag == nil ? nil : listen.queryJSON
+            if !send(WireEncoder.listenRevoked(path: listen.path, queryJSON: query)) { return disconnectSlowClient() }
+        }
+        listens.removeAll()
+    }
+
+    /// Over its outbound bound: told why and dropped at once; nobody else waits for it.
+    func disconnectSlowClient() {
+        sink.close(reason: "outbound queue over its limit: client too slow", immediately: true)
+        closed()
+    }
+
+    @discardableResult
+    private func send(_ message: [UInt8]) -> Bool {
+        guard !isClosed else { return false }
+        guard sink.splitsLargeMessages else { return sink.sendFrame(message) }
+        for frame in ConnectionMachine.frames(for: message) where !sink.sendFrame(frame) { return false }
+        return true
+    }
+
+    private func reply(_ message: [UInt8]) {
+        if !send(message) { disconnectSlowClient() }
+    }
+
+    // MARK: Requests
+
+    private func handle(_ request: WireRequest) {
+        guard let namespace else { return }
+        let r = request.number
+        guard let action = request.action else {
+            reply(WireEncoder.error(r, .failure, "Unsupported action"))
+            return
+        }
+        switch action {
+        case .stats, .appCheck, .unAppCheck, .unAppCheckJS:
+            reply(WireEncoder.ok(r))
+        case .auth, .gauth:
+            authenticate(request)
+        case .unauth:
+            access = server.anonymousAccess()
+            if !access.mayReadAndWrite { revokeListens() }
+            reply(WireEncoder.ok(r))
+        case .listen, .listenLegacy:
+            listen(request, namespace: namespace)
+        case .unlisten, .unlistenLegacy:
+            if let path = request.path {
+                listens[ListenKey(path: path, tag: Self.tag(request))] = nil
+            }
+            reply(WireEncoder.ok(r))
+        case .put:
+            put(request, namespace: namespace)
+        case .merge:
+            merge(request, namespace: namespace)
+        case .get:
+            get(request, namespace: namespace)
+        case .onDisconnectPut, .onDisconnectMerge, .onDisconnectCancel:
+            registerOnDisconnect(request, action: action)
+        }
+    }
+
+    private static func tag(_ request: WireRequest) -> Int64? {
+        if case .integer(let tag)? = request.node(Wire.tag)?.leafValue { return tag }
+        return nil
+    }
+
+    private func authenticate(_ request: WireRequest) {
+        let r = request.number
+        guard let credential = request.node(Wire.credential)?.stringValue else {
+            reply(WireEncoder.error(r, .invalidToken, "Could not parse auth token."))
+            return
+        }
+        var authVariable = request.fields[Wire.authVariable]
+        if authVariable == Array("null".utf8) { authVariable = nil }
+        let noAuth = request.node(Wire.noAuth)?.boolValue == true
+        switch server.realtimeAuthenticate(credential: credential, authVariable: authVariable, noAuth: noAuth) {
+        case .success(let (granted, auth, expires)):
+            access = granted
+            reply(WireEncoder.response(r, .ok, dataJSON: Array(#"{"auth":"#.utf8) + auth + Array(#","expires":"#.utf8) + expires + Array("}".utf8)))
+        case .failure(let failure):
+            reply(WireEncoder.error(r, failure.status, failure.message))
+        }
+    }
+
+    private func queryParams(_ request: WireRequest) throws(DataError) -> QueryParams? {
+        guard let raw = request.fields[Wire.query], let entries = JSONObjectSplitter.split(raw) else { return nil }
+        var fields: [String: Node] = [:]
+        for (key, value) in entries { fields[key] = (try? Node(jsonBytes: Array(value))) ?? .empty }
+        let params = try QueryParams(wireFields: fields)
+        return params.loadsAllData ? nil : params
+    }
+
+    private func listen(_ request: WireRequest, namespace: Namespace) {
+        let r = request.number
+        guard access.mayReadAndWrite else {
+            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
+            return
+        }
+        guard let path = request.path else {
+            reply(WireEncoder.error(r, .failure, "Listen needs a path 'p'"))
+            return
+        }
+        let params: QueryParams?
+        do { params = try queryParams(request) } catch {
+            reply(WireEncoder.error(r, .failure, error.message))
+            return
+        }
+        let tag = Self.tag(request)
+        let key = ListenKey(path: path, tag: tag)
+        guard listens[key] != nil || listens.count < Self.listensMax else {
+            reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(Self.listensMax))"))
+            return
+        }
+        let root = namespace.database.root
+        let listen: Listen
+        if let params, tag != nil {
+            let window = QueryWindow.node(of: root.child(at: path), params: params)
+            listen = Listen(path: path, tag: tag, params: params, queryJSON: request.fields[Wire.query], window: window)
+            listens[key] = listen
+            // Initial data before the `ok` (§2.4).
+            guard send(WireEncoder.set(path: path, node: window, tag: tag)) else { return disconnectSlowClient() }
+        } else {
+            listen = Listen(path: path, tag: nil, params: nil, queryJSON: nil, window: .empty)
+            listens[key] = listen
+            guard send(WireEncoder.set(path: path, node: root.child(at: path))) else { return disconnectSlowClient() }
+        }
+        reply(WireEncoder.listenOK(r))
+    }
+
+    private func get(_ request: WireRequest, namespace: Namespace) {
+        let r = request.number
+        guard access.mayReadAndWrite else {
+            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
+            return
+        }
+        guard let path = request.path else {
+            reply(WireEncoder.error(r, .failure, "Get needs a path 'p'"))
+            return
+        }
+        let params: QueryParams?
+        do { params = try queryParams(request) } catch {
+            reply(WireEncoder.error(r, .failure, error.message))
+            return
+        }
+        var value = namespace.database.root.child(at: path)
+        if let params { value = QueryWindow.node(of: value, params: params) }
+        var json: [UInt8] = []
+        value.appendJSON(to: &json, format: .export)
+        reply(WireEncoder.response(r, .ok, dataJSON: json))
+    }
+
+    private func writeAnswer(_ r: Int64) -> (Result<Void, any Error>) -> Void {
+        { [weak self] result in
+            guard let self, !self.isClosed else { return }
+            switch result {
+            case .success:
+                self.reply(WireEncoder.ok(r))
+            case .failure(let error as DataError) where error.code == .hashMismatch:
+                self.reply(WireEncoder.error(r, .dataStale, "Transaction hash does not match"))
+            case .failure(let error as DataError):
+                self.reply(WireEncoder.error(r, .failure, error.message))
+            case .failure(let error):
+                self.reply(WireEncoder.error(r, .failure, "\(error)"))
+            }
+        }
+    }
+
+    private func put(_ request: WireRequest, namespace: Namespace) {
+        let r = request.number
+        guard access.mayReadAndWrite else {
+            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
+            return
+        }
+        guard let path = request.path, let raw = request.fields[Wire.data] else {
+            reply(WireEncoder.error(r, .failure, "Put needs a path 'p' and data 'd'"))
+            return
+        }
+        let value: Node
+        do {
+            value = try Node(jsonBytes: raw, options: .init(validation: .write(at: path)))
+        } catch {
+            reply(WireEncoder.error(r, .failure, error.message))
+            return
+        }
+        // A present `h` (even "") makes the put a compare-and-set (§2.6).
+        let ifHash: String? = request.fields[Wire.hash].map { _ in request.node(Wire.hash)?.stringValue ?? "" }
+        server.realtimeWrite(.set(path), namespace: namespace, apply: { db, now, completion in
+            db.set(path, to: value, ifHash: ifHash, now: now, completion: completion)
+        }, answered: writeAnswer(r))
+    }
+
+    private func merge(_ request: WireRequest, namespace: Namespace) {
+        let r = request.number
+        guard access.mayReadAndWrite else {
+            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
+            return
+        }
+        guard let path = request.path, let raw = request.fields[Wire.data] else {
+            reply(WireEncoder.error(r, .failure, "Merge needs a path 'p' and data 'd'"))
+            return
+        }
+        let values: [(Path, Node)]
+        do { values = try DatabaseServer.parseUpdate(raw, at: path) } catch {
+            reply(WireEncoder.error(r, .failure, error.message))
+            return
+        }
+        if values.isEmpty {
+            reply(WireEncoder.ok(r))
+            return
+        }
+        server.realtimeWrite(.update(path, values.map(\.0)), namespace: namespace, apply: { db, now, completion in
+            db.update(path, with: values, now: now, completion: completion)
+        }, answered: writeAnswer(r))
+    }
+
+    // MARK: onDisconnect (§2.8)
+
+    private func registerOnDisconnect(_ request: WireRequest, action: Wire.Action) {
+        let r = request.number
+        guard access.mayReadAndWrite else {
+            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
+            return
+        }
+        guard let path = request.path else {
+            reply(WireEncoder.error(r, .failure, "onDisconnect needs a path 'p'"))
+            return
+        }
+        do {
+            switch action {
+            case .onDisconnectPut:
+                let value = try DatabaseServer.parseBody(request.fields[Wire.data] ?? Array("null".utf8), at: path)
+                cancelOnDisconnect(at: path)
+                onDisconnect.append(.set(path, value))
+            case .onDisconnectMerge:
+                let values = try DatabaseServer.parseUpdate(request.fields[Wire.data] ?? Array("{}".utf8), at: path)
+                for (key, value) in values {
+                    cancelOnDisconnect(at: path.appending(path: key))
+                    onDisconnect.append(.set(path.appending(path: key), value))
+                }
+            default:
+                cancelOnDisconnect(at: path)
+            }
+        } catch {
+            reply(WireEncoder.error(r, .failure, error.message))
+            return
+        }
+        if onDisconnect.count > Self.onDisconnectMax {
+            onDisconnect.removeLast()
+            reply(WireEncoder.error(r, .failure, "Too many onDisconnect operations (\(Self.onDisconnectMax))"))
+            return
+        }
+        reply(WireEncoder.ok(r))
+    }
+
+    /// Forgets what is recorded at or below `path`; an overwrite recorded above it is split into its
+    /// children so only the cancelled subtree is dropped and the rest is still written.
+    private func cancelOnDisconnect(at path: Path) {
+        var kept: [OnDisconnectOperation] = []
+        for case .set(let at, let value) in onDisconnect {
+            if path.contains(at) { continue }
+            if at.contains(path) {
+                kept += Self.split(at: at, value: value, removing: path)
+            } else {
+                kept.append(.set(at, value))
+            }
+        }
+        onDisconnect = kept
+    }
+
+    /// The overwrite of `value` at `at`, as per-child overwrites that leave `removed` (below `at`) alone.
+    static func split(at: Path, value: Node, removing removed: Path) -> [OnDisconnectOperation] {
+        guard at != removed, let next = removed.relative(to: at)?.first else { return [] }
+        var operations: [OnDisconnectOperation] = []
+        value.children.forEach { key, child in
+            if key == next {
+                operations += split(at: at.appending(key), value: child, removing: removed)
+            } else {
+                operations.append(.set(at.appending(key), child))
+            }
+            return true
+        }
+        return operations
+    }
+
+    private func runOnDisconnect(_ namespace: Namespace) {
+        let operations = onDisconnect
+        onDisconnect = []
+        for case .set(let path, let value) in operations {
+            server.realtimeWrite(.set(path), namespace: namespace, apply: { db, now, completion in
+                db.set(path, to: value, now: now, completion: completion)
+            }, answered: { _ in })
+        }
+    }
+
+    // MARK: Pushes (§3.2)
+
+    /// Queues the pushes `write` causes on this connection. Returns false when the connection is over
+    /// its outbound bound.
+    func deliver(_ write: Namespace.Write, root: Node, changes: ChangeSet, cache: inout [Path: [[UInt8]]]) -> Bool {
+        guard !isClosed else { return true }
+        for listen in listens.values {
+            if let params = listen.params {
+                guard Self.touches(write, listen.path) else { continue }
+                let window = QueryWindow.node(of: root.child(at: listen.path), params: params)
+                guard window != listen.window else { continue }
+                listen.window = window
+                guard send(WireEncoder.set(path: listen.path, node: window, tag: listen.tag)) else { return false }
+            } else {
+                let messages: [[UInt8]]
+                if let cached = cache[listen.path] {
+                    messages = cached
+                } else {
+                    messages = Self.pushes(for: write, at: listen.path, root: root, changes: changes)
+                    cache[listen.path] = messages
+                }
+                for message in messages where !send(message) { return false }
+            }
+        }
+        return true
+    }
+
+    static func touches(_ write: Namespace.Write, _ location: Path) -> Bool {
+        switch write {
+        case .set(let path): return normalized(path).overlaps(location)
+        case .update(let path, let keys): return keys.contains { normalized(path.appending(path: $0)).overlaps(location) }
+        }
+    }
+
+    /// A `.priority` write changes its node.
+    static func normalized(_ path: Path) -> Path {
+        path.last == .priorityKey ? (path.parent ?? path) : path
+    }
+
+    /// Whether a write above `location` changed what is there (siblings' listens hear nothing).
+    static func changed(_ location: Path, in changes: ChangeSet) -> Bool {
+        for change in changes.changes {
+            guard let relative = location.relative(to: change.path) else { continue }
+            if change.old.child(at: relative) != change.new.child(at: relative) { return true }
+        }
+        return false
+    }
+
+    /// The pushes a default listen at `location` gets for `write`: never data outside `location`, and
+    /// nothing for a write above it that left it unchanged.
+    static func pushes(for write: Namespace.Write, at location: Path, root: Node, changes: ChangeSet) -> [[UInt8]] {
+        switch write {
+        case .set(let written):
+            let path = normalized(written)
+            if location.contains(path) { return [WireEncoder.set(path: path, node: root.child(at: path))] }
+            if path.contains(location) {
+                guard changed(location, in: changes) else { return [] }
+                return [WireEncoder.set(path: location, node: root.child(at: location))]
+            }
+            return []
+        case .update(let path, let keys):
+            if location.contains(path) {
+                var data: [UInt8] = [UInt8(ascii: "{")]
+                for (index, key) in keys.enumerated() {
+                    if index > 0 { data.append(UInt8(ascii: ",")) }
+                    Node(key.description).appendJSON(to: &data)
+                    data.append(UInt8(ascii: ":"))
+                    root.child(at: normalized(path.appending(path: key))).appendJSON(to: &data, format: .export)
+                }
+                data.append(UInt8(ascii: "}"))
+                if keys.contains(where: { $0.last == .priorityKey }) {
+                    // A priority key's value is its node: send the nodes whole.
+                    return keys.map {
+                        let full = normalized(path.appending(path: $0))
+                        return WireEncoder.set(path: full, node: root.child(at: full))
+                    }
+                }
+                return [WireEncoder.push(.merge, path: path, dataJSON: data)]
+            }
+            guard path.contains(location) else { return [] }
+            var messages: [[UInt8]] = []
+            for key in keys {
+                let full = normalized(path.appending(path: key))
+                if full.contains(location) {
+                    guard changed(location, in: changes) else { return [] }
+                    return [WireEncoder.set(path: location, node: root.child(at: location))]
+                }
+                if location.contains(full) { messages.append(WireEncoder.set(path: full, node: root.child(at: full))) }
+            }
+            return messages
+        }
+    }
+}

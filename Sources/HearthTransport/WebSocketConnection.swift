@@ -1,0 +1,149 @@
+import HearthServer
+internal import CLibWebSockets
+import Foundation
+
+/// One upgraded WebSocket (`/.ws`): reassembles WebSocket fragments into text messages for its
+/// realtime session and writes the session's frames in order from a bounded queue. Loop thread only.
+final class WebSocketConnection: RealtimeSink {
+    private enum Outgoing {
+        case text([UInt8])
+        case ping
+    }
+
+    let wsi: OpaquePointer
+    unowned let transport: HTTPServerTransport
+    var session: (any RealtimeSessionHandle)?
+    private var queue: [Outgoing] = []
+    private var queueStart = 0
+    private(set) var queuedByteCount = 0
+    private var incoming: [UInt8] = []
+    private var closeReason: String?
+    private var closeNow = false
+    private var isClosed = false
+    /// Milliseconds of the last frame (or pong) received, and whether a ping is out.
+    var lastHeard: Int64
+    var pingSent = false
+    /// When the queue went over the soft limit (0: it is not over).
+    var overSoftLimitSince: Int64 = 0
+
+    init(wsi: OpaquePointer, transport: HTTPServerTransport, now: Int64) {
+        self.wsi = wsi
+        self.transport = transport
+        lastHeard = now
+    }
+
+    // MARK: RealtimeSink
+
+    func sendFrame(_ bytes: [UInt8]) -> Bool {
+        guard !isClosed, closeReason == nil else { return false }
+        if queuedByteCount + bytes.count > transport.configuration.outboundBufferBytesMax { return false }
+        if queueStart == queue.count, queueStart > 0 {
+            queue.removeAll(keepingCapacity: true)
+            queueStart = 0
+        }
+        queue.append(.text(bytes))
+        queuedByteCount += bytes.count
+        lws_callback_on_writable(wsi)
+        return true
+    }
+
+    func close(reason: String, immediately: Bool) {
+        guard !isClosed, closeReason == nil else { return }
+        closeReason = reason
+        closeNow = immediately
+        if immediately {
+            // A reader too slow to take more may never make the socket writable again: the close frame is
+            // attempted, and the connection is killed on the next loop pass regardless.
+            queue = []
+            queueStart = 0
+            queuedByteCount = 0
+            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+        } else {
+            // What is queued gets 5 s to leave before the connection is killed anyway.
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, 5)
+        }
+        lws_callback_on_writable(wsi)
+    }
+
+    func sendPing() {
+        guard !isClosed, closeReason == nil, !pingSent else { return }
+        pingSent = true
+        queue.append(.ping)
+        lws_callback_on_writable(wsi)
+    }
+
+    // MARK: lws events
+
+    func received(_ bytes: UnsafeRawBufferPointer, now: Int64) -> Int32 {
+        lastHeard = now
+        pingSent = false
+        if incoming.count + bytes.count > 16 << 20 {
+            close(reason: "message too large", immediately: true)
+            return 0
+        }
+        incoming.append(contentsOf: bytes)
+        guard lws_is_final_fragment(wsi) != 0, lws_remaining_packet_payload(wsi) == 0 else { return 0 }
+        let message = incoming
+        incoming.removeAll(keepingCapacity: incoming.capacity <= 64 * 1024)
+        if lws_frame_is_binary(wsi) != 0 { return 0 }
+        session?.receive(frame: message)
+        return 0
+    }
+
+    func heardPong(now: Int64) {
+        lastHeard = now
+        pingSent = false
+    }
+
+    func closed() {
+        guard !isClosed else { return }
+        isClosed = true
+        queue = []
+        queuedByteCount = 0
+        let session = self.session
+        self.session = nil
+        session?.closed()
+    }
+
+    /// Writes one queued frame (lws allows one `lws_write` per writable callback on a WebSocket).
+    func writable() -> Int32 {
+        if isClosed { return -1 }
+        if let reason = closeReason, closeNow || queueStart == queue.count {
+            var text = Array(reason.utf8.prefix(120))
+            lws_close_reason(wsi, closeNow ? LWS_CLOSE_STATUS_POLICY_VIOLATION : LWS_CLOSE_STATUS_NORMAL, &text, text.count)
+            return -1
+        }
+        guard queueStart < queue.count else { return 0 }
+        let item = queue[queueStart]
+        queueStart += 1
+        let pre = CHearthLWS_pre()
+        let written: Int32
+        switch item {
+        case .text(let bytes):
+            queuedByteCount -= bytes.count
+            var buffer = [UInt8](repeating: 0, count: pre + bytes.count)
+            buffer.withUnsafeMutableBufferPointer { raw in
+                bytes.withUnsafeBufferPointer { source in
+                    (raw.baseAddress! + pre).update(from: source.baseAddress!, count: bytes.count)
+                }
+            }
+            written = buffer.withUnsafeMutableBufferPointer { raw in
+                lws_write(wsi, raw.baseAddress! + pre, bytes.count, LWS_WRITE_TEXT)
+            }
+        case .ping:
+            var buffer = [UInt8](repeating: 0, count: pre + 1)
+            written = buffer.withUnsafeMutableBufferPointer { raw in
+                lws_write(wsi, raw.baseAddress! + pre, 0, LWS_WRITE_PING)
+            }
+        }
+        if written < 0 { return -1 }
+        if queueStart == queue.count {
+            queue.removeAll(keepingCapacity: queue.capacity <= 4096)
+            queueStart = 0
+            if closeReason != nil { lws_callback_on_writable(wsi) }
+        } else {
+            lws_callback_on_writable(wsi)
+        }
+        return 0
+    }
+}

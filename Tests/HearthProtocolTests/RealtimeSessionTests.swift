@@ -1,0 +1,273 @@
+import HearthCore
+import HearthProtocol
+import HearthStorage
+import Synchronization
+import Testing
+
+@testable import HearthServer
+
+/// Work handed to the loop waits here until the test, acting as the loop, drains it.
+final class QueueExecutor: LoopExecutor {
+    private let work = Mutex<[@Sendable () -> Void]>([])
+    func execute(_ item: @escaping @Sendable () -> Void) { work.withLock { $0.append(item) } }
+    func drain() -> Int {
+        let items = work.withLock { items in
+            defer { items = [] }
+            return items
+        }
+        for item in items { item() }
+        return items.count
+    }
+}
+
+/// Records the frames a session sends.
+final class RecordingSink: RealtimeSink {
+    var frames: [String] = []
+    var closedReason: String?
+    var limit = Int.max
+    func sendFrame(_ bytes: [UInt8]) -> Bool {
+        guard frames.count < limit else { return false }
+        frames.append(String(decoding: bytes, as: UTF8.self))
+        return true
+    }
+    func close(reason: String, immediately: Bool) { closedReason = reason }
+    func take() -> [String] {
+        defer { frames = [] }
+        return frames
+    }
+}
+
+/// A server and its loop, driven by the test.
+final class Harness {
+    let executor = QueueExecutor()
+    let server: DatabaseServer
+
+    init(emulator: Bool = true) {
+        server = DatabaseServer(
+            configuration: ServerConfiguration(emulator: emulator, adminToken: "admin-secret", defaultNamespace: "demo"),
+            openEngine: { _ in InMemoryStorageEngine() })
+        server.clock = { 1_795_969_998_094 }
+        server.loopStarted(executor: executor)
+    }
+
+    func connect(host: String = "127.0.0.1:9000") -> (RealtimeSessionHandle, RecordingSink) {
+        let sink = RecordingSink()
+        let session = server.openRealtime(
+            HTTPRequest(method: .get, path: "/.ws", queryItems: [("v", "5"), ("ns", "demo-test")], headers: ["host": host]),
+            sink: sink)
+        return (session, sink)
+    }
+
+    /// Runs the loop until `sink` holds a frame containing `marker` (a reply's `"r":N,`), or fails.
+    func run(until marker: String, in sink: RecordingSink) async throws {
+        for _ in 0..<1000 {
+            _ = executor.drain()
+            if sink.frames.contains(where: { $0.contains(marker) }) { return }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        Issue.record("no frame with \(marker)")
+    }
+}
+
+private func send(_ session: RealtimeSessionHandle, _ text: String) { session.receive(frame: Array(text.utf8)) }
+
+@Test func theTranscriptOfSection9IsReproduced() async throws {
+    let harness = Harness()
+    let (session, sink) = harness.connect()
+    let handshake = try #require(sink.take().first)
+    #expect(handshake.hasPrefix(#"{"t":"c","d":{"t":"h","d":{"ts":1795969998094,"v":"5","h":"127.0.0.1:9000","s":""#))
+
+    send(session, #"{"t":"d","d":{"r":1,"a":"s","b":{"c":{"sdk.js.10-14-1":1}}}}"#)
+    #expect(sink.take() == [#"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#])
+
+    send(session, #"{"t":"d","d":{"r":2,"a":"q","b":{"p":"/probe/live","h":""}}}"#)
+    #expect(sink.take() == [
+        #"{"t":"d","d":{"a":"d","b":{"p":"probe/live","d":null}}}"#,
+        #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":{}}}}"#,
+    ])
+
+    send(session, #"{"t":"d","d":{"r":3,"a":"p","b":{"p":"/probe/live","d":{"msg":"hello","n":1}}}}"#)
+    try await harness.run(until: #""r":3,"#, in: sink)
+    #expect(sink.take() == [
+        #"{"t":"d","d":{"a":"d","b":{"p":"probe/live","d":{"msg":"hello","n":1}}}}"#,
+        #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":""}}}"#,
+    ])
+
+    send(session, #"{"t":"d","d":{"r":4,"a":"g","b":{"p":"/probe/unlistened","q":{}}}}"#)
+    #expect(sink.take() == [#"{"t":"d","d":{"r":4,"b":{"s":"ok","d":null}}}"#])
+
+    send(session, #"{"t":"d","d":{"r":5,"a":"q","b":{"p":"/probe/list","q":{"l":2,"vf":"l","i":"score"},"t":1,"h":""}}}"#)
+    #expect(sink.take() == [
+        #"{"t":"d","d":{"a":"d","b":{"p":"probe/list","d":null,"t":1}}}"#,
+        #"{"t":"d","d":{"r":5,"b":{"s":"ok","d":{}}}}"#,
+    ])
+    send(session, #"{"t":"d","d":{"r":6,"a":"n","b":{"p":"/probe/list","q":{"l":2,"vf":"l","i":"score"},"t":1}}}"#)
+    #expect(sink.take() == [#"{"t":"d","d":{"r":6,"b":{"s":"ok","d":""}}}"#])
+
+    send(session, #"{"t":"d","d":{"r":8,"a":"m","b":{"p":"/probe/live","d":{"n":2,"extra/x":true}}}}"#)
+    try await harness.run(until: #""r":8,"#, in: sink)
+    #expect(sink.take() == [
+        #"{"t":"d","d":{"a":"m","b":{"p":"probe/live","d":{"n":2,"extra/x":true}}}}"#,
+        #"{"t":"d","d":{"r":8,"b":{"s":"ok","d":""}}}"#,
+    ])
+
+    send(session, #"{"t":"d","d":{"r":9,"a":"q","b":{"p":"/probe/counter","h":""}}}"#)
+    _ = sink.take()
+    send(session, #"{"t":"d","d":{"r":10,"a":"p","b":{"p":"/probe/counter","d":1,"h":""}}}"#)
+    try await harness.run(until: #""r":10,"#, in: sink)
+    #expect(sink.take() == [
+        #"{"t":"d","d":{"a":"d","b":{"p":"probe/counter","d":1}}}"#,
+        #"{"t":"d","d":{"r":10,"b":{"s":"ok","d":""}}}"#,
+    ])
+    // A stale hash: datastale with a string, nothing written.
+    send(session, #"{"t":"d","d":{"r":20,"a":"p","b":{"p":"/probe/counter","d":2,"h":""}}}"#)
+    try await harness.run(until: #""r":20,"#, in: sink)
+    #expect(sink.take() == [#"{"t":"d","d":{"r":20,"b":{"s":"datastale","d":"Transaction hash does not match"}}}"#])
+    // The right hash (§4.2: hash(1)) succeeds.
+    send(session, #"{"t":"d","d":{"r":21,"a":"p","b":{"p":"/probe/counter","d":2,"h":"YPVfR2bXt/lcDjiQZ8pOkAd3qkQ="}}}"#)
+    try await harness.run(until: #""r":21,"#, in: sink)
+    #expect(sink.take().last == #"{"t":"d","d":{"r":21,"b":{"s":"ok","d":""}}}"#)
+
+    send(session, #"{"t":"c","d":{"t":"p","d":{}}}"#)
+    send(session, "0")
+    #expect(sink.take() == [#"{"t":"c","d":{"t":"o","d":null}}"#])
+}
+
+@Test func writesReachOtherConnectionsAndOnlyTheirListens() async throws {
+    let harness = Harness()
+    let (a, sinkA) = harness.connect()
+    let (b, sinkB) = harness.connect()
+    send(b, #"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/rooms/1","h":""}}}"#)
+    send(b, #"{"t":"d","d":{"r":2,"a":"q","b":{"p":"/rooms/1/title","h":""}}}"#)
+    _ = sinkA.take()
+    _ = sinkB.take()
+    send(a, #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/rooms","d":{"1":{"title":"x"},"2":{"title":"y"}}}}}"#)
+    try await harness.run(until: #""r":1,"#, in: sinkA)
+    // A write above the listen: the listen's own location only, never the sibling room.
+    #expect(Set(sinkB.take()) == [
+        #"{"t":"d","d":{"a":"d","b":{"p":"rooms/1","d":{"title":"x"}}}}"#,
+        #"{"t":"d","d":{"a":"d","b":{"p":"rooms/1/title","d":"x"}}}"#,
+    ])
+    #expect(sinkA.take() == [#"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#])
+    send(a, #"{"t":"d","d":{"r":2,"a":"p","b":{"p":"/rooms/2/title","d":"z"}}}"#)
+    try await harness.run(until: #""r":2,"#, in: sinkA)
+    #expect(sinkB.take().isEmpty)
+    // A write above the listen that leaves its location unchanged sends nothing there.
+    send(a, #"{"t":"d","d":{"r":3,"a":"p","b":{"p":"/rooms","d":{"1":{"title":"x"},"2":{"title":"w"}}}}}"#)
+    try await harness.run(until: #""r":3,"#, in: sinkA)
+    #expect(sinkB.take().isEmpty)
+    send(a, #"{"t":"d","d":{"r":4,"a":"m","b":{"p":"/","d":{"rooms":{"1":{"title":"x"}},"other":1}}}}"#)
+    try await harness.run(until: #""r":4,"#, in: sinkA)
+    #expect(sinkB.take().isEmpty)
+}
+
+@Test func aTaggedWindowSlidesAndIgnoresChangesOutsideIt() async throws {
+    let harness = Harness()
+    let (session, sink) = harness.connect()
+    send(session, #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/s","d":{"a":1,"b":2,"c":3}}}}"#)
+    try await harness.run(until: #""r":1,"#, in: sink)
+    send(session, #"{"t":"d","d":{"r":2,"a":"q","b":{"p":"/s","q":{"l":2,"vf":"r","i":".value"},"t":3,"h":""}}}"#)
+    #expect(sink.take().suffix(2) == [
+        #"{"t":"d","d":{"a":"d","b":{"p":"s","d":{"b":2,"c":3},"t":3}}}"#,
+        #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":{}}}}"#,
+    ])
+    send(session, #"{"t":"d","d":{"r":3,"a":"p","b":{"p":"/s/a","d":0}}}"#)
+    try await harness.run(until: #""r":3,"#, in: sink)
+    #expect(sink.take() == [#"{"t":"d","d":{"r":3,"b":{"s":"ok","d":""}}}"#])
+    send(session, #"{"t":"d","d":{"r":4,"a":"m","b":{"p":"/s","d":{"d":9,"b":null}}}}"#)
+    try await harness.run(until: #""r":4,"#, in: sink)
+    #expect(sink.take() == [
+        #"{"t":"d","d":{"a":"d","b":{"p":"s","d":{"c":3,"d":9},"t":3}}}"#,
+        #"{"t":"d","d":{"r":4,"b":{"s":"ok","d":""}}}"#,
+    ])
+}
+
+@Test func onDisconnectRunsOnCloseAndCancelKeepsTheRest() async throws {
+    let harness = Harness()
+    let (leaver, leaverSink) = harness.connect()
+    let (watcher, watcherSink) = harness.connect()
+    send(leaver, #"{"t":"d","d":{"r":1,"a":"o","b":{"p":"/p","d":{"a":1,"b":{"c":2,"d":3},"t":{".sv":"timestamp"}}}}}"#)
+    send(leaver, #"{"t":"d","d":{"r":2,"a":"oc","b":{"p":"/p/b/c","d":null}}}"#)
+    #expect(leaverSink.frames.suffix(2) == [
+        #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#, #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":""}}}"#,
+    ])
+    send(watcher, #"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/p","h":""}}}"#)
+    _ = watcherSink.take()
+    leaver.closed()
+    for _ in 0..<1000 where watcherSink.frames.count < 3 {
+        _ = harness.executor.drain()
+        try await Task.sleep(for: .milliseconds(1))
+    }
+    send(watcher, #"{"t":"d","d":{"r":2,"a":"g","b":{"p":"/p","q":{}}}}"#)
+    #expect(watcherSink.frames.last == #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":{"a":1,"b":{"d":3},"t":1795969998094}}}}"#)
+}
+
+@Test func credentialsFollowTheEmulatorAndAdminRules() {
+    let emulator = Harness()
+    let (session, sink) = emulator.connect()
+    send(session, #"{"t":"d","d":{"r":1,"a":"gauth","b":{"cred":"owner"}}}"#)
+    send(session, #"{"t":"d","d":{"r":2,"a":"auth","b":{"cred":"garbage"}}}"#)
+    #expect(sink.take().suffix(2) == [
+        #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":{"auth":null,"expires":null}}}}"#,
+        #"{"t":"d","d":{"r":2,"b":{"s":"invalid_token","d":"Could not parse auth token."}}}"#,
+    ])
+
+    let locked = Harness(emulator: false)
+    let (other, otherSink) = locked.connect()
+    send(other, #"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/x","h":""}}}"#)
+    send(other, #"{"t":"d","d":{"r":2,"a":"auth","b":{"cred":"admin-secret"}}}"#)
+    send(other, #"{"t":"d","d":{"r":3,"a":"q","b":{"p":"/x","h":""}}}"#)
+    #expect(otherSink.take().suffix(4) == [
+        #"{"t":"d","d":{"r":1,"b":{"s":"permission_denied","d":"Permission denied"}}}"#,
+        #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":{"auth":null,"expires":null}}}}"#,
+        #"{"t":"d","d":{"a":"d","b":{"p":"x","d":null}}}"#,
+        #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":{}}}}"#,
+    ])
+}
+
+@Test func aSlowClientIsDisconnectedWithAReasonAndOthersStillGetTheirPushes() async throws {
+    let harness = Harness()
+    let (slow, slowSink) = harness.connect()
+    let (fast, fastSink) = harness.connect()
+    send(slow, #"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/feed","h":""}}}"#)
+    send(fast, #"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/feed","h":""}}}"#)
+    slowSink.limit = slowSink.frames.count
+    send(fast, #"{"t":"d","d":{"r":2,"a":"p","b":{"p":"/feed","d":"hi"}}}"#)
+    try await harness.run(until: #""r":2,"#, in: fastSink)
+    #expect(fastSink.frames.suffix(2) == [
+        #"{"t":"d","d":{"a":"d","b":{"p":"feed","d":"hi"}}}"#, #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":""}}}"#,
+    ])
+    #expect(slowSink.closedReason?.contains("too slow") == true)
+}
+
+@Test func unauthRevokesListensThatAreNoLongerReadable() {
+    let harness = Harness(emulator: false)
+    let (session, sink) = harness.connect()
+    send(session, #"{"t":"d","d":{"r":1,"a":"auth","b":{"cred":"admin-secret"}}}"#)
+    send(session, #"{"t":"d","d":{"r":2,"a":"q","b":{"p":"/a","h":""}}}"#)
+    send(session, #"{"t":"d","d":{"r":3,"a":"q","b":{"p":"/b","q":{"l":2,"vf":"l"},"t":4,"h":""}}}"#)
+    _ = sink.take()
+    send(session, #"{"t":"d","d":{"r":4,"a":"unauth","b":{}}}"#)
+    let frames = sink.take()
+    #expect(Set(frames.prefix(2)) == [
+        #"{"t":"d","d":{"a":"c","b":{"p":"a"}}}"#, #"{"t":"d","d":{"a":"c","b":{"p":"b","q":[{"l":2,"vf":"l"}]}}}"#,
+    ])
+    #expect(frames.last == #"{"t":"d","d":{"r":4,"b":{"s":"ok","d":""}}}"#)
+}
+
+@Test func aReconnectWithLsClosesThePreviousConnectionAndRunsItsOnDisconnect() async throws {
+    let harness = Harness()
+    let (old, oldSink) = harness.connect()
+    let handshake = try #require(oldSink.take().first)
+    let sessionID = try #require(try Node(json: handshake).child(at: Path("d/d/s")).stringValue)
+    send(old, #"{"t":"d","d":{"r":1,"a":"o","b":{"p":"/online","d":false}}}"#)
+    let sink = RecordingSink()
+    let new = harness.server.openRealtime(
+        HTTPRequest(method: .get, path: "/.ws", queryItems: [("v", "5"), ("ls", sessionID), ("ns", "demo-test")],
+                    headers: ["host": "h"]),
+        sink: sink)
+    #expect(oldSink.closedReason != nil)
+    for _ in 0..<200 where harness.executor.drain() == 0 { try await Task.sleep(for: .milliseconds(1)) }
+    send(new, #"{"t":"d","d":{"r":1,"a":"g","b":{"p":"/online","q":{}}}}"#)
+    #expect(sink.frames.last == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":false}}}"#)
+}
