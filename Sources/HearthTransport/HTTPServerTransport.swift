@@ -490,6 +490,14 @@ public final class HTTPServerTransport: @unchecked Sendable {
                     return 0
                 }
                 if result != 0 { return -1 }
+                // A stream never reads another request: give its header table back to lws's pool
+                // (max_http_header_pool), which would otherwise cap open streams at the pool's size.
+                // Nor is it subject to the per-state timeout (stateTimeoutSeconds), which would end it
+                // after that many seconds however lively it is.
+                if isStreaming {
+                    _ = lws_http_headers_detach(wsi)
+                    lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+                }
                 if queuedByteCount > 0 || isStreaming {
                     lws_callback_on_writable(wsi)
                     return 0
