@@ -20,6 +20,8 @@ let scenarios: [Scenario] = [
     .coreQuery,
     .storageWrite,
     .storageLoad,
+    .restReadWrite,
+    .sseFanout,
 ]
 
 exit(BenchmarkRunner.main(arguments: Array(CommandLine.arguments.dropFirst()), scenarios: scenarios))
