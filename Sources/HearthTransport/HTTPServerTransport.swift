@@ -69,6 +69,10 @@ public final class HTTPServerTransport: @unchecked Sendable {
     private var context: OpaquePointer?
     private var protocols: UnsafeMutablePointer<lws_protocols>
     private var connections: [OpaquePointer: Connection] = [:]
+    /// Loop-thread scratch, allocated once: header values are copied out of lws through `headerScratch`,
+    /// and every write is staged in `writeScratch` (LWS_PRE bytes of room, then up to one chunk).
+    fileprivate let headerScratch = UnsafeMutableBufferPointer<CChar>.allocate(capacity: 16 * 1024 + 1)
+    fileprivate let writeScratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1024 + 64 * 1024)
     private var loopThread: Thread?
     nonisolated(unsafe) private var loopPthread: pthread_t?
     private let started = DispatchSemaphore(value: 0)
@@ -92,6 +96,8 @@ public final class HTTPServerTransport: @unchecked Sendable {
         wakeup.deallocate()
         timer.deallocate()
         protocols.deallocate()
+        headerScratch.deallocate()
+        writeScratch.deallocate()
     }
 
     /// Starts the loop thread and returns once the port is bound, or throws why it could not be.
@@ -308,8 +314,8 @@ public final class HTTPServerTransport: @unchecked Sendable {
             }
             request = HTTPRequest(method: method, path: path)
             request.queryItems = queryItems()
-            for name in HTTPRequest.headerNames {
-                if let value = header(name) { request.headers[name] = value }
+            for (name, token) in Self.headerTokens {
+                if let value = header(name, token: token) { request.headers[name] = value }
             }
             bodyTooLarge = false
             head = nil
@@ -380,26 +386,35 @@ public final class HTTPServerTransport: @unchecked Sendable {
             return items
         }
 
-        private static let tokens: [String: lws_token_indexes] = [
-            "host": WSI_TOKEN_HOST, "authorization": WSI_TOKEN_HTTP_AUTHORIZATION, "accept": WSI_TOKEN_HTTP_ACCEPT,
-            "content-type": WSI_TOKEN_HTTP_CONTENT_TYPE, "content-length": WSI_TOKEN_HTTP_CONTENT_LENGTH,
-            "if-match": WSI_TOKEN_HTTP_IF_MATCH, "if-none-match": WSI_TOKEN_HTTP_IF_NONE_MATCH, "origin": WSI_TOKEN_ORIGIN,
-        ]
+        /// Every header of ``HTTPRequest/headerNames`` with lws's token for it, or nil (then it is looked up
+        /// by name, with the colon lws expects). Built once: no hashing per request.
+        private static let headerTokens: [(name: String, token: lws_token_indexes?)] = HTTPRequest.headerNames.map { name in
+            let known: [(String, lws_token_indexes)] = [
+                ("host", WSI_TOKEN_HOST), ("authorization", WSI_TOKEN_HTTP_AUTHORIZATION), ("accept", WSI_TOKEN_HTTP_ACCEPT),
+                ("content-type", WSI_TOKEN_HTTP_CONTENT_TYPE), ("content-length", WSI_TOKEN_HTTP_CONTENT_LENGTH),
+                ("if-match", WSI_TOKEN_HTTP_IF_MATCH), ("if-none-match", WSI_TOKEN_HTTP_IF_NONE_MATCH),
+                ("origin", WSI_TOKEN_ORIGIN),
+            ]
+            return (name, known.first { $0.0 == name }?.1)
+        }
+        private static let customHeaderKeys: [String: [CChar]] = Dictionary(
+            uniqueKeysWithValues: HTTPRequest.headerNames.map { ($0, Array(($0 + ":").utf8CString.dropLast())) })
 
-        private func header(_ name: String) -> String? {
-            if let token = Self.tokens[name] {
+        /// A header's value copied straight from lws into a String, nil when absent.
+        private func header(_ name: String, token: lws_token_indexes?) -> String? {
+            let scratch = transport.headerScratch
+            if let token {
                 let length = Int(lws_hdr_total_length(wsi, token))
-                guard length > 0 else { return nil }
-                var buffer = [CChar](repeating: 0, count: length + 1)
-                guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) >= 0 else { return nil }
-                return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                guard length > 0, length < scratch.count else { return nil }
+                let copied = lws_hdr_copy(wsi, scratch.baseAddress, Int32(scratch.count), token)
+                guard copied >= 0 else { return nil }
+                return String(decoding: UnsafeRawBufferPointer(start: scratch.baseAddress, count: Int(copied)), as: UTF8.self)
             }
-            let key = name + ":"
-            let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
-            guard length >= 0 else { return nil }
-            var buffer = [CChar](repeating: 0, count: length + 1)
-            guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, Int32(key.utf8.count)) >= 0 else { return nil }
-            return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            guard let key = Self.customHeaderKeys[name] else { return nil }
+            let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.count)))
+            guard length >= 0, length < scratch.count else { return nil }
+            guard lws_hdr_custom_copy(wsi, scratch.baseAddress, Int32(scratch.count), key, Int32(key.count)) >= 0 else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(start: scratch.baseAddress, count: length), as: UTF8.self)
         }
 
         // MARK: HTTPResponder
@@ -471,10 +486,10 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 head = nil
                 // Mark as sent: `head` stays non-nil-like through `headSent` so respond() is not re-entered.
                 headSent = true
-                var buffer = [UInt8](repeating: 0, count: pre + 8192)
-                let result: Int32 = buffer.withUnsafeMutableBufferPointer { raw -> Int32 in
+                let raw = transport.writeScratch
+                let result: Int32 = {
                     let start = raw.baseAddress! + pre
-                    let end = raw.baseAddress! + raw.count
+                    let end = raw.baseAddress! + min(raw.count, pre + 8192)
                     var cursor: UnsafeMutablePointer<UInt8>? = start
                     let contentType = pending.headers.first { $0.0 == "content-type" }?.1
                     let length = pending.contentLength.map { lws_filepos_t($0) } ?? CHearthLWS_noContentLength()
@@ -488,7 +503,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
                     }
                     if lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 { return -1 }
                     return 0
-                }
+                }()
                 if result != 0 { return -1 }
                 // A stream never reads another request: give its header table back to lws's pool
                 // (max_http_header_pool), which would otherwise cap open streams at the pool's size.
@@ -508,15 +523,11 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 let count = min(queuedByteCount, Self.chunkBytesMax)
                 let last = count == queuedByteCount
                 let final = last && !isStreaming
-                var buffer = [UInt8](repeating: 0, count: pre + count)
-                buffer.withUnsafeMutableBufferPointer { raw in
-                    outbound.withUnsafeBufferPointer { source in
-                        (raw.baseAddress! + pre).update(from: source.baseAddress! + outboundStart, count: count)
-                    }
+                let raw = transport.writeScratch
+                outbound.withUnsafeBufferPointer { source in
+                    (raw.baseAddress! + pre).update(from: source.baseAddress! + outboundStart, count: count)
                 }
-                let written = buffer.withUnsafeMutableBufferPointer { raw in
-                    lws_write(wsi, raw.baseAddress! + pre, count, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
-                }
+                let written = lws_write(wsi, raw.baseAddress! + pre, count, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
                 if written < 0 { return -1 }
                 outboundStart += count
                 if outboundStart == outbound.count {
