@@ -421,11 +421,47 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
         func respond(_ response: HTTPResponse) {
             guard !isClosed, head == nil, !headSent else { return }
+            if !closeWhenWritten, respondDirectly(response) { return }
             head = (response.status, response.headers, response.body.count)
             outbound = response.body
             outboundStart = 0
             phase = .responding(complete: true)
             lws_callback_on_writable(wsi)
+        }
+
+        /// Writes a small complete response now, head and body in one write, instead of asking lws for a
+        /// writable callback first: that round trip cost four epoll_ctl calls, an epoll_wait and a second
+        /// send per request. lws keeps whatever the socket does not take and finishes it itself (and
+        /// defers the end of the transaction until then). Returns false, having written nothing, when the
+        /// response is too large for one staged write; then the writable path sends it.
+        private func respondDirectly(_ response: HTTPResponse) -> Bool {
+            let pre = CHearthLWS_pre()
+            let raw = transport.writeScratch
+            guard response.body.count <= raw.count - pre - 8192 else { return false }
+            let start = raw.baseAddress! + pre
+            let headEnd = start + 8192
+            var cursor: UnsafeMutablePointer<UInt8>? = start
+            let contentType = response.headers.first { $0.0 == "content-type" }?.1
+            if lws_add_http_common_headers(wsi, UInt32(response.status), contentType, lws_filepos_t(response.body.count), &cursor, headEnd) != 0 {
+                return false
+            }
+            for (name, value) in response.headers where name != "content-type" {
+                if lws_add_http_header_by_name(wsi, name + ":", value, Int32(value.utf8.count), &cursor, headEnd) != 0 { return false }
+            }
+            if lws_finalize_http_header(wsi, &cursor, headEnd) != 0 { return false }
+            guard var end = cursor else { return false }
+            response.body.withUnsafeBufferPointer { body in
+                if let base = body.baseAddress { end.update(from: base, count: body.count) }
+            }
+            end += response.body.count
+            let total = end - start
+            phase = .responding(complete: true)
+            if lws_write(wsi, start, total, LWS_WRITE_HTTP_HEADERS) < 0 {
+                lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+                return true
+            }
+            if completeTransaction() != 0 { lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC) }
+            return true
         }
 
         func startStream(status: Int, headers: [(String, String)]) {

@@ -35,14 +35,15 @@ func exchange(port: Int, _ request: String, until done: (String) -> Bool) throws
     return String(decoding: received, as: UTF8.self)
 }
 
-func withLiveServer(_ body: (Int) throws -> Void) throws {
+func withLiveServer(stateTimeoutSeconds: Int = 10, _ body: (Int) throws -> Void) throws {
     let server = DatabaseServer(
         configuration: ServerConfiguration(emulator: true, adminToken: nil, defaultNamespace: "demo"),
         openEngine: { _ in InMemoryStorageEngine() })
     var transport: HTTPServerTransport?
     for _ in 0..<20 {
         let candidate = HTTPServerTransport(
-            configuration: TransportConfiguration(port: Int.random(in: 20000..<60000), requestBodyBytesMax: 1 << 20),
+            configuration: TransportConfiguration(
+                port: Int.random(in: 20000..<60000), requestBodyBytesMax: 1 << 20, stateTimeoutSeconds: stateTimeoutSeconds),
             handler: server)
         do {
             try candidate.start()
@@ -89,5 +90,20 @@ func withLiveServer(_ body: (Int) throws -> Void) throws {
         #expect(reply.lowercased().contains("transfer-encoding: chunked"))
         #expect(reply.contains("text/event-stream; charset=utf-8"))
         #expect(reply.contains("event: put\ndata: {\"path\":\"/\",\"data\":null}"))
+    }
+}
+
+@Test func eventStreamsOutliveTheStateTimeout() throws {
+    try withLiveServer(stateTimeoutSeconds: 1) { port in
+        // The stream must still be open, and told of the write, well after the 1 s per-state timeout.
+        let writer = Thread {
+            Thread.sleep(forTimeInterval: 2.5)
+            _ = try? exchange(port: port, "PUT /s.json HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\n7") { $0.contains("\r\n\r\n7") }
+        }
+        writer.start()
+        let reply = try exchange(port: port, "GET /s.json HTTP/1.1\r\nHost: h\r\nAccept: text/event-stream\r\n\r\n") {
+            $0.contains("\"data\":7}")
+        }
+        #expect(reply.contains("event: put\ndata: {\"path\":\"/\",\"data\":7}"))
     }
 }
