@@ -446,7 +446,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 return false
             }
             for (name, value) in response.headers where name != "content-type" {
-                if lws_add_http_header_by_name(wsi, name + ":", value, Int32(value.utf8.count), &cursor, headEnd) != 0 { return false }
+                if !Self.appendHeader(name, value, at: &cursor, end: headEnd) { return false }
             }
             if lws_finalize_http_header(wsi, &cursor, headEnd) != 0 { return false }
             guard var end = cursor else { return false }
@@ -461,6 +461,29 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 return true
             }
             if completeTransaction() != 0 { lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC) }
+            return true
+        }
+
+        /// `name: value\r\n` at `cursor`, as lws_add_http_header_by_name writes it for HTTP/1 (the only
+        /// version served), without building `name + ":"` as a new String for each header.
+        private static func appendHeader(
+            _ name: String, _ value: String, at cursor: inout UnsafeMutablePointer<UInt8>?, end: UnsafeMutablePointer<UInt8>
+        ) -> Bool {
+            guard var out = cursor, end - out >= name.utf8.count + value.utf8.count + 4 else { return false }
+            for byte in name.utf8 {
+                out.pointee = byte
+                out += 1
+            }
+            out[0] = UInt8(ascii: ":")
+            out[1] = UInt8(ascii: " ")
+            out += 2
+            for byte in value.utf8 {
+                out.pointee = byte
+                out += 1
+            }
+            out[0] = 13
+            out[1] = 10
+            cursor = out + 2
             return true
         }
 
@@ -533,7 +556,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
                         return -1
                     }
                     for (name, value) in pending.headers where name != "content-type" {
-                        if lws_add_http_header_by_name(wsi, name + ":", value, Int32(value.utf8.count), &cursor, end) != 0 {
+                        if !Self.appendHeader(name, value, at: &cursor, end: end) {
                             return -1
                         }
                     }
