@@ -111,6 +111,9 @@ enum ServerHarness {
     static func stop(_ process: Process) {
         guard process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
+        // A server far behind (sse.fanout past its limits) may take long to finish; give it 10 s.
+        for _ in 0..<1000 where process.isRunning { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
     }
 
