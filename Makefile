@@ -53,9 +53,10 @@ test: $(SETUP_STAMP) build ## Install, build and run every test (Swift Testing, 
 	fi; \
 	exit $$status
 
-bench: $(SETUP_STAMP) ## Build hearth-bench in release and run SCENARIO (all when unset)
-	@echo "==> swift build -c release --product hearth-bench"
+bench: $(SETUP_STAMP) ## Build hearth-bench and hearth in release and run SCENARIO (all when unset)
+	@echo "==> swift build -c release --product hearth-bench --product hearth"
 	@$(SWIFT) build -c release --product hearth-bench
+	@$(SWIFT) build -c release --product hearth
 	@echo "==> hearth-bench $(BENCH_FLAGS) $(SCENARIO)"
 	@.build/release/hearth-bench $(BENCH_FLAGS) $(SCENARIO)
 

@@ -10,17 +10,22 @@
 /// better for a throughput and worse for a memory size. `reference`, `referenceValue` and `ratio` are `null`
 /// when the scenario has no side-by-side reference (the reference scenarios themselves).
 struct BenchmarkResult: Equatable {
+    static func == (lhs: BenchmarkResult, rhs: BenchmarkResult) -> Bool { lhs.jsonLine == rhs.jsonLine }
+
     let scenario: String
     let metric: String
     let value: Double
     let unit: String
     let reference: String?
     let referenceValue: Double?
+    /// More numbers of the same run (a second metric, latencies), appended after `ratio` in this order.
+    var extras: [(name: String, value: Double)] = []
 
     init(
         scenario: String, metric: String, value: Double, unit: String,
-        reference: String? = nil, referenceValue: Double? = nil
+        reference: String? = nil, referenceValue: Double? = nil, extras: [(name: String, value: Double)] = []
     ) {
+        self.extras = extras
         self.scenario = scenario
         self.metric = metric
         self.value = value
@@ -44,7 +49,7 @@ struct BenchmarkResult: Equatable {
             ("reference", reference.map(jsonString) ?? "null"),
             ("referenceValue", referenceValue.map { jsonNumber($0, places: 3) } ?? "null"),
             ("ratio", ratio.map { jsonNumber($0, places: 3) } ?? "null"),
-        ]
+        ] + extras.map { ($0.name, jsonNumber($0.value, places: 3)) }
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }
 

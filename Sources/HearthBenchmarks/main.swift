@@ -21,6 +21,8 @@ let scenarios: [Scenario] = [
     .storageWrite,
     .storageLoad,
     .wsFanout,
+    .restReadWrite,
+    .sseFanout,
 ]
 
 exit(BenchmarkRunner.main(arguments: Array(CommandLine.arguments.dropFirst()), scenarios: scenarios))

@@ -77,6 +77,10 @@ public final class HTTPServerTransport: @unchecked Sendable {
     /// Upgraded WebSockets, and upgrade requests between the filter and the established callback.
     private var webSockets: [OpaquePointer: WebSocketConnection] = [:]
     private var upgrades: [OpaquePointer: HTTPRequest] = [:]
+    /// Loop-thread scratch, allocated once: header values are copied out of lws through `headerScratch`,
+    /// and every write is staged in `writeScratch` (LWS_PRE bytes of room, then up to one chunk).
+    fileprivate let headerScratch = UnsafeMutableBufferPointer<CChar>.allocate(capacity: 16 * 1024 + 1)
+    fileprivate let writeScratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1024 + 64 * 1024)
     private var loopThread: Thread?
     nonisolated(unsafe) private var loopPthread: pthread_t?
     private let started = DispatchSemaphore(value: 0)
@@ -100,6 +104,8 @@ public final class HTTPServerTransport: @unchecked Sendable {
         wakeup.deallocate()
         timer.deallocate()
         protocols.deallocate()
+        headerScratch.deallocate()
+        writeScratch.deallocate()
     }
 
     /// Starts the loop thread and returns once the port is bound, or throws why it could not be.
@@ -381,8 +387,8 @@ public final class HTTPServerTransport: @unchecked Sendable {
             }
             request = HTTPRequest(method: method, path: path)
             request.queryItems = queryItems()
-            for name in HTTPRequest.headerNames {
-                if let value = header(name) { request.headers[name] = value }
+            for (name, token) in Self.headerTokens {
+                if let value = header(name, token: token) { request.headers[name] = value }
             }
             bodyTooLarge = false
             head = nil
@@ -455,14 +461,22 @@ public final class HTTPServerTransport: @unchecked Sendable {
             return items
         }
 
-        private static let tokens: [String: lws_token_indexes] = [
-            "host": WSI_TOKEN_HOST, "authorization": WSI_TOKEN_HTTP_AUTHORIZATION, "accept": WSI_TOKEN_HTTP_ACCEPT,
-            "content-type": WSI_TOKEN_HTTP_CONTENT_TYPE, "content-length": WSI_TOKEN_HTTP_CONTENT_LENGTH,
-            "if-match": WSI_TOKEN_HTTP_IF_MATCH, "if-none-match": WSI_TOKEN_HTTP_IF_NONE_MATCH, "origin": WSI_TOKEN_ORIGIN,
-        ]
+        /// Every header of ``HTTPRequest/headerNames`` with lws's token for it, or nil (then it is looked up
+        /// by name, with the colon lws expects). Built once: no hashing per request.
+        private static let headerTokens: [(name: String, token: lws_token_indexes?)] = HTTPRequest.headerNames.map { name in
+            let known: [(String, lws_token_indexes)] = [
+                ("host", WSI_TOKEN_HOST), ("authorization", WSI_TOKEN_HTTP_AUTHORIZATION), ("accept", WSI_TOKEN_HTTP_ACCEPT),
+                ("content-type", WSI_TOKEN_HTTP_CONTENT_TYPE), ("content-length", WSI_TOKEN_HTTP_CONTENT_LENGTH),
+                ("if-match", WSI_TOKEN_HTTP_IF_MATCH), ("if-none-match", WSI_TOKEN_HTTP_IF_NONE_MATCH),
+                ("origin", WSI_TOKEN_ORIGIN),
+            ]
+            return (name, known.first { $0.0 == name }?.1)
+        }
+        private static let customHeaderKeys: [String: [CChar]] = Dictionary(
+            uniqueKeysWithValues: HTTPRequest.headerNames.map { ($0, Array(($0 + ":").utf8CString.dropLast())) })
 
-        private func header(_ name: String) -> String? { Self.header(name, wsi) }
-
+        /// A header by lws token, for the WebSocket upgrade filter, which runs before a `Connection`
+        /// exists (rare: allocates its own buffer).
         static func header(_ token: lws_token_indexes, _ wsi: OpaquePointer) -> String? {
             let length = Int(lws_hdr_total_length(wsi, token))
             guard length > 0 else { return nil }
@@ -471,31 +485,103 @@ public final class HTTPServerTransport: @unchecked Sendable {
             return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         }
 
+        /// A header by name, for the upgrade filter (see above).
         static func header(_ name: String, _ wsi: OpaquePointer) -> String? {
-            if let token = Self.tokens[name] {
-                let length = Int(lws_hdr_total_length(wsi, token))
-                guard length > 0 else { return nil }
-                var buffer = [CChar](repeating: 0, count: length + 1)
-                guard lws_hdr_copy(wsi, &buffer, Int32(buffer.count), token) >= 0 else { return nil }
-                return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            }
-            let key = name + ":"
-            let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.utf8.count)))
+            if let token = headerTokens.first(where: { $0.name == name })?.token { return header(token, wsi) }
+            let key = Array((name + ":").utf8CString.dropLast())
+            let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.count)))
             guard length >= 0 else { return nil }
             var buffer = [CChar](repeating: 0, count: length + 1)
-            guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, Int32(key.utf8.count)) >= 0 else { return nil }
+            guard lws_hdr_custom_copy(wsi, &buffer, Int32(buffer.count), key, Int32(key.count)) >= 0 else { return nil }
             return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+
+        /// A header's value copied straight from lws into a String through the loop's scratch buffer,
+        /// nil when absent (the per-request path).
+        private func header(_ name: String, token: lws_token_indexes?) -> String? {
+            let scratch = transport.headerScratch
+            if let token {
+                let length = Int(lws_hdr_total_length(wsi, token))
+                guard length > 0, length < scratch.count else { return nil }
+                let copied = lws_hdr_copy(wsi, scratch.baseAddress, Int32(scratch.count), token)
+                guard copied >= 0 else { return nil }
+                return String(decoding: UnsafeRawBufferPointer(start: scratch.baseAddress, count: Int(copied)), as: UTF8.self)
+            }
+            guard let key = Self.customHeaderKeys[name] else { return nil }
+            let length = Int(lws_hdr_custom_length(wsi, key, Int32(key.count)))
+            guard length >= 0, length < scratch.count else { return nil }
+            guard lws_hdr_custom_copy(wsi, scratch.baseAddress, Int32(scratch.count), key, Int32(key.count)) >= 0 else { return nil }
+            return String(decoding: UnsafeRawBufferPointer(start: scratch.baseAddress, count: length), as: UTF8.self)
         }
 
         // MARK: HTTPResponder
 
         func respond(_ response: HTTPResponse) {
             guard !isClosed, head == nil, !headSent else { return }
+            if !closeWhenWritten, respondDirectly(response) { return }
             head = (response.status, response.headers, response.body.count)
             outbound = response.body
             outboundStart = 0
             phase = .responding(complete: true)
             lws_callback_on_writable(wsi)
+        }
+
+        /// Writes a small complete response now, head and body in one write, instead of asking lws for a
+        /// writable callback first: that round trip cost four epoll_ctl calls, an epoll_wait and a second
+        /// send per request. lws keeps whatever the socket does not take and finishes it itself (and
+        /// defers the end of the transaction until then). Returns false, having written nothing, when the
+        /// response is too large for one staged write; then the writable path sends it.
+        private func respondDirectly(_ response: HTTPResponse) -> Bool {
+            let pre = CHearthLWS_pre()
+            let raw = transport.writeScratch
+            guard response.body.count <= raw.count - pre - 8192 else { return false }
+            let start = raw.baseAddress! + pre
+            let headEnd = start + 8192
+            var cursor: UnsafeMutablePointer<UInt8>? = start
+            let contentType = response.headers.first { $0.0 == "content-type" }?.1
+            if lws_add_http_common_headers(wsi, UInt32(response.status), contentType, lws_filepos_t(response.body.count), &cursor, headEnd) != 0 {
+                return false
+            }
+            for (name, value) in response.headers where name != "content-type" {
+                if !Self.appendHeader(name, value, at: &cursor, end: headEnd) { return false }
+            }
+            if lws_finalize_http_header(wsi, &cursor, headEnd) != 0 { return false }
+            guard var end = cursor else { return false }
+            response.body.withUnsafeBufferPointer { body in
+                if let base = body.baseAddress { end.update(from: base, count: body.count) }
+            }
+            end += response.body.count
+            let total = end - start
+            phase = .responding(complete: true)
+            if lws_write(wsi, start, total, LWS_WRITE_HTTP_HEADERS) < 0 {
+                lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+                return true
+            }
+            if completeTransaction() != 0 { lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC) }
+            return true
+        }
+
+        /// `name: value\r\n` at `cursor`, as lws_add_http_header_by_name writes it for HTTP/1 (the only
+        /// version served), without building `name + ":"` as a new String for each header.
+        private static func appendHeader(
+            _ name: String, _ value: String, at cursor: inout UnsafeMutablePointer<UInt8>?, end: UnsafeMutablePointer<UInt8>
+        ) -> Bool {
+            guard var out = cursor, end - out >= name.utf8.count + value.utf8.count + 4 else { return false }
+            for byte in name.utf8 {
+                out.pointee = byte
+                out += 1
+            }
+            out[0] = UInt8(ascii: ":")
+            out[1] = UInt8(ascii: " ")
+            out += 2
+            for byte in value.utf8 {
+                out.pointee = byte
+                out += 1
+            }
+            out[0] = 13
+            out[1] = 10
+            cursor = out + 2
+            return true
         }
 
         func startStream(status: Int, headers: [(String, String)]) {
@@ -556,10 +642,10 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 head = nil
                 // Mark as sent: `head` stays non-nil-like through `headSent` so respond() is not re-entered.
                 headSent = true
-                var buffer = [UInt8](repeating: 0, count: pre + 8192)
-                let result: Int32 = buffer.withUnsafeMutableBufferPointer { raw -> Int32 in
+                let raw = transport.writeScratch
+                let result: Int32 = {
                     let start = raw.baseAddress! + pre
-                    let end = raw.baseAddress! + raw.count
+                    let end = raw.baseAddress! + min(raw.count, pre + 8192)
                     var cursor: UnsafeMutablePointer<UInt8>? = start
                     let contentType = pending.headers.first { $0.0 == "content-type" }?.1
                     let length = pending.contentLength.map { lws_filepos_t($0) } ?? CHearthLWS_noContentLength()
@@ -567,14 +653,22 @@ public final class HTTPServerTransport: @unchecked Sendable {
                         return -1
                     }
                     for (name, value) in pending.headers where name != "content-type" {
-                        if lws_add_http_header_by_name(wsi, name + ":", value, Int32(value.utf8.count), &cursor, end) != 0 {
+                        if !Self.appendHeader(name, value, at: &cursor, end: end) {
                             return -1
                         }
                     }
                     if lws_finalize_write_http_header(wsi, start, &cursor, end) != 0 { return -1 }
                     return 0
-                }
+                }()
                 if result != 0 { return -1 }
+                // A stream never reads another request: give its header table back to lws's pool
+                // (max_http_header_pool), which would otherwise cap open streams at the pool's size.
+                // Nor is it subject to the per-state timeout (stateTimeoutSeconds), which would end it
+                // after that many seconds however lively it is.
+                if isStreaming {
+                    _ = lws_http_headers_detach(wsi)
+                    lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+                }
                 if queuedByteCount > 0 || isStreaming {
                     lws_callback_on_writable(wsi)
                     return 0
@@ -585,15 +679,11 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 let count = min(queuedByteCount, Self.chunkBytesMax)
                 let last = count == queuedByteCount
                 let final = last && !isStreaming
-                var buffer = [UInt8](repeating: 0, count: pre + count)
-                buffer.withUnsafeMutableBufferPointer { raw in
-                    outbound.withUnsafeBufferPointer { source in
-                        (raw.baseAddress! + pre).update(from: source.baseAddress! + outboundStart, count: count)
-                    }
+                let raw = transport.writeScratch
+                outbound.withUnsafeBufferPointer { source in
+                    (raw.baseAddress! + pre).update(from: source.baseAddress! + outboundStart, count: count)
                 }
-                let written = buffer.withUnsafeMutableBufferPointer { raw in
-                    lws_write(wsi, raw.baseAddress! + pre, count, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
-                }
+                let written = lws_write(wsi, raw.baseAddress! + pre, count, final ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP)
                 if written < 0 { return -1 }
                 outboundStart += count
                 if outboundStart == outbound.count {

@@ -55,11 +55,11 @@ struct ConnectFailed: Error {
 
 /// Runs `body` against a fresh live server; when its connection cannot be made at all, once more with
 /// another fresh server (at most three tries), since that failure is the test process's, not the server's.
-func withLiveServer(_ body: (Int) throws -> Void) throws {
+func withLiveServer(stateTimeoutSeconds: Int = 10, _ body: (Int) throws -> Void) throws {
     var lastFailure: ConnectFailed?
     for _ in 0..<3 {
         do {
-            try withOneLiveServer(body)
+            try withOneLiveServer(stateTimeoutSeconds: stateTimeoutSeconds, body)
             return
         } catch let failure as ConnectFailed {
             lastFailure = failure
@@ -70,14 +70,15 @@ func withLiveServer(_ body: (Int) throws -> Void) throws {
     }
 }
 
-func withOneLiveServer(_ body: (Int) throws -> Void) throws {
+func withOneLiveServer(stateTimeoutSeconds: Int, _ body: (Int) throws -> Void) throws {
     let server = DatabaseServer(
         configuration: ServerConfiguration(emulator: true, adminToken: nil, defaultNamespace: "demo"),
         openEngine: { _ in InMemoryStorageEngine() })
     var transport: HTTPServerTransport?
     for _ in 0..<20 {
         let candidate = HTTPServerTransport(
-            configuration: TransportConfiguration(port: Int.random(in: 20000..<60000), requestBodyBytesMax: 1 << 20),
+            configuration: TransportConfiguration(
+                port: Int.random(in: 20000..<60000), requestBodyBytesMax: 1 << 20, stateTimeoutSeconds: stateTimeoutSeconds),
             handler: server)
         do {
             try candidate.start()
@@ -130,6 +131,21 @@ struct LiveTransportTests {
             #expect(reply.lowercased().contains("transfer-encoding: chunked"))
             #expect(reply.contains("text/event-stream; charset=utf-8"))
             #expect(reply.contains("event: put\ndata: {\"path\":\"/\",\"data\":null}"))
+        }
+    }
+
+    @Test func eventStreamsOutliveTheStateTimeout() throws {
+        try withLiveServer(stateTimeoutSeconds: 1) { port in
+            // The stream must still be open, and told of the write, well after the 1 s per-state timeout.
+            let writer = Thread {
+                Thread.sleep(forTimeInterval: 2.5)
+                _ = try? exchange(port: port, "PUT /s.json HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\n7") { $0.contains("\r\n\r\n7") }
+            }
+            writer.start()
+            let reply = try exchange(port: port, "GET /s.json HTTP/1.1\r\nHost: h\r\nAccept: text/event-stream\r\n\r\n") {
+                $0.contains("\"data\":7}")
+            }
+            #expect(reply.contains("event: put\ndata: {\"path\":\"/\",\"data\":7}"))
         }
     }
 }

@@ -121,11 +121,18 @@ struct JSONShortStringCache {
     var words: ContiguousArray<(UInt64, UInt64)>
     var strings: ContiguousArray<String>
 
-    init() {
+    /// A disabled cache has no slots: making and freeing 512 strings costs more than a small
+    /// document (a REST body) takes to parse, about 17k instructions per parse.
+    init(enabled: Bool = true) {
         // All-zero words stand for the empty string, so empty slots are correct entries.
-        words = ContiguousArray(repeating: (0, 0), count: Self.slotCount)
-        strings = ContiguousArray(repeating: "", count: Self.slotCount)
+        words = enabled ? ContiguousArray(repeating: (0, 0), count: Self.slotCount) : []
+        strings = enabled ? ContiguousArray(repeating: "", count: Self.slotCount) : []
     }
+
+    var isEnabled: Bool { !words.isEmpty }
+
+    /// Documents smaller than this parse without the cache.
+    static var documentBytesMin: Int { 4096 }
 
     /// The two words for `count` (≤ 15) bytes at `start`; 16 bytes must be readable there.
     @inline(__always)

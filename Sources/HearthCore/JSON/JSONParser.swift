@@ -29,7 +29,7 @@ struct JSONParser {
     /// Decoded bytes of a string with escapes.
     var unescaped: [UInt8] = []
     var interner = JSONKeyInterner()
-    var shortStrings = JSONShortStringCache()
+    var shortStrings: JSONShortStringCache
     var sortKeys: [SortKey] = []
 
     init(bytes: UnsafeRawBufferPointer, options: JSONParseOptions) {
@@ -39,6 +39,7 @@ struct JSONParser {
         } else {
             self.bytes = UnsafeBufferPointer(start: nil, count: 0)
         }
+        shortStrings = JSONShortStringCache(enabled: bytes.count >= JSONShortStringCache.documentBytesMin)
         switch options.validation {
         case .none:
             validating = false
@@ -699,7 +700,7 @@ struct JSONParser {
     /// be read at `raw`. Bytes that hit the cache equal bytes validated before.
     @inline(__always)
     mutating func makeShortString(_ raw: UnsafeBufferPointer<UInt8>, ascii: Bool, offset: Int) throws(DataError) -> String {
-        guard raw.count <= JSONKeyInterner.inlineLengthMax, offset + 16 <= bytes.count else {
+        guard raw.count <= JSONKeyInterner.inlineLengthMax, offset + 16 <= bytes.count, shortStrings.isEnabled else {
             return try makeString(raw, ascii: ascii, offset: offset)
         }
         let words = JSONShortStringCache.words(at: UnsafeRawPointer(raw.baseAddress!), count: raw.count)
