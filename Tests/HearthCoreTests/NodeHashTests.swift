@@ -7,55 +7,10 @@ import Testing
 @Suite struct NodeHashTests {
     struct Vector: Decodable, CustomTestStringConvertible {
         let name: String
-        let value: FixtureValue
+        let value: FixtureJSON
         let preimage: String?
         let hash: String
         var testDescription: String { name }
-    }
-
-    /// A fixture's JSON value, decoded without a Hearth JSON parser (which lives on another branch).
-    /// Integers are tried before doubles so `12345678901234568` stays an exact Int64, as Hearth
-    /// stores it, and is hashed through binary64 by the code under test.
-    enum FixtureValue: Decodable {
-        case null, bool(Bool), integer(Int64), double(Double), string(String)
-        case object([String: FixtureValue])
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.singleValueContainer()
-            if container.decodeNil() {
-                self = .null
-            } else if let value = try? container.decode(Bool.self) {
-                self = .bool(value)
-            } else if let value = try? container.decode(Int64.self) {
-                self = .integer(value)
-            } else if let value = try? container.decode(Double.self) {
-                self = .double(value)
-            } else if let value = try? container.decode(String.self) {
-                self = .string(value)
-            } else {
-                self = .object(try container.decode([String: FixtureValue].self))
-            }
-        }
-
-        /// The node this export-form value stands for: `.value` and `.priority` as in §5.1.
-        var node: Node {
-            switch self {
-            case .null: return .empty
-            case .bool(let value): return Node(value)
-            case .integer(let value): return Node(value)
-            case .double(let value): return Node(value)
-            case .string(let value): return Node(value)
-            case .object(let members):
-                let priority = members[".priority"].flatMap { Priority($0.node) }
-                if let value = members[".value"] { return value.node.withPriority(priority) }
-                var children = ChildrenMap()
-                for (key, member) in members where key != ".priority" {
-                    let child = member.node
-                    if !child.isEmpty { children[ChildKey(key)] = child }
-                }
-                return Node(children: children).withPriority(priority)
-            }
-        }
     }
 
     struct Fixture: Decodable { let vectors: [Vector] }
@@ -80,7 +35,7 @@ import Testing
 
     @Test(arguments: vectors)
     func specVector(_ vector: Vector) {
-        let node = vector.value.node
+        let node = vector.value.nodeBuiltByHand
         #expect(node.hash == vector.hash)
         if let preimage = vector.preimage {
             #expect(node.hashPreimage == preimage)
@@ -89,7 +44,7 @@ import Testing
 
     @Test func largeIntegerIsStoredExactlyAndHashedAsDouble() throws {
         let vector = try #require(Self.vectors.first { $0.hash == "+E+Mxlqh5MhT+On05bjsZ6JaaxI=" })
-        let node = vector.value.node
+        let node = vector.value.nodeBuiltByHand
         #expect(node.leafValue == .integer(12_345_678_901_234_568))
         #expect(node.hashPreimage == "priority:string:🐵:number:4345ee2a2eb5a5c4")
     }
