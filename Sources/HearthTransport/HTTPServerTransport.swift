@@ -71,12 +71,19 @@ public final class HTTPServerTransport: @unchecked Sendable {
     private var loop: UnsafeMutablePointer<uv_loop_t>
     private var wakeup: UnsafeMutablePointer<uv_async_t>
     private var timer: UnsafeMutablePointer<uv_timer_t>
+    /// Counts loop iterations (a prepare handle runs once before each poll): tells whether two lws
+    /// callbacks came from one pass of lws over its input or from separate ones.
+    private var iterationCounter: UnsafeMutablePointer<uv_prepare_t>
+    fileprivate var loopIteration: UInt64 = 0
     private var context: OpaquePointer?
     private var protocols: UnsafeMutablePointer<lws_protocols>
     private var connections: [OpaquePointer: Connection] = [:]
     /// Upgraded WebSockets, and upgrade requests between the filter and the established callback.
     private var webSockets: [OpaquePointer: WebSocketConnection] = [:]
     private var upgrades: [OpaquePointer: HTTPRequest] = [:]
+    /// The connection whose lws callback is running, if any: it may not be closed from inside, only by
+    /// the callback returning -1.
+    fileprivate var callbackWSI: OpaquePointer?
     /// Loop-thread scratch, allocated once: header values are copied out of lws through `headerScratch`,
     /// and every write is staged in `writeScratch` (LWS_PRE bytes of room, then up to one chunk).
     fileprivate let headerScratch = UnsafeMutableBufferPointer<CChar>.allocate(capacity: 16 * 1024 + 1)
@@ -95,6 +102,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
         loop = .allocate(capacity: 1)
         wakeup = .allocate(capacity: 1)
         timer = .allocate(capacity: 1)
+        iterationCounter = .allocate(capacity: 1)
         protocols = .allocate(capacity: 2)
         executor = Inbox()
     }
@@ -103,6 +111,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
         loop.deallocate()
         wakeup.deallocate()
         timer.deallocate()
+        iterationCounter.deallocate()
         protocols.deallocate()
         headerScratch.deallocate()
         writeScratch.deallocate()
@@ -142,6 +151,12 @@ public final class HTTPServerTransport: @unchecked Sendable {
         }
         timer.pointee.data = selfPointer
         uv_timer_init(loop, timer)
+        iterationCounter.pointee.data = selfPointer
+        uv_prepare_init(loop, iterationCounter)
+        uv_prepare_start(iterationCounter) { handle in
+            guard let data = handle?.pointee.data else { return }
+            Unmanaged<HTTPServerTransport>.fromOpaque(data).takeUnretainedValue().loopIteration &+= 1
+        }
         let tick = UInt64(configuration.tickIntervalMilliseconds)
         uv_timer_start(timer, { handle in
             guard let data = handle?.pointee.data else { return }
@@ -154,6 +169,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
         guard createContext() else {
             uv_close(UnsafeMutableRawPointer(wakeup).assumingMemoryBound(to: uv_handle_t.self), nil)
             uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self), nil)
+            uv_close(UnsafeMutableRawPointer(iterationCounter).assumingMemoryBound(to: uv_handle_t.self), nil)
             uv_run(loop, UV_RUN_DEFAULT)
             uv_loop_close(loop)
             started.signal()
@@ -174,6 +190,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
         webSockets.removeAll()
         uv_close(UnsafeMutableRawPointer(wakeup).assumingMemoryBound(to: uv_handle_t.self), nil)
         uv_close(UnsafeMutableRawPointer(timer).assumingMemoryBound(to: uv_handle_t.self), nil)
+        uv_close(UnsafeMutableRawPointer(iterationCounter).assumingMemoryBound(to: uv_handle_t.self), nil)
         for _ in 0..<100 where uv_run(loop, UV_RUN_NOWAIT) != 0 {}
         uv_loop_close(loop)
         ended.signal()
@@ -185,6 +202,9 @@ public final class HTTPServerTransport: @unchecked Sendable {
         protocols[0].callback = { wsi, reason, _, input, length in
             guard let wsi, let owner = CHearthLWS_contextUser(wsi) else { return 0 }
             let transport = Unmanaged<HTTPServerTransport>.fromOpaque(owner).takeUnretainedValue()
+            let outer = transport.callbackWSI
+            transport.callbackWSI = wsi
+            defer { transport.callbackWSI = outer }
             return transport.callback(wsi, reason, input, length)
         }
         // WebSockets receive into a 4 KiB buffer per connection (idle realtime clients are most of them);
@@ -215,7 +235,9 @@ public final class HTTPServerTransport: @unchecked Sendable {
         let loops = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
         loops[0] = UnsafeMutableRawPointer(loop)
         info.foreign_loops = loops
-        lws_set_log_level(Int32(LLL_ERR), nil)
+        // HEARTH_LWS_LOG=31 (errors to debug) shows lws's own trace when a connection misbehaves.
+        let logLevel = ProcessInfo.processInfo.environment["HEARTH_LWS_LOG"].flatMap { Int32($0) } ?? Int32(LLL_ERR)
+        lws_set_log_level(logLevel, nil)
         context = lws_create_context(&info)
         loops.deallocate()
         guard let context else {
@@ -224,11 +246,17 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 + "(Debian package libwebsockets-evlib-uv) is missing"
             return false
         }
-        if let vhost = lws_get_vhost_by_name(context, "default") {
-            boundPort = Int(lws_get_vhost_listen_port(vhost))
-        } else {
-            boundPort = configuration.port
+        // lws 4.1 returns a context even when the listening socket could not be bound (the default vhost
+        // is then missing): that is a failed start, not a server that answers nobody.
+        // The context is left undestroyed (a few kB, once, in a process that is failing to start): with
+        // a foreign libuv loop lws unloads its event-library plugin before the loop has run the handle
+        // closes that destroying schedules, which crashes.
+        guard let vhost = lws_get_vhost_by_name(context, "default") else {
+            startError = "could not listen on \(configuration.host):\(configuration.port): the port is in use "
+                + "(another hearth serve?) or the address is not this machine's; choose another with --port"
+            return false
         }
+        boundPort = Int(lws_get_vhost_listen_port(vhost))
         return true
     }
 
@@ -342,6 +370,8 @@ public final class HTTPServerTransport: @unchecked Sendable {
             case handling
             case responding(complete: Bool)
             case streaming
+            /// The last answer is handed to lws; the connection ends without reading another request.
+            case closing
         }
 
         let wsi: OpaquePointer
@@ -365,6 +395,10 @@ public final class HTTPServerTransport: @unchecked Sendable {
         var queuedByteCount: Int { outbound.count - outboundStart }
 
         func beginRequest(uri: UnsafeMutableRawPointer?, length: Int) -> Int32 {
+            // A request while the previous one is unanswered can only come from bytes the client sent
+            // ahead (pipelining): lws parsed them out of its buffer. Hearth answers one request at a time
+            // per connection, so this connection ends here (see ``PipelinedRequests``).
+            guard case .idle = phase else { return PipelinedRequests.refuse }
             var uriPointer: UnsafeMutablePointer<CChar>?
             var uriLength: Int32 = 0
             let methodIndex = lws_http_get_uri_and_method(wsi, &uriPointer, &uriLength)
@@ -402,36 +436,74 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 if declared > 0 {
                     phase = .readingBody
                     if bodyTooLarge { rejectOversizeBody() }
-                    return 0
+                    return callbackResult
                 }
             }
             dispatch()
-            return 0
+            return callbackResult
         }
 
         private func rejectOversizeBody() {
             closeWhenWritten = true
             let limit = transport.configuration.requestBodyBytesMax
             respond(HTTPResponse(
-                status: 413, headers: [("content-type", "application/json; charset=utf-8"), ("connection", "close")],
+                status: 413, headers: [("content-type", "application/json; charset=utf-8")],
                 body: Array(#"{"error":"Request body is larger than the limit of \#(limit) bytes"}"#.utf8)))
         }
 
         func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int32 {
             guard case .readingBody = phase else { return 0 }
+            if request.body.isEmpty, PipelinedRequests.isMisreadBody(bytes, method: request.method) {
+                return PipelinedRequests.refuse
+            }
             if request.body.count + bytes.count > transport.configuration.requestBodyBytesMax {
                 bodyTooLarge = true
                 rejectOversizeBody()
-                return 0
+                return callbackResult
             }
             request.body.append(contentsOf: bytes)
             return 0
         }
 
+        /// True while a body callback runs: an answer given then is written at once but its transaction
+        /// completes from the writable callback, never inside the body callback (where lws, serving a
+        /// pipelined request, would loop forever on its buffer).
+        private var inBodyCallback = false
+        /// Repeated body-completion callbacks in loop iteration `repeatedCompletionIteration`.
+        private var repeatedCompletions = 0
+        private var repeatedCompletionIteration: UInt64 = 0
+        private var completionDeferred = false
+
+        private func finishTransactionAfterWrite() {
+            if inBodyCallback {
+                completionDeferred = true
+                lws_callback_on_writable(wsi)
+                return
+            }
+            if completeTransaction() != 0 { endConnection() }
+        }
+
         func bodyComplete() -> Int32 {
-            guard case .readingBody = phase else { return 0 }
+            guard case .readingBody = phase else {
+                // lws calls this again for every pass over bytes buffered after a complete body: the client
+                // pipelined behind a request with a body. Passes from lws's service of its buffer come a
+                // few per loop iteration: wait for the answer (`lws_rx_flow_control` does not stop them and
+                // stops the writable callback too); then lws reads the next request. When this request
+                // itself came out of the buffer, the passes come from lws_http_action's loop over it, which
+                // repeats forever within one iteration: end the connection, unanswered (see
+                // ``PipelinedRequests``).
+                if repeatedCompletionIteration != transport.loopIteration {
+                    repeatedCompletionIteration = transport.loopIteration
+                    repeatedCompletions = 0
+                }
+                repeatedCompletions += 1
+                if repeatedCompletions > PipelinedRequests.bufferPassesPerIterationMax { return PipelinedRequests.refuse }
+                return callbackResult
+            }
+            inBodyCallback = true
+            defer { inBodyCallback = false }
             dispatch()
-            return 0
+            return callbackResult
         }
 
         private func dispatch() {
@@ -518,7 +590,11 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
         func respond(_ response: HTTPResponse) {
             guard !isClosed, head == nil, !headSent else { return }
-            if !closeWhenWritten, respondDirectly(response) { return }
+            var response = response
+            if closeWhenWritten, !response.headers.contains(where: { $0.0 == "connection" }) {
+                response.headers.append(("connection", "close"))
+            }
+            if respondDirectly(response) { return }
             head = (response.status, response.headers, response.body.count)
             outbound = response.body
             outboundStart = 0
@@ -554,10 +630,10 @@ public final class HTTPServerTransport: @unchecked Sendable {
             let total = end - start
             phase = .responding(complete: true)
             if lws_write(wsi, start, total, LWS_WRITE_HTTP_HEADERS) < 0 {
-                lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC)
+                endConnection()
                 return true
             }
-            if completeTransaction() != 0 { lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC) }
+            finishTransactionAfterWrite()
             return true
         }
 
@@ -637,6 +713,11 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
         func writable() -> Int32 {
             if isClosed { return -1 }
+            if case .closing = phase, head == nil, queuedByteCount == 0 { return -1 }
+            if completionDeferred {
+                completionDeferred = false
+                return completeTransaction()
+            }
             let pre = CHearthLWS_pre()
             if let pending = head {
                 head = nil
@@ -710,11 +791,36 @@ public final class HTTPServerTransport: @unchecked Sendable {
             return false
         }
 
+        /// Closes the connection once what lws holds of the answer is sent. Inside this connection's own
+        /// callback that is the callback's result (see ``callbackResult``); elsewhere it happens now, or
+        /// from the writable callback when lws still holds part of the answer. (An lws timeout of
+        /// `LWS_TO_KILL_ASYNC` is no substitute: on the libuv loop it fires only when lws's timer next
+        /// runs, which can be minutes away.)
+        private func endConnection() {
+            phase = .closing
+            if transport.callbackWSI == wsi { return }
+            if lws_partial_buffered(wsi) != 0 {
+                lws_callback_on_writable(wsi)
+                return
+            }
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_SYNC)
+        }
+
+        /// What a request callback returns once it has handed the request over: -1 (lws closes the
+        /// connection) when the answer, already given, ended the connection.
+        private var callbackResult: Int32 {
+            if case .closing = phase { return -1 }
+            return 0
+        }
+
         private func completeTransaction() -> Int32 {
             headSent = false
-            phase = .idle
             request = HTTPRequest(method: .get, path: "/")
-            if closeWhenWritten { return -1 }
+            if closeWhenWritten {
+                phase = .closing
+                return -1
+            }
+            phase = .idle
             return lws_http_transaction_completed(wsi) != 0 ? -1 : 0
         }
     }

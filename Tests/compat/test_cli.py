@@ -35,3 +35,10 @@ def test_unknown_command_fails_and_says_what_to_do(hearth):
     assert "unknown command 'bogus'" in result.stderr
     assert "hearth --help" in result.stderr
     assert result.stdout == ""
+
+
+def test_serve_on_a_port_in_use_fails_and_says_so(hearth, hearth_server, tmp_path):
+    completed = hearth("serve", "--emulator", "--port", str(hearth_server.port), "--data", str(tmp_path / "second"), timeout=20)
+    assert completed.returncode == 1
+    assert "port is in use" in completed.stderr
+    assert "--port" in completed.stderr
