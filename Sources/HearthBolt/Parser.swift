@@ -275,9 +275,11 @@ struct Parser {
 
     // MARK: Paths
 
-    /// A path statement from its template on (the `path` keyword, if any, is consumed): registers nested
-    /// statements first, then this one, as Bolt does.
+    /// A path statement from its template on (the `path` keyword, if any, is consumed). The statement is
+    /// registered before the statements nested in it, so its rules come before its children's in the
+    /// output, as in Bolt 0.8.4's samples.
     private mutating func parsePath(parent: [PathPart], at start: Token) throws(BoltError) {
+        let index = program.paths.count
         let parts = parent + (try parsePathTemplate(after: start))
         var type = TypeExpression.simple("Any")
         if try peek().isIdentifier("is") {
@@ -312,7 +314,7 @@ struct Parser {
         } else if !(try accept(";")) {
             throw error("Missing body of path statement; expected '{' or ';' but found \(bodyStart.quoted)", at: bodyStart)
         }
-        program.paths.append(PathStatement(parts: parts, type: type, methods: methods, location: start.location))
+        program.paths.insert(PathStatement(parts: parts, type: type, methods: methods, location: start.location), at: index)
     }
 
     /// The template after `path` (or starting at the statement's `/`): `/`, `/a/{b}/c`, `/a/{b=*}`.
