@@ -4,8 +4,12 @@ extension RulesGenerator {
     func validator(for type: TypeExpression) throws(BoltError) -> Validator {
         let key = type.description
         if let existing = validators[key] { return existing }
-        // A type that contains itself meets this marker instead of recursing forever; Bolt does the same.
-        validators[key] = Validator(".validate", [.literal("***TYPE RECURSION***")])
+        // A type that contains itself would need an infinitely deep validator. Bolt prints the marker
+        // `***TYPE RECURSION***` as the rule, which Firebase then rejects; Hearth reports it here instead.
+        guard typesInProgress.insert(key).inserted else {
+            throw error("Recursive type definition: \(key) contains itself, and rules cannot validate unbounded nesting")
+        }
+        defer { typesInProgress.remove(key) }
         let savedAllowance = allowUndefinedFunctions
         allowUndefinedFunctions = true
         defer { allowUndefinedFunctions = savedAllowance }

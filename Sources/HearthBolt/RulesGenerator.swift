@@ -11,6 +11,8 @@ final class RulesGenerator {
     /// Validators memoised by the printed type expression, so identical map types share one `$keyN`.
     var validators: [String: Validator] = [:]
     var keyCount = 0
+    /// Types whose validator is being built, to catch a type that contains itself.
+    var typesInProgress: Set<String> = []
     /// Where the construct being generated was written, for errors that have no expression to point at.
     var contextLocation: SourceLocation?
 
