@@ -25,7 +25,11 @@ struct Expression: Hashable, Sendable {
         case conditional(Expression, Expression, Expression)
     }
 
-    var node: Node
+    var node: Node {
+        didSet { height = node.height }
+    }
+    /// Levels in the tree, 1 for a leaf: bounded by ``BoltLimits/expressionHeightMax``.
+    private(set) var height: Int
     /// True when the expression denotes a snapshot, false for a plain value.
     var isSnapshot: Bool
     /// Where the expression was written, kept on calls so evaluation errors can point at them.
@@ -33,6 +37,7 @@ struct Expression: Hashable, Sendable {
 
     init(_ node: Node, isSnapshot: Bool = false, location: SourceLocation? = nil) {
         self.node = node
+        self.height = node.height
         self.isSnapshot = isSnapshot
         self.location = location
     }
@@ -79,6 +84,20 @@ enum BinaryOperator: Hashable, Sendable {
         case .equal, .notEqual: 10
         case .and: 6
         case .or: 5
+        }
+    }
+}
+
+extension Expression.Node {
+    fileprivate var height: Int {
+        switch self {
+        case .array(let elements): 1 + (elements.map(\.height).max() ?? 0)
+        case .reference(let base, let accessor): 1 + max(base.height, accessor.height)
+        case .call(let callee, let arguments): 1 + max(callee.height, arguments.map(\.height).max() ?? 0)
+        case .unary(_, let operand): 1 + operand.height
+        case .binary(_, let left, let right): 1 + max(left.height, right.height)
+        case .conditional(let a, let b, let c): 1 + max(a.height, b.height, c.height)
+        default: 1
         }
     }
 }

@@ -2,6 +2,10 @@
 /// multiplicative, unary, then member access, indexing and calls.
 extension Parser {
     mutating func parseExpression() throws(BoltError) -> Expression {
+        try nested { parser throws(BoltError) in try parser.parseConditional() }
+    }
+
+    private mutating func parseConditional() throws(BoltError) -> Expression {
         let condition = try parseBinary(level: 0)
         guard try accept("?") else { return condition }
         let then = try parseExpression()
@@ -36,11 +40,23 @@ extension Parser {
             guard let op = Self.levels[level][symbol] else { return left }
             try advance()
             let right = try parseBinary(level: level + 1)
-            left = .binary(op, left, right)
+            left = try checkHeight(.binary(op, left, right), at: token)
         }
     }
 
     private mutating func parseUnary() throws(BoltError) -> Expression {
+        try nested { parser throws(BoltError) in try parser.parsePrefixed() }
+    }
+
+    /// Fails when `expression` is taller than ``BoltLimits/expressionHeightMax``.
+    private func checkHeight(_ expression: Expression, at token: Token) throws(BoltError) -> Expression {
+        guard expression.height <= BoltLimits.expressionHeightMax else {
+            throw error("Expression deeper than \(BoltLimits.expressionHeightMax) levels is not supported", at: token)
+        }
+        return expression
+    }
+
+    private mutating func parsePrefixed() throws(BoltError) -> Expression {
         let token = try peek()
         if token.isPunctuation("!") {
             try advance()
@@ -70,12 +86,12 @@ extension Parser {
                 guard case .identifier(let identifier) = name.kind else {
                     throw error("Expected a property name after '.'; found \(name.quoted)", at: name)
                 }
-                expression = .member(expression, identifier)
+                expression = try checkHeight(.member(expression, identifier), at: name)
             } else if token.isPunctuation("[") {
                 try advance()
                 let accessor = try parseExpression()
                 _ = try expect("]", "Expected ']'")
-                expression = Expression(.reference(base: expression, accessor: accessor))
+                expression = try checkHeight(Expression(.reference(base: expression, accessor: accessor)), at: token)
             } else if token.isPunctuation("(") {
                 try advance()
                 var arguments: [Expression] = []
@@ -86,7 +102,7 @@ extension Parser {
                         _ = try expect(",", "Expected ',' or ')' in the argument list")
                     }
                 }
-                expression = .call(expression, arguments, location: start.location)
+                expression = try checkHeight(.call(expression, arguments, location: start.location), at: token)
             } else {
                 return expression
             }

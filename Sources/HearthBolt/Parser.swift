@@ -7,6 +7,8 @@ struct Parser {
     private var lookahead: Token?
     var program = BoltProgram()
     var warnings: [BoltWarning] = []
+    /// Current recursion depth, bounded by ``BoltLimits/sourceNestingMax``.
+    var nesting = 0
 
     init(_ source: String) {
         lexer = Lexer(source)
@@ -53,6 +55,16 @@ struct Parser {
         let token = try peek()
         guard token.isPunctuation(text) else { throw error("\(message); found \(token.quoted)", at: token) }
         return try advance()
+    }
+
+    /// Runs `body` one nesting level deeper, failing cleanly past ``BoltLimits/sourceNestingMax``.
+    mutating func nested<Result>(_ body: (inout Parser) throws(BoltError) -> Result) throws(BoltError) -> Result {
+        guard nesting < BoltLimits.sourceNestingMax else {
+            throw error("Nesting deeper than \(BoltLimits.sourceNestingMax) levels is not supported", at: try peek())
+        }
+        nesting += 1
+        defer { nesting -= 1 }
+        return try body(&self)
     }
 
     func error(_ message: String, at token: Token) -> BoltError {
@@ -243,6 +255,10 @@ struct Parser {
 
     /// `Name`, `Name<A, B>`, `T[]` (a `Map<String, T>`) and unions `A | B`.
     mutating func parseTypeExpression() throws(BoltError) -> TypeExpression {
+        try nested { parser throws(BoltError) in try parser.parseUnionType() }
+    }
+
+    private mutating func parseUnionType() throws(BoltError) -> TypeExpression {
         var parts = [try parseSingleType()]
         while try accept("|") {
             parts.append(try parseSingleType())
@@ -279,6 +295,10 @@ struct Parser {
     /// registered before the statements nested in it, so its rules come before its children's in the
     /// output, as in Bolt 0.8.4's samples.
     private mutating func parsePath(parent: [PathPart], at start: Token) throws(BoltError) {
+        try nested { parser throws(BoltError) in try parser.parsePathStatement(parent: parent, at: start) }
+    }
+
+    private mutating func parsePathStatement(parent: [PathPart], at start: Token) throws(BoltError) {
         let index = program.paths.count
         let parts = parent + (try parsePathTemplate(after: start))
         var type = TypeExpression.simple("Any")

@@ -187,7 +187,16 @@ extension RulesGenerator {
             throw BoltError(.generate, "Recursive function call. (\(name))", at: location)
         }
         defer { activeCalls.remove(name) }
-        return try evaluate(function.body, inner)
+        inlinedCalls += 1
+        guard inlinedCalls <= BoltLimits.inlinedCallsMax else {
+            throw BoltError(.generate, "Expanding functions took more than \(BoltLimits.inlinedCallsMax) calls; simplify the functions", at: location)
+        }
+        let result = try evaluate(function.body, inner)
+        guard result.height <= BoltLimits.expressionHeightMax else {
+            throw BoltError(
+                .generate, "Expression deeper than \(BoltLimits.expressionHeightMax) levels after expanding \(name)()", at: location)
+        }
+        return result
     }
 
     /// `includes`, `startsWith`, `endsWith`, `replace` and `test` on a value, renamed for the rules language.

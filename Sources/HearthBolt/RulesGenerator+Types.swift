@@ -10,6 +10,9 @@ extension RulesGenerator {
             throw error("Recursive type definition: \(key) contains itself, and rules cannot validate unbounded nesting")
         }
         defer { typesInProgress.remove(key) }
+        guard typesInProgress.count <= BoltLimits.typeNestingMax else {
+            throw error("Types nest deeper than \(BoltLimits.typeNestingMax) levels (at \(key))")
+        }
         let savedAllowance = allowUndefinedFunctions
         allowUndefinedFunctions = true
         defer { allowUndefinedFunctions = savedAllowance }

@@ -22,6 +22,8 @@ final class RulesGenerator {
     var thisIs = "newData"
     var pathLabels: [String] = []
     var activeCalls: Set<String> = []
+    /// Function calls inlined so far, bounded by ``BoltLimits/inlinedCallsMax``.
+    var inlinedCalls = 0
 
     static let builtinTypeNames = ["Any", "Null", "String", "Number", "Boolean", "Object", "Map"]
 
