@@ -124,7 +124,7 @@ extension Parser {
             case "true": return .true
             case "false": return .false
             case "null": return Expression(.null)
-            default: return .variable(name)
+            default: return Expression(.variable(name), location: token.location)
             }
         case .punctuation("("):
             try advance()

@@ -42,13 +42,14 @@ extension RulesGenerator {
     /// Bolt emits an unresolved name verbatim (`samples/groups.json` has `members != null`), which Firebase
     /// then refuses to load. Hearth compiles it the same way, for parity, but says so.
     private func warnAboutUnknownVariables(in expression: Expression, labels: [String]) {
-        var names: [String] = []
-        expression.collectVariables(into: &names)
-        for name in names where !Self.rulesVariables.contains(name) {
+        var variables: [Expression] = []
+        expression.collectVariables(into: &variables)
+        for variable in variables {
+            guard case .variable(let name) = variable.node, !Self.rulesVariables.contains(name) else { continue }
             let location = "/" + labels.joined(separator: "/")
             let warning = BoltWarning(
                 "Unknown variable '\(name)' at \(location) is copied into the rules as written; Firebase rejects rules that use it",
-                at: nil)
+                at: variable.location)
             if !warnings.contains(warning) { warnings.append(warning) }
         }
     }
@@ -263,10 +264,10 @@ extension RulesGenerator {
 }
 
 extension Expression {
-    /// The names of the variables in this expression, in order of appearance.
-    fileprivate func collectVariables(into names: inout [String]) {
+    /// The variables in this expression, in order of appearance.
+    fileprivate func collectVariables(into names: inout [Expression]) {
         switch node {
-        case .variable(let name): if !names.contains(name) { names.append(name) }
+        case .variable: names.append(self)
         case .array(let elements): for element in elements { element.collectVariables(into: &names) }
         case .reference(let base, let accessor):
             base.collectVariables(into: &names)
