@@ -98,6 +98,9 @@ struct Parser {
             case .identifier:
                 let function = try parseFunction(keyword: false)
                 try register(function)
+            case .punctuation(";"), .punctuation(","):
+                try advance()
+                warn("Extra separator (\(token.quoted)) between statements is not needed", at: token.location)
             default:
                 throw error("Expected a function, type or path statement; found \(token.quoted)", at: token)
             }
@@ -325,6 +328,9 @@ struct Parser {
                     }
                     let method = try parseMethod(name: name, at: token, invalid: "Invalid path or method: missing body of '\(name)'")
                     try add(method, to: &methods)
+                case .punctuation(";"), .punctuation(","):
+                    try advance()
+                    warn("Extra separator (\(token.quoted)) in a path body is not needed", at: token.location)
                 case .end:
                     throw error("Missing '}' at the end of the path statement", at: token)
                 default:

@@ -68,6 +68,13 @@ private func compileError(_ source: String) -> BoltError? {
         #expect(error?.description.hasPrefix("2:14: Equality operator") == true)
     }
 
+    @Test func straySeparatorsAreWarnings() throws {
+        let (program, warnings) = try Parser.parse("type T {};\npath /a { /b {}; read() { true } };")
+        #expect(program.paths.count == 2)
+        #expect(warnings.map(\.location) == [SourceLocation(line: 1, column: 10), SourceLocation(line: 2, column: 16), SourceLocation(line: 2, column: 35)])
+        #expect(warnings.allSatisfy { $0.message.hasPrefix("Extra separator") })
+    }
+
     @Test func missingClosingBraceIsReported() {
         #expect(parseError("path /x { read() { true }")?.message.contains("Missing '}'") == true)
     }
