@@ -142,6 +142,15 @@ private func compileError(_ source: String) -> BoltError? {
         #expect(output?["c"]?["$key2"] != nil)
     }
 
+    /// As in Bolt, a function body sees only its parameters: `this` and captures must be passed in.
+    @Test func functionsDoNotSeeThisOrCapturesAndSayWhy() throws {
+        let output = try BoltCompiler.compileWithWarnings(source: "isNew() { prior(this) == null }\npath /a/{id} { write() { isNew() } validate() { id == 'x' } }")
+        #expect(output.json.contains("\".write\": \"this == null\""))
+        #expect(output.json.contains("\".validate\": \"$id == 'x'\""))
+        #expect(output.warnings.map(\.message) == ["Unknown variable 'this' at /a/$id is copied into the rules as written; Firebase rejects rules that use it"])
+        #expect(output.warnings.first?.location == SourceLocation(line: 1, column: 17))
+    }
+
     @Test func indexAcceptsASingleString() throws {
         #expect(try rules("path /x { index() { 'a' } }")?["x"]?[".indexOn"] == .strings(["a"]))
     }
