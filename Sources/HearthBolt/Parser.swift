@@ -89,7 +89,7 @@ struct Parser {
                 try register(function)
             case .identifier("type"):
                 try advance()
-                try parseType(at: token)
+                try parseType()
             case .identifier("path"):
                 try advance()
                 try parsePath(parent: [], at: token)
@@ -193,7 +193,7 @@ struct Parser {
     // MARK: Types
 
     /// `type Name[<T, ...>] [extends Type] ({ members } | ;)`
-    private mutating func parseType(at keyword: Token) throws(BoltError) {
+    private mutating func parseType() throws(BoltError) {
         let nameToken = try peek()
         guard case .identifier(let name) = nameToken.kind, name != "extends" else {
             throw error("Missing type name; found \(nameToken.quoted)", at: nameToken)
@@ -253,7 +253,6 @@ struct Parser {
             name: name, derivedFrom: derivedFrom ?? .simple(properties.isEmpty ? "Any" : "Object"),
             properties: properties, methods: methods, parameters: parameters, location: nameToken.location)
         program.schemaOrder.append(name)
-        _ = keyword
     }
 
     /// `Name`, `Name<A, B>`, `T[]` (a `Map<String, T>`) and unions `A | B`.
