@@ -43,11 +43,15 @@ let package = Package(
         .target(name: "HearthProtocol", dependencies: ["HearthCore"], swiftSettings: strict),
         /// Firebase's REST API, SSE streams, realtime sessions, namespaces and access rules; no C, no sockets.
         .target(name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol"], swiftSettings: strict),
+        /// The Bolt compiler: Bolt source to Firebase rules JSON; pure Swift, no Foundation.
+        .target(name: "HearthBolt", swiftSettings: strict),
         /// The HTTP server on libwebsockets + libuv: the event-loop thread that owns sockets and engine.
         .target(name: "HearthTransport", dependencies: ["HearthServer", "CLibWebSockets"], swiftSettings: strict),
         .target(
             name: "HearthCLI",
-            dependencies: ["HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport"],
+            dependencies: [
+                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "HearthBolt",
+            ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.
         .executableTarget(
@@ -76,6 +80,7 @@ let package = Package(
         .testTarget(
             name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthServer", "HearthStorage"],
             swiftSettings: strict),
+        .testTarget(name: "HearthBoltTests", dependencies: ["HearthBolt"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
     ],

@@ -45,6 +45,8 @@ public enum HearthCommand {
             return DataCommands.importJSON(rest, output: &output, errorOutput: &errorOutput)
         case "backup":
             return DataCommands.backup(rest, output: &output, errorOutput: &errorOutput)
+        case "rules":
+            return RulesCommand.run(rest, output: &output, errorOutput: &errorOutput)
         default:
             let kind = command.hasPrefix("-") ? "option" : "command"
             print("hearth: unknown \(kind) '\(command)'.", to: &errorOutput)
@@ -89,6 +91,7 @@ public enum HearthCommand {
           import NS F  Replace namespace NS with the export JSON in file F (atomically)
           backup NS F  Copy namespace NS's database to file F while hearth runs
                        (data commands take --data DIR; the default is ./hearth-data)
+          rules compile F  Compile the Bolt rules in file F to rules JSON on standard output
           help         Show this help (also -h, --help)
           version      Show the version (also -v, --version)
 
