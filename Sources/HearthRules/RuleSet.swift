@@ -1,0 +1,314 @@
+public import HearthCore
+
+/// A compiled Firebase Realtime Database rules document and the read and write checks it answers
+/// (rules.md). Compiling parses and type-checks every expression once; checks then only run
+/// closures. A `RuleSet` is immutable and `Sendable`: share one across threads and swap it
+/// atomically when the rules change.
+///
+///     let rules = try RuleSet(source: """
+///         { "rules": { "users": { "$uid": { ".read": "auth != null && auth.uid == $uid" } } } }
+///         """)
+///     rules.canRead(at: "users/ada", root: tree, auth: try Node(json: #"{"uid":"ada"}"#), now: now).allowed  // true
+///
+/// Admin access (service accounts, database secrets) is not modelled here: callers skip the
+/// checks for privileged clients, as Firebase does.
+public struct RuleSet: Sendable {
+    /// The rules text as given (comments included), for `GET /.settings/rules.json`.
+    public let source: String
+    /// Every `.indexOn` declaration, in document order.
+    public let indexes: [RuleIndex]
+    let tree: RuleNode
+
+    /// Compiles a rules document: JSON with `//` and `/* */` comments, a single top-level `rules`
+    /// key (rules.md §1). Throws on the first problem, with its line and column.
+    public init(source: String) throws(RulesError) {
+        if source.utf8.count > RulesLimits.maxSourceBytes {
+            throw RulesError(line: 1, column: 1, message: "The rules are larger than \(RulesLimits.maxSourceBytes) bytes.")
+        }
+        let document = try RulesJSONParser.parse(source)
+        var loader = RuleTreeLoader()
+        tree = try loader.load(document)
+        indexes = loader.indexes
+        self.source = source
+    }
+
+    /// Denies every read and write (Firebase's locked mode); privileged clients still pass.
+    public static let locked = try! RuleSet(source: #"{"rules": {".read": false, ".write": false}}"#)
+
+    /// Allows every read and write.
+    public static let open = try! RuleSet(source: #"{"rules": {".read": true, ".write": true}}"#)
+
+    // MARK: Reads
+
+    /// May `auth` read (get, listen to, or query) `path`? (rules.md §3)
+    ///
+    /// `.read` rules from the root down to `path` are evaluated, each with `data` at its own
+    /// level; the first true grants `path` and everything below it. Rules below `path` are never
+    /// consulted: a read is allowed or denied as a whole.
+    ///
+    /// - Parameters:
+    ///   - root: the whole database before the read.
+    ///   - auth: the `auth` variable (`{"uid": …, "provider": …, "token": {…claims}}`), nil when
+    ///     unauthenticated.
+    ///   - now: server time in milliseconds since the epoch.
+    ///   - query: what `query.*` reports; `.plainRead` for a read without a query.
+    public func canRead(at path: Path, root: Node, auth: Node?, now: Int64, query: RuleQuery = .plainRead) -> RuleDecision {
+        var context = EvaluationContext(auth: auth, now: now, root: root, newRoot: root, query: query)
+        var node = tree
+        var data = root
+        var keys: [ChildKey] = []
+        var last: (CompiledRule, RuleNode, String)?
+        var level = 0
+        while true {
+            if let rule = node.read {
+                context.location = keys
+                context.data = data
+                context.newData = data
+                switch evaluate(rule, &context) {
+                case .granted:
+                    return RuleDecision(allowed: true, rule: describe(rule, node, keys), reason: "\(rule.kind.rawValue) at \(node.pattern) granted: \(rule.expression)")
+                case .notGranted(let why):
+                    last = (rule, node, why)
+                case .exhausted:
+                    return exhausted(rule, node, keys)
+                }
+            }
+            guard level < path.count, let next = step(from: node, key: path.keys[level], captures: &context.captures) else { break }
+            let key = path.keys[level]
+            keys.append(key)
+            data = data.child(key)
+            node = next
+            level += 1
+        }
+        guard let (rule, ruleNode, why) = last else {
+            return RuleDecision(allowed: false, rule: nil, reason: "no .read rule applies to \(path.slashed)")
+        }
+        return RuleDecision(
+            allowed: false, rule: describe(rule, ruleNode, Array(path.keys.prefix(ruleNode.depth))),
+            reason: "no .read rule granted access to \(path.slashed); the last one, at \(ruleNode.pattern), \(why)")
+    }
+
+    /// `canRead` for wire query parameters: nil is a plain read.
+    public func canRead(at path: Path, root: Node, auth: Node?, now: Int64, query: QueryParams?) -> RuleDecision {
+        canRead(at: path, root: root, auth: auth, now: now, query: query.map { RuleQuery($0) } ?? .plainRead)
+    }
+
+    // MARK: Writes
+
+    /// May `auth` replace the value at `path` with `newValue`? (a set, push, remove, transaction
+    /// commit; rules.md §4)
+    ///
+    /// `newValue` is the value as the client sent it, parsed (`Node(json:)`): server values are
+    /// resolved here against `root` with `now`, the same way `DatabaseTree.set` resolves them, so
+    /// rules see the stored result (`newData.val() == now` holds for a timestamp).
+    public func canWrite(at path: Path, newValue: Node, root: Node, auth: Node?, now: Int64) -> RuleDecision {
+        let resolved: Node
+        do {
+            resolved = try ServerValues.resolve(newValue, at: path, in: root, now: now)
+        } catch {
+            return RuleDecision(allowed: false, rule: nil, reason: "invalid write: \(error.message)")
+        }
+        return canWrite(locations: [path], oldRoot: root, newRoot: root.setting(path, to: resolved), auth: auth, now: now)
+    }
+
+    /// May `auth` apply a multi-path update at `path`? Each entry of `children` (relative path,
+    /// value) is a write location checked on its own; the update is allowed only when every one
+    /// is, and all of them are validated against the one merged result (rules.md §4.2).
+    /// Overlapping entries are denied (the server rejects them before rules anyway).
+    public func canUpdate(at path: Path, children: [(Path, Node)], root: Node, auth: Node?, now: Int64) -> RuleDecision {
+        var newRoot = root
+        var locations: [Path] = []
+        for (relative, value) in children {
+            let location = path.appending(path: relative)
+            for other in locations where other.overlaps(location) {
+                return RuleDecision(
+                    allowed: false, rule: nil, reason: "invalid update: \(location.slashed) overlaps \(other.slashed)")
+            }
+            do {
+                newRoot.set(location, to: try ServerValues.resolve(value, at: location, in: root, now: now))
+            } catch {
+                return RuleDecision(allowed: false, rule: nil, reason: "invalid write: \(error.message)")
+            }
+            locations.append(location)
+        }
+        return canWrite(locations: locations, oldRoot: root, newRoot: newRoot, auth: auth, now: now)
+    }
+
+    /// The write check on an already computed result: `newRoot` is the whole tree after the
+    /// operation (server values resolved), `locations` the paths the operation replaced.
+    public func canWrite(locations: [Path], oldRoot: Node, newRoot: Node, auth: Node?, now: Int64) -> RuleDecision {
+        var context = EvaluationContext(auth: auth, now: now, root: oldRoot, newRoot: newRoot, query: .plainRead)
+        var first: RuleDecision?
+        for location in locations {
+            context.captures.removeAll(keepingCapacity: true)
+            let decision = checkWrite(at: location, &context)
+            if !decision.allowed { return decision }
+            if first == nil { first = decision }
+        }
+        return first ?? RuleDecision(allowed: true, rule: nil, reason: "nothing to write")
+    }
+
+    /// One write location: `.write` top-down until one grants, `.validate` on the path where new
+    /// data exists, then `.validate` over the written subtree.
+    private func checkWrite(at path: Path, _ context: inout EvaluationContext) -> RuleDecision {
+        // The rule nodes on the path, with the data at each level.
+        var levels: [(node: RuleNode, keys: [ChildKey], data: Node, newData: Node, captureCount: Int)] = []
+        var node = tree
+        var keys: [ChildKey] = []
+        var data = context.root, newData = context.newRoot
+        while true {
+            levels.append((node, keys, data, newData, context.captures.count))
+            guard keys.count < path.count else { break }
+            let key = path.keys[keys.count]
+            guard let next = step(from: node, key: key, captures: &context.captures) else { break }
+            keys.append(key)
+            data = data.child(key)
+            newData = newData.child(key)
+            node = next
+        }
+        let captures = context.captures
+
+        var grant: RuleDecision?
+        var last: (CompiledRule, RuleNode, [ChildKey], String)?
+        for level in levels {
+            guard let rule = level.node.write else { continue }
+            context.location = level.keys
+            context.data = level.data
+            context.newData = level.newData
+            context.captures = Array(captures.prefix(level.captureCount))
+            switch evaluate(rule, &context) {
+            case .granted:
+                grant = RuleDecision(
+                    allowed: true, rule: describe(rule, level.node, level.keys),
+                    reason: ".write at \(level.node.pattern) granted: \(rule.expression)")
+            case .notGranted(let why):
+                last = (rule, level.node, level.keys, why)
+            case .exhausted:
+                return exhausted(rule, level.node, level.keys)
+            }
+            if grant != nil { break }
+        }
+        guard let grant else {
+            guard let (rule, ruleNode, ruleKeys, why) = last else {
+                return RuleDecision(allowed: false, rule: nil, reason: "no .write rule applies to \(path.slashed)")
+            }
+            return RuleDecision(
+                allowed: false, rule: describe(rule, ruleNode, ruleKeys),
+                reason: "no .write rule granted access to \(path.slashed); the last one, at \(ruleNode.pattern), \(why)")
+        }
+
+        for level in levels where !level.newData.isEmpty {
+            guard let rule = level.node.validate else { continue }
+            context.location = level.keys
+            context.data = level.data
+            context.newData = level.newData
+            context.captures = Array(captures.prefix(level.captureCount))
+            if let denial = validate(rule, level.node, level.keys, &context) { return denial }
+        }
+
+        // The walk reached the write location itself: validate what is written below it.
+        if let deepest = levels.last, deepest.keys.count == path.count, !deepest.newData.isEmpty {
+            context.captures = captures
+            if let denial = validateSubtree(deepest.node, keys: deepest.keys, data: deepest.data, newData: deepest.newData, &context) {
+                return denial
+            }
+        }
+        return grant
+    }
+
+    /// Validates every node strictly below a written location that exists after the write and has
+    /// a rule node; nil when all pass.
+    private func validateSubtree(
+        _ node: RuleNode, keys: [ChildKey], data: Node, newData: Node, _ context: inout EvaluationContext
+    ) -> RuleDecision? {
+        guard node.hasChildRules, newData.hasChildren else { return nil }
+        func visit(_ key: ChildKey, _ child: RuleNode, _ childNew: Node, wildcard: Bool) -> RuleDecision? {
+            let childKeys = keys + [key]
+            let childData = data.child(key)
+            if wildcard { context.captures.append(key.string) }
+            defer { if wildcard { context.captures.removeLast() } }
+            if let rule = child.validate {
+                context.location = childKeys
+                context.data = childData
+                context.newData = childNew
+                if let denial = validate(rule, child, childKeys, &context) { return denial }
+            }
+            return validateSubtree(child, keys: childKeys, data: childData, newData: childNew, &context)
+        }
+        var denial: RuleDecision?
+        if let wildcard = node.wildcard {
+            newData.children.forEach { key, childNew in
+                if let literal = node.children[key] {
+                    denial = visit(key, literal, childNew, wildcard: false)
+                } else {
+                    denial = visit(key, wildcard, childNew, wildcard: true)
+                }
+                return denial == nil
+            }
+        } else {
+            for (key, child) in node.children {
+                let childNew = newData.child(key)
+                if childNew.isEmpty { continue }
+                if let found = visit(key, child, childNew, wildcard: false) { return found }
+            }
+        }
+        return denial
+    }
+
+    private func validate(_ rule: CompiledRule, _ node: RuleNode, _ keys: [ChildKey], _ context: inout EvaluationContext) -> RuleDecision? {
+        switch evaluate(rule, &context) {
+        case .granted: return nil
+        case .notGranted(let why):
+            return RuleDecision(
+                allowed: false, rule: describe(rule, node, keys),
+                reason: ".validate at \(node.pattern) (data \(Path(keys).slashed)) \(why)")
+        case .exhausted:
+            return exhausted(rule, node, keys)
+        }
+    }
+
+    // MARK: Shared
+
+    /// The rule node for `key` below `node`: the literal child, else the wildcard (binding the key).
+    private func step(from node: RuleNode, key: ChildKey, captures: inout [String]) -> RuleNode? {
+        if let literal = node.children[key] { return literal }
+        if let wildcard = node.wildcard {
+            captures.append(key.string)
+            return wildcard
+        }
+        return nil
+    }
+
+    private enum Outcome {
+        case granted
+        case notGranted(String)
+        case exhausted
+    }
+
+    private func evaluate(_ rule: CompiledRule, _ context: inout EvaluationContext) -> Outcome {
+        do {
+            try context.spend()
+            if case .bool(true) = try rule.evaluate(&context) { return .granted }
+            return .notGranted("evaluated to false: \(rule.expression)")
+        } catch .budgetExhausted {
+            return .exhausted
+        } catch {
+            return .notGranted("failed (\(error.message)), which counts as false: \(rule.expression)")
+        }
+    }
+
+    private func describe(_ rule: CompiledRule, _ node: RuleNode, _ keys: [ChildKey]) -> RuleDecision.Rule {
+        RuleDecision.Rule(kind: rule.kind, pattern: node.pattern, path: Path(keys), expression: rule.expression)
+    }
+
+    private func exhausted(_ rule: CompiledRule, _ node: RuleNode, _ keys: [ChildKey]) -> RuleDecision {
+        RuleDecision(
+            allowed: false, rule: describe(rule, node, keys),
+            reason: "denied: the \(RuleFailure.budgetExhausted.message) (at \(rule.kind.rawValue) \(node.pattern))")
+    }
+}
+
+extension RuleNode {
+    /// Number of keys in this node's pattern.
+    var depth: Int { pattern == "/" ? 0 : pattern.split(separator: "/").count }
+}

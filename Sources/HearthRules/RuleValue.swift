@@ -1,0 +1,86 @@
+import HearthCore
+
+/// A value while a rule runs (rules.md §5.3).
+enum RuleValue: Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    /// A node with children: a claim map of `auth`, or the opaque value `val()` gives for a
+    /// non-leaf node. Never equal to anything.
+    case object(Node)
+    case snapshot(RuleSnapshot)
+
+    /// The rule value of a stored node: its leaf value, an object, or null.
+    init(node: Node) {
+        if let number = node.numberValue {
+            self = .number(number)
+        } else if let string = node.stringValue {
+            self = .string(string)
+        } else if let bool = node.boolValue {
+            self = .bool(bool)
+        } else if node.hasChildren {
+            self = .object(node)
+        } else {
+            self = .null
+        }
+    }
+
+    /// A short type name for runtime error messages.
+    var typeName: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "boolean"
+        case .number: return "number"
+        case .string: return "string"
+        case .object: return "object"
+        case .snapshot: return "snapshot"
+        }
+    }
+
+    /// `==` (and `===`): same type and value, no conversions; objects equal nothing (rules.md §5.3, §15).
+    static func strictlyEqual(_ a: RuleValue, _ b: RuleValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.number(let x), .number(let y)): return x == y
+        case (.string(let x), .string(let y)): return x == y
+        default: return false
+        }
+    }
+}
+
+/// A `RuleDataSnapshot`: a location in one tree (before or after the write) and the node there.
+struct RuleSnapshot: Sendable {
+    /// The whole tree the snapshot belongs to, so `parent()` can climb.
+    let tree: Node
+    let keys: [ChildKey]
+    let node: Node
+
+    func child(_ relative: String) -> RuleSnapshot {
+        var keys = self.keys
+        var node = self.node
+        for segment in relative.split(separator: "/", omittingEmptySubsequences: true) {
+            let key = ChildKey(String(segment))
+            keys.append(key)
+            node = node.child(key)
+        }
+        return RuleSnapshot(tree: tree, keys: keys, node: node)
+    }
+
+    /// True when the node at `relative` exists, without building a snapshot.
+    func hasChild(_ relative: String) -> Bool {
+        var node = self.node
+        for segment in relative.split(separator: "/", omittingEmptySubsequences: true) {
+            node = node.child(ChildKey(String(segment)))
+            if node.isEmpty { return false }
+        }
+        return !node.isEmpty
+    }
+
+    func parent() -> RuleSnapshot? {
+        guard !keys.isEmpty else { return nil }
+        let parentKeys = Array(keys.dropLast())
+        return RuleSnapshot(tree: tree, keys: parentKeys, node: tree.child(at: Path(parentKeys)))
+    }
+}
