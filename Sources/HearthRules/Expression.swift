@@ -17,6 +17,20 @@ indirect enum Expression: Sendable {
     case binary(BinaryOperator, Expression, Expression, offset: Int)
     case conditional(Expression, Expression, Expression, offset: Int)
 
+    /// Levels of the tree: how deep compiling and evaluating it recurse.
+    var height: Int {
+        switch self {
+        case .null, .boolean, .number, .string, .regex, .variable: return 1
+        case .array(let items, _): return 1 + (items.map(\.height).max() ?? 0)
+        case .member(let o, _, _): return 1 + o.height
+        case .index(let o, let k, _): return 1 + max(o.height, k.height)
+        case .call(let c, let args, _): return 1 + max(c.height, args.map(\.height).max() ?? 0)
+        case .unary(_, let x, _): return 1 + x.height
+        case .binary(_, let a, let b, _): return 1 + max(a.height, b.height)
+        case .conditional(let c, let a, let b, _): return 1 + max(c.height, a.height, b.height)
+        }
+    }
+
     var offset: Int {
         switch self {
         case .null(let o), .boolean(_, let o), .number(_, let o), .string(_, let o), .regex(_, _, let o),

@@ -17,6 +17,9 @@ struct Parser {
                 offset: parser.current.start, "Unexpected \(parser.current.display) after the end of the expression.",
                 text: parser.current.display)
         }
+        if expression.height > RulesLimits.maxExpressionDepth {
+            throw ExpressionError(offset: 0, "The expression nests deeper than \(RulesLimits.maxExpressionDepth) levels.")
+        }
         return expression
     }
 

@@ -10,9 +10,10 @@ public enum RulesLimits {
     /// JSON nesting of the rules document. Data paths are at most 32 keys deep, so deeper rules
     /// could never match anything; a little slack covers the `rules` wrapper and `.indexOn` arrays.
     public static let maxDocumentNesting = 40
-    /// Nesting of one expression (parentheses, operators, calls). The parser and the compiled
-    /// closures recurse once per level, so this also bounds stack use at evaluation.
-    public static let maxExpressionDepth = 64
+    /// Height of one expression's syntax tree (parentheses, operators, calls, and each link of a
+    /// chain like `a && b && c`). The parser, the checker and the compiled closures recurse once
+    /// per level, so this bounds their stack use; generated rules (Bolt) stay far below it.
+    public static let maxExpressionDepth = 256
     /// Characters in one expression.
     public static let maxExpressionLength = 16 * 1024
     /// `{n,m}` repetition bounds in `matches` patterns; repetitions are expanded into the matcher,
