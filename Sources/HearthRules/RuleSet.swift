@@ -57,7 +57,7 @@ public struct RuleSet: Sendable {
         var node = tree
         var data = root
         var keys: [ChildKey] = []
-        var last: (CompiledRule, RuleNode, String)?
+        var last: (CompiledRule, RuleNode, [ChildKey], RuleFailure?)?
         var level = 0
         while true {
             if let rule = node.read {
@@ -66,9 +66,9 @@ public struct RuleSet: Sendable {
                 context.newData = data
                 switch evaluate(rule, &context) {
                 case .granted:
-                    return RuleDecision(allowed: true, rule: describe(rule, node, keys), reason: "\(rule.kind.rawValue) at \(node.pattern) granted: \(rule.expression)")
-                case .notGranted(let why):
-                    last = (rule, node, why)
+                    return RuleDecision(allowed: true, rule: describe(rule, node, keys), detail: .granted)
+                case .notGranted(let failure):
+                    last = (rule, node, keys, failure)
                 case .exhausted:
                     return exhausted(rule, node, keys)
                 }
@@ -80,12 +80,11 @@ public struct RuleSet: Sendable {
             node = next
             level += 1
         }
-        guard let (rule, ruleNode, why) = last else {
-            return RuleDecision(allowed: false, rule: nil, reason: "no .read rule applies to \(path.slashed)")
+        guard let (rule, ruleNode, ruleKeys, failure) = last else {
+            return RuleDecision(allowed: false, rule: nil, detail: .noRule(kind: .read, target: path))
         }
         return RuleDecision(
-            allowed: false, rule: describe(rule, ruleNode, Array(path.keys.prefix(ruleNode.depth))),
-            reason: "no .read rule granted access to \(path.slashed); the last one, at \(ruleNode.pattern), \(why)")
+            allowed: false, rule: describe(rule, ruleNode, ruleKeys), detail: .notGranted(target: path, failure: failure?.message))
     }
 
     /// `canRead` for wire query parameters: nil is a plain read.
@@ -106,7 +105,7 @@ public struct RuleSet: Sendable {
         do {
             resolved = try ServerValues.resolve(newValue, at: path, in: root, now: now)
         } catch {
-            return RuleDecision(allowed: false, rule: nil, reason: "invalid write: \(error.message)")
+            return RuleDecision(allowed: false, rule: nil, detail: .text("invalid write: \(error.message)"))
         }
         return canWrite(locations: [path], oldRoot: root, newRoot: root.setting(path, to: resolved), auth: auth, now: now)
     }
@@ -122,12 +121,12 @@ public struct RuleSet: Sendable {
             let location = path.appending(path: relative)
             for other in locations where other.overlaps(location) {
                 return RuleDecision(
-                    allowed: false, rule: nil, reason: "invalid update: \(location.slashed) overlaps \(other.slashed)")
+                    allowed: false, rule: nil, detail: .text("invalid update: \(location.slashed) overlaps \(other.slashed)"))
             }
             do {
                 newRoot.set(location, to: try ServerValues.resolve(value, at: location, in: root, now: now))
             } catch {
-                return RuleDecision(allowed: false, rule: nil, reason: "invalid write: \(error.message)")
+                return RuleDecision(allowed: false, rule: nil, detail: .text("invalid write: \(error.message)"))
             }
             locations.append(location)
         }
@@ -145,7 +144,7 @@ public struct RuleSet: Sendable {
             if !decision.allowed { return decision }
             if first == nil { first = decision }
         }
-        return first ?? RuleDecision(allowed: true, rule: nil, reason: "nothing to write")
+        return first ?? RuleDecision(allowed: true, rule: nil, detail: .text("nothing to write"))
     }
 
     /// One write location: `.write` top-down until one grants, `.validate` on the path where new
@@ -169,7 +168,7 @@ public struct RuleSet: Sendable {
         let captures = context.captures
 
         var grant: RuleDecision?
-        var last: (CompiledRule, RuleNode, [ChildKey], String)?
+        var last: (CompiledRule, RuleNode, [ChildKey], RuleFailure?)?
         for level in levels {
             guard let rule = level.node.write else { continue }
             context.location = level.keys
@@ -178,23 +177,20 @@ public struct RuleSet: Sendable {
             context.captures = Array(captures.prefix(level.captureCount))
             switch evaluate(rule, &context) {
             case .granted:
-                grant = RuleDecision(
-                    allowed: true, rule: describe(rule, level.node, level.keys),
-                    reason: ".write at \(level.node.pattern) granted: \(rule.expression)")
-            case .notGranted(let why):
-                last = (rule, level.node, level.keys, why)
+                grant = RuleDecision(allowed: true, rule: describe(rule, level.node, level.keys), detail: .granted)
+            case .notGranted(let failure):
+                last = (rule, level.node, level.keys, failure)
             case .exhausted:
                 return exhausted(rule, level.node, level.keys)
             }
             if grant != nil { break }
         }
         guard let grant else {
-            guard let (rule, ruleNode, ruleKeys, why) = last else {
-                return RuleDecision(allowed: false, rule: nil, reason: "no .write rule applies to \(path.slashed)")
+            guard let (rule, ruleNode, ruleKeys, failure) = last else {
+                return RuleDecision(allowed: false, rule: nil, detail: .noRule(kind: .write, target: path))
             }
             return RuleDecision(
-                allowed: false, rule: describe(rule, ruleNode, ruleKeys),
-                reason: "no .write rule granted access to \(path.slashed); the last one, at \(ruleNode.pattern), \(why)")
+                allowed: false, rule: describe(rule, ruleNode, ruleKeys), detail: .notGranted(target: path, failure: failure?.message))
         }
 
         for level in levels where !level.newData.isEmpty {
@@ -258,10 +254,8 @@ public struct RuleSet: Sendable {
     private func validate(_ rule: CompiledRule, _ node: RuleNode, _ keys: [ChildKey], _ context: inout EvaluationContext) -> RuleDecision? {
         switch evaluate(rule, &context) {
         case .granted: return nil
-        case .notGranted(let why):
-            return RuleDecision(
-                allowed: false, rule: describe(rule, node, keys),
-                reason: ".validate at \(node.pattern) (data \(Path(keys).slashed)) \(why)")
+        case .notGranted(let failure):
+            return RuleDecision(allowed: false, rule: describe(rule, node, keys), detail: .validationFailed(failure: failure?.message))
         case .exhausted:
             return exhausted(rule, node, keys)
         }
@@ -281,7 +275,8 @@ public struct RuleSet: Sendable {
 
     private enum Outcome {
         case granted
-        case notGranted(String)
+        /// False, or a runtime error (which counts as false).
+        case notGranted(RuleFailure?)
         case exhausted
     }
 
@@ -289,11 +284,11 @@ public struct RuleSet: Sendable {
         do {
             try context.spend()
             if case .bool(true) = try rule.evaluate(&context) { return .granted }
-            return .notGranted("evaluated to false: \(rule.expression)")
+            return .notGranted(nil)
         } catch .budgetExhausted {
             return .exhausted
         } catch {
-            return .notGranted("failed (\(error.message)), which counts as false: \(rule.expression)")
+            return .notGranted(error)
         }
     }
 
@@ -302,13 +297,6 @@ public struct RuleSet: Sendable {
     }
 
     private func exhausted(_ rule: CompiledRule, _ node: RuleNode, _ keys: [ChildKey]) -> RuleDecision {
-        RuleDecision(
-            allowed: false, rule: describe(rule, node, keys),
-            reason: "denied: the \(RuleFailure.budgetExhausted.message) (at \(rule.kind.rawValue) \(node.pattern))")
+        RuleDecision(allowed: false, rule: describe(rule, node, keys), detail: .budgetExhausted)
     }
-}
-
-extension RuleNode {
-    /// Number of keys in this node's pattern.
-    var depth: Int { pattern == "/" ? 0 : pattern.split(separator: "/").count }
 }
