@@ -13,7 +13,7 @@ struct EvaluationContext {
     var newRoot: Node
     var query: RuleQuery
     /// The location of the rule being evaluated and the nodes there.
-    var location: [ChildKey] = []
+    var location: ArraySlice<ChildKey> = []
     var data: Node
     var newData: Node
     /// Captured `$wildcard` keys, in the order the rule walk bound them (outermost first).

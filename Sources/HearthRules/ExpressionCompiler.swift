@@ -1,3 +1,5 @@
+import HearthCore
+
 /// Type-checks an expression (rules.md §7) and compiles it into nested closures, once, at load time.
 ///
 /// Every check Firebase makes when rules are deployed happens here and throws an
@@ -51,16 +53,20 @@ struct ExpressionCompiler {
         case "now":
             return Compiled(.number) { context in .number(context.now) }
         case "root":
-            return Compiled(snapshot: { context in RuleSnapshot(tree: context.root, keys: [], node: context.root) })
+            return Compiled(
+                snapshot: { context in RuleSnapshot(tree: context.root, keys: [], node: context.root) },
+                node: { context in context.root })
         case "data":
-            return Compiled(snapshot: { context in RuleSnapshot(tree: context.root, keys: context.location, node: context.data) })
+            return Compiled(
+                snapshot: { context in RuleSnapshot(tree: context.root, keys: context.location, node: context.data) },
+                node: { context in context.data })
         case "newData":
             guard kind != .read else {
                 throw ExpressionError(offset: offset, "'newData' is not defined in .read rules.", text: name)
             }
-            return Compiled(snapshot: { context in
-                RuleSnapshot(tree: context.newRoot, keys: context.location, node: context.newData)
-            })
+            return Compiled(
+                snapshot: { context in RuleSnapshot(tree: context.newRoot, keys: context.location, node: context.newData) },
+                node: { context in context.newData })
         case "query":
             guard kind == .read else {
                 throw ExpressionError(offset: offset, "'query' is only defined in .read rules.", text: name)
@@ -218,45 +224,52 @@ struct ExpressionCompiler {
     private func compileSnapshotMethod(
         _ method: SnapshotMethod, on object: Compiled, _ arguments: [Expression], offset: Int
     ) throws(ExpressionError) -> Compiled {
-        let snapshot = object.snapshot!
+        let snapshot = object.snapshot!, node = object.node!
         let name = method.rawValue
         switch method {
         case .val:
             try checkArity(name, arguments, 0, offset: offset)
             return Compiled(.primitive) { context throws(RuleFailure) in
                 try context.spend()
-                return RuleValue(node: try snapshot(&context).node)
+                return RuleValue(node: try node(&context))
             }
         case .child:
             try checkArity(name, arguments, 1, offset: offset)
-            let argument = try stringArgument(name, arguments[0])
-            return Compiled(snapshot: { context throws(RuleFailure) in
-                try context.spend()
-                let base = try snapshot(&context)
-                return base.child(try Self.requireString(try argument(&context), for: "child"))
-            })
+            let path = try childPath(name, arguments[0])
+            return Compiled(
+                snapshot: { context throws(RuleFailure) in
+                    try context.spend()
+                    let base = try snapshot(&context)
+                    return base.child(try path(&context))
+                },
+                node: { context throws(RuleFailure) in
+                    try context.spend()
+                    let base = try node(&context)
+                    return RuleSnapshot.descend(base, try path(&context))
+                })
         case .parent:
             try checkArity(name, arguments, 0, offset: offset)
-            return Compiled(snapshot: { context throws(RuleFailure) in
+            let parent: SnapshotEvaluator = { context throws(RuleFailure) in
                 try context.spend()
                 guard let parent = try snapshot(&context).parent() else {
                     throw RuleFailure.runtime("parent() of the root")
                 }
                 return parent
-            })
+            }
+            return Compiled(snapshot: parent, node: { context throws(RuleFailure) in try parent(&context).node })
         case .hasChild:
             try checkArity(name, arguments, 1, offset: offset)
-            let argument = try stringArgument(name, arguments[0])
+            let path = try childPath(name, arguments[0])
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
-                let base = try snapshot(&context)
-                return .bool(base.hasChild(try Self.requireString(try argument(&context), for: "hasChild")))
+                let base = try node(&context)
+                return .bool(!RuleSnapshot.descend(base, try path(&context)).isEmpty)
             }
         case .hasChildren:
             if arguments.isEmpty {
                 return Compiled(.boolean) { context throws(RuleFailure) in
                     try context.spend()
-                    return .bool(try snapshot(&context).node.hasChildren)
+                    return .bool(try node(&context).hasChildren)
                 }
             }
             guard arguments.count == 1, case .array(let elements, let arrayOffset) = arguments[0] else {
@@ -265,16 +278,17 @@ struct ExpressionCompiler {
             guard !elements.isEmpty else {
                 throw ExpressionError(offset: arrayOffset, "hasChildren() needs a non-empty array of child names.")
             }
-            var paths: [Evaluator] = []
-            for element in elements { paths.append(try stringArgument(name, element)) }
-            let elementEvaluators = paths
+            var paths: [KeysEvaluator] = []
+            for element in elements { paths.append(try childPath(name, element)) }
+            let elementPaths = paths
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
-                let base = try snapshot(&context)
+                let base = try node(&context)
                 var all = true
-                for path in elementEvaluators {
-                    let child = try Self.requireString(try path(&context), for: "hasChildren")
-                    if all && !base.hasChild(child) { all = false }
+                // Every element is evaluated (a null one is an error) even after one is missing.
+                for path in elementPaths {
+                    let keys = try path(&context)
+                    if all && RuleSnapshot.descend(base, keys).isEmpty { all = false }
                 }
                 return .bool(all)
             }
@@ -282,33 +296,45 @@ struct ExpressionCompiler {
             try checkArity(name, arguments, 0, offset: offset)
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
-                return .bool(!(try snapshot(&context).node.isEmpty))
+                return .bool(!(try node(&context).isEmpty))
             }
         case .getPriority:
             try checkArity(name, arguments, 0, offset: offset)
             return Compiled(.primitive) { context throws(RuleFailure) in
                 try context.spend()
-                guard let priority = try snapshot(&context).node.priority else { return .null }
+                guard let priority = try node(&context).priority else { return .null }
                 return RuleValue(node: priority.node)
             }
         case .isNumber:
             try checkArity(name, arguments, 0, offset: offset)
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
-                return .bool(try snapshot(&context).node.numberValue != nil)
+                return .bool(try node(&context).numberValue != nil)
             }
         case .isString:
             try checkArity(name, arguments, 0, offset: offset)
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
-                return .bool(try snapshot(&context).node.stringValue != nil)
+                return .bool(try node(&context).stringValue != nil)
             }
         case .isBoolean:
             try checkArity(name, arguments, 0, offset: offset)
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
-                return .bool(try snapshot(&context).node.boolValue != nil)
+                return .bool(try node(&context).boolValue != nil)
             }
+        }
+    }
+
+    /// A relative child path argument: split once at load time when it is a literal.
+    private func childPath(_ name: String, _ expression: Expression) throws(ExpressionError) -> KeysEvaluator {
+        if case .string(let literal, _) = expression {
+            let keys = RuleSnapshot.keys(of: literal)
+            return { _ in keys }
+        }
+        let argument = try stringArgument(name, expression)
+        return { context throws(RuleFailure) in
+            RuleSnapshot.keys(of: try Self.requireString(try argument(&context), for: name))
         }
     }
 
@@ -503,11 +529,16 @@ struct ExpressionCompiler {
             type = .primitive
         }
         let c = condition.evaluate, t = whenTrue.evaluate, f = whenFalse.evaluate
-        if type == .snapshot, let ts = whenTrue.snapshot, let fs = whenFalse.snapshot {
-            return Compiled(snapshot: { context throws(RuleFailure) in
-                guard case .bool(let b) = try c(&context) else { throw RuleFailure.runtime("?: needs a boolean") }
-                return b ? try ts(&context) : try fs(&context)
-            })
+        if type == .snapshot, let ts = whenTrue.snapshot, let fs = whenFalse.snapshot, let tn = whenTrue.node, let fn = whenFalse.node {
+            return Compiled(
+                snapshot: { context throws(RuleFailure) in
+                    guard case .bool(let b) = try c(&context) else { throw RuleFailure.runtime("?: needs a boolean") }
+                    return b ? try ts(&context) : try fs(&context)
+                },
+                node: { context throws(RuleFailure) in
+                    guard case .bool(let b) = try c(&context) else { throw RuleFailure.runtime("?: needs a boolean") }
+                    return b ? try tn(&context) : try fn(&context)
+                })
         }
         return Compiled(type) { context throws(RuleFailure) in
             guard case .bool(let b) = try c(&context) else { throw RuleFailure.runtime("?: needs a boolean") }
@@ -522,6 +553,8 @@ public enum RuleKind: String, Sendable, Hashable {
     case write = ".write"
     case validate = ".validate"
 }
+
+typealias KeysEvaluator = @Sendable (inout EvaluationContext) throws(RuleFailure) -> [ChildKey]
 
 enum SnapshotMethod: String {
     case val, child, parent, hasChild, hasChildren, exists, getPriority, isNumber, isString, isBoolean

@@ -56,35 +56,33 @@ public struct RuleSet: Sendable {
         var context = EvaluationContext(auth: auth, now: now, root: root, newRoot: root, query: query)
         var node = tree
         var data = root
-        var keys: [ChildKey] = []
-        var last: (CompiledRule, RuleNode, [ChildKey], RuleFailure?)?
-        var level = 0
+        var depth = 0
+        var last: (rule: CompiledRule, node: RuleNode, depth: Int, failure: RuleFailure?)?
         while true {
             if let rule = node.read {
-                context.location = keys
+                context.location = path.keys[0..<depth]
                 context.data = data
                 context.newData = data
                 switch evaluate(rule, &context) {
                 case .granted:
-                    return RuleDecision(allowed: true, rule: describe(rule, node, keys), detail: .granted)
+                    return RuleDecision(allowed: true, rule: describe(rule, node, path, depth), detail: .granted)
                 case .notGranted(let failure):
-                    last = (rule, node, keys, failure)
+                    last = (rule, node, depth, failure)
                 case .exhausted:
-                    return exhausted(rule, node, keys)
+                    return exhausted(rule, node, path, depth)
                 }
             }
-            guard level < path.count, let next = step(from: node, key: path.keys[level], captures: &context.captures) else { break }
-            let key = path.keys[level]
-            keys.append(key)
-            data = data.child(key)
+            guard depth < path.count, let next = step(from: node, key: path.keys[depth], captures: &context.captures) else { break }
+            data = data.child(path.keys[depth])
             node = next
-            level += 1
+            depth += 1
         }
-        guard let (rule, ruleNode, ruleKeys, failure) = last else {
+        guard let last else {
             return RuleDecision(allowed: false, rule: nil, detail: .noRule(kind: .read, target: path))
         }
         return RuleDecision(
-            allowed: false, rule: describe(rule, ruleNode, ruleKeys), detail: .notGranted(target: path, failure: failure?.message))
+            allowed: false, rule: describe(last.rule, last.node, path, last.depth),
+            detail: .notGranted(target: path, failure: last.failure?.message))
     }
 
     /// `canRead` for wire query parameters: nil is a plain read.
@@ -147,65 +145,73 @@ public struct RuleSet: Sendable {
         return first ?? RuleDecision(allowed: true, rule: nil, detail: .text("nothing to write"))
     }
 
+    /// A rule node on the walk to a write location, with the data at its level.
+    private struct WriteLevel {
+        let node: RuleNode
+        let depth: Int
+        let data: Node
+        let newData: Node
+    }
+
     /// One write location: `.write` top-down until one grants, `.validate` on the path where new
     /// data exists, then `.validate` over the written subtree.
     private func checkWrite(at path: Path, _ context: inout EvaluationContext) -> RuleDecision {
-        // The rule nodes on the path, with the data at each level.
-        var levels: [(node: RuleNode, keys: [ChildKey], data: Node, newData: Node, captureCount: Int)] = []
+        var levels: [WriteLevel] = []
+        levels.reserveCapacity(path.count + 1)
         var node = tree
-        var keys: [ChildKey] = []
         var data = context.root, newData = context.newRoot
+        var depth = 0
         while true {
-            levels.append((node, keys, data, newData, context.captures.count))
-            guard keys.count < path.count else { break }
-            let key = path.keys[keys.count]
+            levels.append(WriteLevel(node: node, depth: depth, data: data, newData: newData))
+            guard depth < path.count else { break }
+            let key = path.keys[depth]
             guard let next = step(from: node, key: key, captures: &context.captures) else { break }
-            keys.append(key)
             data = data.child(key)
             newData = newData.child(key)
             node = next
+            depth += 1
         }
-        let captures = context.captures
+        // Captures only grow down the walk and a rule reads only the slots in its scope, so every
+        // level can see the whole list.
 
         var grant: RuleDecision?
-        var last: (CompiledRule, RuleNode, [ChildKey], RuleFailure?)?
+        var last: (rule: CompiledRule, level: WriteLevel, failure: RuleFailure?)?
         for level in levels {
             guard let rule = level.node.write else { continue }
-            context.location = level.keys
+            context.location = path.keys[0..<level.depth]
             context.data = level.data
             context.newData = level.newData
-            context.captures = Array(captures.prefix(level.captureCount))
             switch evaluate(rule, &context) {
             case .granted:
-                grant = RuleDecision(allowed: true, rule: describe(rule, level.node, level.keys), detail: .granted)
+                grant = RuleDecision(allowed: true, rule: describe(rule, level.node, path, level.depth), detail: .granted)
             case .notGranted(let failure):
-                last = (rule, level.node, level.keys, failure)
+                last = (rule, level, failure)
             case .exhausted:
-                return exhausted(rule, level.node, level.keys)
+                return exhausted(rule, level.node, path, level.depth)
             }
             if grant != nil { break }
         }
         guard let grant else {
-            guard let (rule, ruleNode, ruleKeys, failure) = last else {
+            guard let last else {
                 return RuleDecision(allowed: false, rule: nil, detail: .noRule(kind: .write, target: path))
             }
             return RuleDecision(
-                allowed: false, rule: describe(rule, ruleNode, ruleKeys), detail: .notGranted(target: path, failure: failure?.message))
+                allowed: false, rule: describe(last.rule, last.level.node, path, last.level.depth),
+                detail: .notGranted(target: path, failure: last.failure?.message))
         }
 
         for level in levels where !level.newData.isEmpty {
             guard let rule = level.node.validate else { continue }
-            context.location = level.keys
+            context.location = path.keys[0..<level.depth]
             context.data = level.data
             context.newData = level.newData
-            context.captures = Array(captures.prefix(level.captureCount))
-            if let denial = validate(rule, level.node, level.keys, &context) { return denial }
+            if let denial = validate(rule, level.node, path.keys[0..<level.depth], &context) { return denial }
         }
 
         // The walk reached the write location itself: validate what is written below it.
-        if let deepest = levels.last, deepest.keys.count == path.count, !deepest.newData.isEmpty {
-            context.captures = captures
-            if let denial = validateSubtree(deepest.node, keys: deepest.keys, data: deepest.data, newData: deepest.newData, &context) {
+        if let deepest = levels.last, deepest.depth == path.count, deepest.node.hasChildRules, deepest.newData.hasChildren {
+            var keys = path.keys
+            if let denial = validateSubtree(deepest.node, keys: &keys, data: deepest.data, newData: deepest.newData, &context) {
                 return denial
             }
         }
@@ -213,23 +219,29 @@ public struct RuleSet: Sendable {
     }
 
     /// Validates every node strictly below a written location that exists after the write and has
-    /// a rule node; nil when all pass.
+    /// a rule node; nil when all pass. `keys` is the location, extended and restored while visiting.
     private func validateSubtree(
-        _ node: RuleNode, keys: [ChildKey], data: Node, newData: Node, _ context: inout EvaluationContext
+        _ node: RuleNode, keys: inout [ChildKey], data: Node, newData: Node, _ context: inout EvaluationContext
     ) -> RuleDecision? {
         guard node.hasChildRules, newData.hasChildren else { return nil }
         func visit(_ key: ChildKey, _ child: RuleNode, _ childNew: Node, wildcard: Bool) -> RuleDecision? {
-            let childKeys = keys + [key]
             let childData = data.child(key)
+            keys.append(key)
             if wildcard { context.captures.append(key.string) }
-            defer { if wildcard { context.captures.removeLast() } }
+            defer {
+                keys.removeLast()
+                if wildcard { context.captures.removeLast() }
+            }
             if let rule = child.validate {
-                context.location = childKeys
+                context.location = keys[...]
                 context.data = childData
                 context.newData = childNew
-                if let denial = validate(rule, child, childKeys, &context) { return denial }
+                let denial = validate(rule, child, keys[...], &context)
+                // Drop the context's hold on `keys` so appending below does not copy it.
+                context.location = []
+                if let denial { return denial }
             }
-            return validateSubtree(child, keys: childKeys, data: childData, newData: childNew, &context)
+            return validateSubtree(child, keys: &keys, data: childData, newData: childNew, &context)
         }
         var denial: RuleDecision?
         if let wildcard = node.wildcard {
@@ -251,13 +263,16 @@ public struct RuleSet: Sendable {
         return denial
     }
 
-    private func validate(_ rule: CompiledRule, _ node: RuleNode, _ keys: [ChildKey], _ context: inout EvaluationContext) -> RuleDecision? {
+    private func validate(
+        _ rule: CompiledRule, _ node: RuleNode, _ keys: ArraySlice<ChildKey>, _ context: inout EvaluationContext
+    ) -> RuleDecision? {
         switch evaluate(rule, &context) {
         case .granted: return nil
         case .notGranted(let failure):
-            return RuleDecision(allowed: false, rule: describe(rule, node, keys), detail: .validationFailed(failure: failure?.message))
+            return RuleDecision(
+                allowed: false, rule: describe(rule, node, Path(Array(keys))), detail: .validationFailed(failure: failure?.message))
         case .exhausted:
-            return exhausted(rule, node, keys)
+            return RuleDecision(allowed: false, rule: describe(rule, node, Path(Array(keys))), detail: .budgetExhausted)
         }
     }
 
@@ -292,11 +307,16 @@ public struct RuleSet: Sendable {
         }
     }
 
-    private func describe(_ rule: CompiledRule, _ node: RuleNode, _ keys: [ChildKey]) -> RuleDecision.Rule {
-        RuleDecision.Rule(kind: rule.kind, pattern: node.pattern, path: Path(keys), expression: rule.expression)
+    private func describe(_ rule: CompiledRule, _ node: RuleNode, _ path: Path) -> RuleDecision.Rule {
+        RuleDecision.Rule(kind: rule.kind, pattern: node.pattern, path: path, expression: rule.expression)
     }
 
-    private func exhausted(_ rule: CompiledRule, _ node: RuleNode, _ keys: [ChildKey]) -> RuleDecision {
-        RuleDecision(allowed: false, rule: describe(rule, node, keys), detail: .budgetExhausted)
+    /// The rule at the first `depth` keys of `path`.
+    private func describe(_ rule: CompiledRule, _ node: RuleNode, _ path: Path, _ depth: Int) -> RuleDecision.Rule {
+        describe(rule, node, depth == path.count ? path : Path(Array(path.keys[0..<depth])))
+    }
+
+    private func exhausted(_ rule: CompiledRule, _ node: RuleNode, _ path: Path, _ depth: Int) -> RuleDecision {
+        RuleDecision(allowed: false, rule: describe(rule, node, path, depth), detail: .budgetExhausted)
     }
 }

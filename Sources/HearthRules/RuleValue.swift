@@ -54,33 +54,33 @@ enum RuleValue: Sendable {
 struct RuleSnapshot: Sendable {
     /// The whole tree the snapshot belongs to, so `parent()` can climb.
     let tree: Node
-    let keys: [ChildKey]
+    /// The location's keys: a slice, so the walks hand out prefixes of one path without copying.
+    let keys: ArraySlice<ChildKey>
     let node: Node
 
-    func child(_ relative: String) -> RuleSnapshot {
+    func child(_ relative: [ChildKey]) -> RuleSnapshot {
         var keys = self.keys
-        var node = self.node
-        for segment in relative.split(separator: "/", omittingEmptySubsequences: true) {
-            let key = ChildKey(String(segment))
-            keys.append(key)
-            node = node.child(key)
-        }
-        return RuleSnapshot(tree: tree, keys: keys, node: node)
-    }
-
-    /// True when the node at `relative` exists, without building a snapshot.
-    func hasChild(_ relative: String) -> Bool {
-        var node = self.node
-        for segment in relative.split(separator: "/", omittingEmptySubsequences: true) {
-            node = node.child(ChildKey(String(segment)))
-            if node.isEmpty { return false }
-        }
-        return !node.isEmpty
+        keys.append(contentsOf: relative)
+        return RuleSnapshot(tree: tree, keys: keys, node: Self.descend(node, relative))
     }
 
     func parent() -> RuleSnapshot? {
         guard !keys.isEmpty else { return nil }
-        let parentKeys = Array(keys.dropLast())
-        return RuleSnapshot(tree: tree, keys: parentKeys, node: tree.child(at: Path(parentKeys)))
+        let parentKeys = keys.dropLast()
+        return RuleSnapshot(tree: tree, keys: parentKeys, node: Self.descend(tree, parentKeys))
+    }
+
+    /// The keys of a relative path as `child()` reads it: split on `/`, empty segments dropped.
+    static func keys(of relative: String) -> [ChildKey] {
+        relative.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) }
+    }
+
+    static func descend<Keys: Sequence<ChildKey>>(_ node: Node, _ keys: Keys) -> Node {
+        var node = node
+        for key in keys {
+            node = node.child(key)
+            if node.isEmpty { return node }
+        }
+        return node
     }
 }

@@ -1,3 +1,5 @@
+import HearthCore
+
 /// What the load-time checker knows about an expression's value (rules.md §7).
 enum StaticType: Sendable, Equatable {
     case boolean
@@ -45,24 +47,30 @@ enum StaticType: Sendable, Equatable {
     var mayBeNumber: Bool { self == .number || self == .any || self == .primitive }
 }
 
-/// What a compiled expression is: its static type and how to evaluate it. Snapshot-typed
-/// expressions also have a direct evaluator so chains like `data.child('a').child('b')` pass
-/// snapshots without boxing them in `RuleValue`.
+/// What a compiled expression is: its static type and how to evaluate it.
+///
+/// Snapshot-typed expressions have two more evaluators: `snapshot` builds the whole
+/// `RuleSnapshot` (needed only when `parent()` must climb), `node` just finds the node, which is
+/// all `val()`, `exists()`, `child()` and the other methods need. Most rules never build a
+/// snapshot at all.
 struct Compiled {
     var type: StaticType
     var evaluate: Evaluator
     var snapshot: SnapshotEvaluator?
+    var node: NodeEvaluator?
 
     init(_ type: StaticType, _ evaluate: @escaping Evaluator) {
         self.type = type
         self.evaluate = evaluate
     }
 
-    init(snapshot: @escaping SnapshotEvaluator) {
+    init(snapshot: @escaping SnapshotEvaluator, node: @escaping NodeEvaluator) {
         type = .snapshot
         self.snapshot = snapshot
+        self.node = node
         evaluate = { (context: inout EvaluationContext) throws(RuleFailure) -> RuleValue in .snapshot(try snapshot(&context)) }
     }
 }
 
 typealias SnapshotEvaluator = @Sendable (inout EvaluationContext) throws(RuleFailure) -> RuleSnapshot
+typealias NodeEvaluator = @Sendable (inout EvaluationContext) throws(RuleFailure) -> Node

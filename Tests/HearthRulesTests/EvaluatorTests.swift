@@ -14,7 +14,7 @@ func value(
     let newRoot = try Node(json: newData ?? data)
     var context = EvaluationContext(
         auth: try auth.map { try Node(json: $0) }, now: 1234, root: root, newRoot: newRoot, query: query)
-    context.location = path.keys
+    context.location = path.keys[...]
     context.data = root.child(at: path)
     context.newData = newRoot.child(at: path)
     context.captures = captures.map(\.1)
@@ -25,7 +25,7 @@ func value(
         case .number(let n): return JSNumber.string(n)
         case .string(let s): return "'\(s)'"
         case .object: return "object"
-        case .snapshot(let s): return "snapshot \(Path(s.keys).slashed)"
+        case .snapshot(let s): return "snapshot \(Path(Array(s.keys)).slashed)"
         }
     } catch {
         return "error"
