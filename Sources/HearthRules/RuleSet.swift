@@ -99,9 +99,11 @@ public struct RuleSet: Sendable {
     /// resolved here against `root` with `now`, the same way `DatabaseTree.set` resolves them, so
     /// rules see the stored result (`newData.val() == now` holds for a timestamp).
     public func canWrite(at path: Path, newValue: Node, root: Node, auth: Node?, now: Int64) -> RuleDecision {
-        let resolved: Node
+        var resolved = newValue
         do {
-            resolved = try ServerValues.resolve(newValue, at: path, in: root, now: now)
+            if ServerValues.containsPlaceholders(newValue) {
+                resolved = try ServerValues.resolve(newValue, at: path, in: root, now: now)
+            }
         } catch {
             return RuleDecision(allowed: false, rule: nil, detail: .text("invalid write: \(error.message)"))
         }
@@ -246,7 +248,7 @@ public struct RuleSet: Sendable {
         var denial: RuleDecision?
         if let wildcard = node.wildcard {
             newData.children.forEach { key, childNew in
-                if let literal = node.children[key] {
+                if let literal = node.child(key) {
                     denial = visit(key, literal, childNew, wildcard: false)
                 } else {
                     denial = visit(key, wildcard, childNew, wildcard: true)
@@ -254,7 +256,7 @@ public struct RuleSet: Sendable {
                 return denial == nil
             }
         } else {
-            for (key, child) in node.children {
+            for (key, child) in node.children {  // key order, as Firebase visits children
                 let childNew = newData.child(key)
                 if childNew.isEmpty { continue }
                 if let found = visit(key, child, childNew, wildcard: false) { return found }
@@ -280,7 +282,7 @@ public struct RuleSet: Sendable {
 
     /// The rule node for `key` below `node`: the literal child, else the wildcard (binding the key).
     private func step(from node: RuleNode, key: ChildKey, captures: inout [String]) -> RuleNode? {
-        if let literal = node.children[key] { return literal }
+        if let literal = node.child(key) { return literal }
         if let wildcard = node.wildcard {
             captures.append(key.string)
             return wildcard

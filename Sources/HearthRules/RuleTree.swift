@@ -8,7 +8,9 @@ final class RuleNode: Sendable {
     let write: CompiledRule?
     let validate: CompiledRule?
     let indexOn: [String]
-    let children: [ChildKey: RuleNode]
+    /// Literal children in key order. Rules levels have few children, and `ChildKey` equality
+    /// compares order words before strings, so a scan beats hashing the key.
+    let children: [(key: ChildKey, node: RuleNode)]
     /// The `$name` child, if any, and its name (with the `$`).
     let wildcardName: String?
     let wildcard: RuleNode?
@@ -17,14 +19,22 @@ final class RuleNode: Sendable {
         pattern: String, read: CompiledRule?, write: CompiledRule?, validate: CompiledRule?, indexOn: [String],
         children: [ChildKey: RuleNode], wildcardName: String?, wildcard: RuleNode?
     ) {
+        let sorted = children.sorted { $0.key < $1.key }.map { (key: $0.key, node: $0.value) }
         self.pattern = pattern
         self.read = read
         self.write = write
         self.validate = validate
         self.indexOn = indexOn
-        self.children = children
+        self.children = sorted
         self.wildcardName = wildcardName
         self.wildcard = wildcard
+    }
+
+    /// The literal child named `key`.
+    @inline(__always)
+    func child(_ key: ChildKey) -> RuleNode? {
+        for entry in children where entry.key == key { return entry.node }
+        return nil
     }
 
     /// True when some rule node lies below this one.
