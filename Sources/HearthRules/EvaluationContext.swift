@@ -10,18 +10,18 @@ struct EvaluationContext {
     /// The tree before the operation (`root`, `data`).
     var root: Node
     /// The tree after the operation (`newData`); the same as `root` for reads.
-    var newRoot: Node
+    var newRoot: TreeView
     var query: RuleQuery
     /// The location of the rule being evaluated and the nodes there.
     var location: ArraySlice<ChildKey> = []
     var data: Node
-    var newData: Node
+    var newData: TreeView
     /// Captured `$wildcard` keys, in the order the rule walk bound them (outermost first).
     var captures: [String] = []
     /// Units of work left for this operation (see `RulesLimits.evaluationBudget`).
     var budget: Int
 
-    init(auth: Node?, now: Int64, root: Node, newRoot: Node, query: RuleQuery, budget: Int = RulesLimits.evaluationBudget) {
+    init(auth: Node?, now: Int64, root: Node, newRoot: TreeView, query: RuleQuery, budget: Int = RulesLimits.evaluationBudget) {
         self.auth = auth.map(RuleValue.init(node:)) ?? .null
         self.now = Double(now)
         self.root = root

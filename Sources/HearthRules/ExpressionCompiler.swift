@@ -54,12 +54,12 @@ struct ExpressionCompiler {
             return Compiled(.number) { context in .number(context.now) }
         case "root":
             return Compiled(
-                snapshot: { context in RuleSnapshot(tree: context.root, keys: [], node: context.root) },
-                node: { context in context.root })
+                snapshot: { context in RuleSnapshot(tree: .node(context.root), keys: [], node: .node(context.root)) },
+                node: { context in .node(context.root) })
         case "data":
             return Compiled(
-                snapshot: { context in RuleSnapshot(tree: context.root, keys: context.location, node: context.data) },
-                node: { context in context.data })
+                snapshot: { context in RuleSnapshot(tree: .node(context.root), keys: context.location, node: .node(context.data)) },
+                node: { context in .node(context.data) })
         case "newData":
             guard kind != .read else {
                 throw ExpressionError(offset: offset, "'newData' is not defined in .read rules.", text: name)
@@ -231,7 +231,7 @@ struct ExpressionCompiler {
             try checkArity(name, arguments, 0, offset: offset)
             return Compiled(.primitive) { context throws(RuleFailure) in
                 try context.spend()
-                return RuleValue(node: try node(&context))
+                return try node(&context).ruleValue
             }
         case .child:
             try checkArity(name, arguments, 1, offset: offset)
@@ -245,7 +245,7 @@ struct ExpressionCompiler {
                 node: { context throws(RuleFailure) in
                     try context.spend()
                     let base = try node(&context)
-                    return RuleSnapshot.descend(base, try path(&context))
+                    return base.descend(try path(&context))
                 })
         case .parent:
             try checkArity(name, arguments, 0, offset: offset)
@@ -263,7 +263,7 @@ struct ExpressionCompiler {
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
                 let base = try node(&context)
-                return .bool(!RuleSnapshot.descend(base, try path(&context)).isEmpty)
+                return .bool(!base.descend(try path(&context)).isEmpty)
             }
         case .hasChildren:
             if arguments.isEmpty {
@@ -288,7 +288,7 @@ struct ExpressionCompiler {
                 // Every element is evaluated (a null one is an error) even after one is missing.
                 for path in elementPaths {
                     let keys = try path(&context)
-                    if all && RuleSnapshot.descend(base, keys).isEmpty { all = false }
+                    if all && base.descend(keys).isEmpty { all = false }
                 }
                 return .bool(all)
             }
@@ -309,19 +309,19 @@ struct ExpressionCompiler {
             try checkArity(name, arguments, 0, offset: offset)
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
-                return .bool(try node(&context).numberValue != nil)
+                return .bool(try node(&context).leaf?.numberValue != nil)
             }
         case .isString:
             try checkArity(name, arguments, 0, offset: offset)
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
-                return .bool(try node(&context).stringValue != nil)
+                return .bool(try node(&context).leaf?.stringValue != nil)
             }
         case .isBoolean:
             try checkArity(name, arguments, 0, offset: offset)
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
-                return .bool(try node(&context).boolValue != nil)
+                return .bool(try node(&context).leaf?.boolValue != nil)
             }
         }
     }

@@ -53,7 +53,7 @@ public struct RuleSet: Sendable {
     ///   - now: server time in milliseconds since the epoch.
     ///   - query: what `query.*` reports; `.plainRead` for a read without a query.
     public func canRead(at path: Path, root: Node, auth: Node?, now: Int64, query: RuleQuery = .plainRead) -> RuleDecision {
-        var context = EvaluationContext(auth: auth, now: now, root: root, newRoot: root, query: query)
+        var context = EvaluationContext(auth: auth, now: now, root: root, newRoot: .node(root), query: query)
         var node = tree
         var data = root
         var depth = 0
@@ -62,7 +62,7 @@ public struct RuleSet: Sendable {
             if let rule = node.read {
                 context.location = path.keys[0..<depth]
                 context.data = data
-                context.newData = data
+                context.newData = .node(data)
                 switch evaluate(rule, &context) {
                 case .granted:
                     return RuleDecision(allowed: true, rule: describe(rule, node, path, depth), detail: .granted)
@@ -107,7 +107,7 @@ public struct RuleSet: Sendable {
         } catch {
             return RuleDecision(allowed: false, rule: nil, detail: .text("invalid write: \(error.message)"))
         }
-        return canWrite(locations: [path], oldRoot: root, newRoot: root.setting(path, to: resolved), auth: auth, now: now)
+        return check(locations: [path], oldRoot: root, newRoot: Self.merge([(path, resolved)], into: root), auth: auth, now: now)
     }
 
     /// May `auth` apply a multi-path update at `path`? Each entry of `children` (relative path,
@@ -115,7 +115,7 @@ public struct RuleSet: Sendable {
     /// is, and all of them are validated against the one merged result (rules.md §4.2).
     /// Overlapping entries are denied (the server rejects them before rules anyway).
     public func canUpdate(at path: Path, children: [(Path, Node)], root: Node, auth: Node?, now: Int64) -> RuleDecision {
-        var newRoot = root
+        var writes: [(Path, Node)] = []
         var locations: [Path] = []
         for (relative, value) in children {
             let location = path.appending(path: relative)
@@ -124,18 +124,33 @@ public struct RuleSet: Sendable {
                     allowed: false, rule: nil, detail: .text("invalid update: \(location.slashed) overlaps \(other.slashed)"))
             }
             do {
-                newRoot.set(location, to: try ServerValues.resolve(value, at: location, in: root, now: now))
+                writes.append((location, try ServerValues.resolve(value, at: location, in: root, now: now)))
             } catch {
                 return RuleDecision(allowed: false, rule: nil, detail: .text("invalid write: \(error.message)"))
             }
             locations.append(location)
         }
-        return canWrite(locations: locations, oldRoot: root, newRoot: newRoot, auth: auth, now: now)
+        return check(locations: locations, oldRoot: root, newRoot: Self.merge(writes, into: root), auth: auth, now: now)
+    }
+
+    /// The post-write tree as rules see it: an overlay on `root` (see `TreeView`), or the merged
+    /// node itself for priority-only writes (`…/.priority`), which `Node.set` treats specially.
+    static func merge(_ writes: [(Path, Node)], into root: Node) -> TreeView {
+        if writes.contains(where: { $0.0.last == .priorityKey }) {
+            var merged = root
+            for (path, value) in writes { merged.set(path, to: value) }
+            return .node(merged)
+        }
+        return TreeView.applying(writes.map { (keys: $0.0.keys[...], value: $0.1) }, to: root)
     }
 
     /// The write check on an already computed result: `newRoot` is the whole tree after the
     /// operation (server values resolved), `locations` the paths the operation replaced.
     public func canWrite(locations: [Path], oldRoot: Node, newRoot: Node, auth: Node?, now: Int64) -> RuleDecision {
+        check(locations: locations, oldRoot: oldRoot, newRoot: .node(newRoot), auth: auth, now: now)
+    }
+
+    private func check(locations: [Path], oldRoot: Node, newRoot: TreeView, auth: Node?, now: Int64) -> RuleDecision {
         var context = EvaluationContext(auth: auth, now: now, root: oldRoot, newRoot: newRoot, query: .plainRead)
         var first: RuleDecision?
         for location in locations {
@@ -152,7 +167,7 @@ public struct RuleSet: Sendable {
         let node: RuleNode
         let depth: Int
         let data: Node
-        let newData: Node
+        let newData: TreeView
     }
 
     /// One write location: `.write` top-down until one grants, `.validate` on the path where new
@@ -213,7 +228,8 @@ public struct RuleSet: Sendable {
         // The walk reached the write location itself: validate what is written below it.
         if let deepest = levels.last, deepest.depth == path.count, deepest.node.hasChildRules, deepest.newData.hasChildren {
             var keys = path.keys
-            if let denial = validateSubtree(deepest.node, keys: &keys, data: deepest.data, newData: deepest.newData, &context) {
+            let written = deepest.newData.materialized  // the written value itself: already a node
+            if let denial = validateSubtree(deepest.node, keys: &keys, data: deepest.data, newData: written, &context) {
                 return denial
             }
         }
@@ -237,7 +253,7 @@ public struct RuleSet: Sendable {
             if let rule = child.validate {
                 context.location = keys[...]
                 context.data = childData
-                context.newData = childNew
+                context.newData = .node(childNew)
                 let denial = validate(rule, child, keys[...], &context)
                 // Drop the context's hold on `keys` so appending below does not copy it.
                 context.location = []

@@ -9,6 +9,9 @@ enum RuleValue: Sendable {
     /// A node with children: a claim map of `auth`, or the opaque value `val()` gives for a
     /// non-leaf node. Never equal to anything.
     case object(Node)
+    /// What `val()` gives for a node with children. Never equal to anything; the checker allows
+    /// no member access on `val()`, so its children are never needed.
+    case opaqueObject
     case snapshot(RuleSnapshot)
 
     /// The rule value of a stored node: its leaf value, an object, or null.
@@ -33,7 +36,7 @@ enum RuleValue: Sendable {
         case .bool: return "boolean"
         case .number: return "number"
         case .string: return "string"
-        case .object: return "object"
+        case .object, .opaqueObject: return "object"
         case .snapshot: return "snapshot"
         }
     }
@@ -53,21 +56,21 @@ enum RuleValue: Sendable {
 /// A `RuleDataSnapshot`: a location in one tree (before or after the write) and the node there.
 struct RuleSnapshot: Sendable {
     /// The whole tree the snapshot belongs to, so `parent()` can climb.
-    let tree: Node
+    let tree: TreeView
     /// The location's keys: a slice, so the walks hand out prefixes of one path without copying.
     let keys: ArraySlice<ChildKey>
-    let node: Node
+    let node: TreeView
 
     func child(_ relative: [ChildKey]) -> RuleSnapshot {
         var keys = self.keys
         keys.append(contentsOf: relative)
-        return RuleSnapshot(tree: tree, keys: keys, node: Self.descend(node, relative))
+        return RuleSnapshot(tree: tree, keys: keys, node: node.descend(relative))
     }
 
     func parent() -> RuleSnapshot? {
         guard !keys.isEmpty else { return nil }
         let parentKeys = keys.dropLast()
-        return RuleSnapshot(tree: tree, keys: parentKeys, node: Self.descend(tree, parentKeys))
+        return RuleSnapshot(tree: tree, keys: parentKeys, node: tree.descend(parentKeys))
     }
 
     /// The keys of a relative path as `child()` reads it: split on `/`, empty segments dropped.

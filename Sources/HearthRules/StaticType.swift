@@ -73,4 +73,4 @@ struct Compiled {
 }
 
 typealias SnapshotEvaluator = @Sendable (inout EvaluationContext) throws(RuleFailure) -> RuleSnapshot
-typealias NodeEvaluator = @Sendable (inout EvaluationContext) throws(RuleFailure) -> Node
+typealias NodeEvaluator = @Sendable (inout EvaluationContext) throws(RuleFailure) -> TreeView

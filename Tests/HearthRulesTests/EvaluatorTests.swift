@@ -13,10 +13,10 @@ func value(
     let root = try Node(json: data)
     let newRoot = try Node(json: newData ?? data)
     var context = EvaluationContext(
-        auth: try auth.map { try Node(json: $0) }, now: 1234, root: root, newRoot: newRoot, query: query)
+        auth: try auth.map { try Node(json: $0) }, now: 1234, root: root, newRoot: .node(newRoot), query: query)
     context.location = path.keys[...]
     context.data = root.child(at: path)
-    context.newData = newRoot.child(at: path)
+    context.newData = .node(newRoot.child(at: path))
     context.captures = captures.map(\.1)
     do {
         switch try compiled.evaluate(&context) {
@@ -24,7 +24,7 @@ func value(
         case .bool(let b): return "\(b)"
         case .number(let n): return JSNumber.string(n)
         case .string(let s): return "'\(s)'"
-        case .object: return "object"
+        case .object, .opaqueObject: return "object"
         case .snapshot(let s): return "snapshot \(Path(Array(s.keys)).slashed)"
         }
     } catch {
@@ -224,7 +224,7 @@ struct EvaluatorTests {
     @Test func budgetBoundsAnOperation() throws {
         let expression = try Parser.parse(Array("root.child('a').exists() || root.child('b').exists()".unicodeScalars))
         let compiled = try ExpressionCompiler(kind: .read, captures: []).compileRule(expression)
-        var context = EvaluationContext(auth: nil, now: 0, root: .empty, newRoot: .empty, query: .plainRead, budget: 3)
+        var context = EvaluationContext(auth: nil, now: 0, root: .empty, newRoot: .node(.empty), query: .plainRead, budget: 3)
         #expect(throws: RuleFailure.self) { _ = try compiled(&context) }
     }
 }
