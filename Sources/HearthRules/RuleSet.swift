@@ -136,6 +136,9 @@ public struct RuleSet: Sendable {
     /// The post-write tree as rules see it: an overlay on `root` (see `TreeView`), or the merged
     /// node itself for priority-only writes (`…/.priority`), which `Node.set` treats specially.
     static func merge(_ writes: [(Path, Node)], into root: Node) -> TreeView {
+        if writes.count == 1, writes[0].0.last != .priorityKey {
+            return TreeView.replacing(writes[0].0.keys[...], with: writes[0].1, in: root)
+        }
         if writes.contains(where: { $0.0.last == .priorityKey }) {
             var merged = root
             for (path, value) in writes { merged.set(path, to: value) }

@@ -31,6 +31,14 @@ enum TreeView: Sendable {
         return .overlay(TreeOverlay(base: base, overrides: overrides))
     }
 
+    /// The view after replacing the one node at `keys` below `base`: the common case, built
+    /// without the grouping of `applying`.
+    static func replacing(_ keys: ArraySlice<ChildKey>, with value: Node, in base: Node) -> TreeView {
+        guard let key = keys.first else { return .node(value) }
+        let child = replacing(keys.dropFirst(), with: value, in: base.child(key))
+        return .overlay(TreeOverlay(base: base, overrides: [(key, child)]))
+    }
+
     func child(_ key: ChildKey) -> TreeView {
         switch self {
         case .node(let node): return .node(node.child(key))
