@@ -53,6 +53,8 @@ public struct RuleSet: Sendable {
     ///   - now: server time in milliseconds since the epoch.
     ///   - query: what `query.*` reports; `.plainRead` for a read without a query.
     public func canRead(at path: Path, root: Node, auth: Node?, now: Int64, query: RuleQuery = .plainRead) -> RuleDecision {
+        // Reading `a/b/.priority` reads part of the node at `a/b`.
+        let path = path.last == .priorityKey ? path.parent! : path
         var context = EvaluationContext(auth: auth, now: now, root: root, newRoot: .node(root), query: query)
         var node = tree
         var data = root
@@ -158,7 +160,9 @@ public struct RuleSet: Sendable {
         var first: RuleDecision?
         for location in locations {
             context.captures.removeAll(keepingCapacity: true)
-            let decision = checkWrite(at: location, &context)
+            // A priority write (`a/b/.priority`) changes the node at `a/b`: its rules decide.
+            let target = location.last == .priorityKey ? location.parent! : location
+            let decision = checkWrite(at: target, &context)
             if !decision.allowed { return decision }
             if first == nil { first = decision }
         }

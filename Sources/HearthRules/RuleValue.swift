@@ -77,13 +77,4 @@ struct RuleSnapshot: Sendable {
     static func keys(of relative: String) -> [ChildKey] {
         relative.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) }
     }
-
-    static func descend<Keys: Sequence<ChildKey>>(_ node: Node, _ keys: Keys) -> Node {
-        var node = node
-        for key in keys {
-            node = node.child(key)
-            if node.isEmpty { return node }
-        }
-        return node
-    }
 }

@@ -88,6 +88,16 @@ struct SemanticsTests {
         #expect(decision.reason.contains("budget"))
     }
 
+    @Test func priorityPathsAreCheckedAtTheirNode() throws {
+        let r = try rules(#"{"$k": {".read": "$k == 'a'", ".write": "$k == 'a'", ".validate": "newData.getPriority() == 5"}}"#)
+        let root = try Node(json: #"{"a": 1, "b": 1}"#)
+        #expect(r.canRead(at: "a/.priority", root: root, auth: nil, now: 0).allowed)
+        #expect(!r.canRead(at: "b/.priority", root: root, auth: nil, now: 0).allowed)
+        #expect(r.canWrite(at: "a/.priority", newValue: Node(5), root: root, auth: nil, now: 0).allowed)
+        #expect(!r.canWrite(at: "a/.priority", newValue: Node(6), root: root, auth: nil, now: 0).allowed)
+        #expect(!r.canWrite(at: "b/.priority", newValue: Node(5), root: root, auth: nil, now: 0).allowed)
+    }
+
     @Test func indexesAreCollected() throws {
         let r = try rules(#"{"users": {".indexOn": "age", "$uid": {"posts": {".indexOn": ["time", ".value"]}}}}"#)
         #expect(r.indexes.count == 2)
