@@ -438,7 +438,9 @@ struct RegexParser {
                 guard lowValue <= high.value else { throw error("Range out of order in a regular expression set.") }
                 set.ranges.append(lowValue...high.value)
                 if caseInsensitive {
-                    set.ranges.append(CaseFolding.upper(Unicode.Scalar(lowValue)!).value...CaseFolding.upper(high).value)
+                    // The upper-case images of a range need not be in order (`[_-a]`): add them only when they are.
+                    let upperLow = CaseFolding.upper(Unicode.Scalar(lowValue)!).value, upperHigh = CaseFolding.upper(high).value
+                    if upperLow <= upperHigh { set.ranges.append(upperLow...upperHigh) }
                 }
             } else {
                 let value = (caseInsensitive ? CaseFolding.fold(low) : low).value

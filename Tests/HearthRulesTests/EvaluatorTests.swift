@@ -159,6 +159,9 @@ struct EvaluatorTests {
         #expect(try value("'_'.matches(/^\\w$/)") == "true")
         #expect(try value("'-'.matches(/^\\W$/)") == "true")
         #expect(try value("'{foo}'.matches(/\\{foo}/)") == "true")
+        #expect(try value("'`'.matches(/^[_-a]$/i)") == "true")
+        #expect(try value("'B'.matches(/^[a-c]$/i)") == "true")
+        #expect(try value("'d'.matches(/^[A-C]$/i)") == "false")
         // Linear time: a pattern that makes backtracking matchers explode.
         let long = String(repeating: "a", count: 5000)
         #expect(try value("'\(long)'.matches(/^(a*)*b$/)") == "false")
