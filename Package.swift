@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "HearthCore", targets: ["HearthCore"]),
         .library(name: "HearthStorage", targets: ["HearthStorage"]),
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
+        .library(name: "HearthRules", targets: ["HearthRules"]),
     ],
     targets: [
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
@@ -32,6 +33,8 @@ let package = Package(
         /// Debian's libsqlite3 (3.40 on bookworm); imported only by HearthSQLite.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "HearthStorage", dependencies: ["HearthCore"], swiftSettings: strict),
+        /// Firebase Realtime Database security rules: loading, static checking, compiled evaluation.
+        .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: strict),
         /// The storage engine conformance suite, shared by every engine's tests.
         .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore", "HearthSupport"], swiftSettings: strict),
         .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "CSQLite"], swiftSettings: strict),
@@ -62,9 +65,11 @@ let package = Package(
             name: "HearthBenchmarks",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
+                "HearthRules",
             ],
             swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
+        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore", "HearthSupport"], swiftSettings: strict),
         .testTarget(
             name: "HearthStorageTests", dependencies: ["HearthStorage", "HearthStorageTesting", "HearthCore"],
             swiftSettings: strict),

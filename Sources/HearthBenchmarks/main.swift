@@ -23,6 +23,8 @@ let scenarios: [Scenario] = [
     .wsFanout,
     .restReadWrite,
     .sseFanout,
+    .rulesEval,
+    .rulesWrite,
 ]
 
 exit(BenchmarkRunner.main(arguments: Array(CommandLine.arguments.dropFirst()), scenarios: scenarios))
