@@ -45,7 +45,7 @@ let package = Package(
         /// Firebase's realtime wire protocol v5: envelope keys and actions, frames, the per-connection state machine.
         .target(name: "HearthProtocol", dependencies: ["HearthCore"], swiftSettings: strict),
         /// Firebase's REST API, SSE streams, realtime sessions, namespaces and access rules; no C, no sockets.
-        .target(name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol"], swiftSettings: strict),
+        .target(name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthRules"], swiftSettings: strict),
         /// The Bolt compiler: Bolt source to Firebase rules JSON; pure Swift, no Foundation.
         .target(name: "HearthBolt", swiftSettings: strict),
         /// The HTTP server on libwebsockets + libuv: the event-loop thread that owns sockets and engine.

@@ -1,5 +1,6 @@
-import HearthCore
+public import HearthCore
 import HearthProtocol
+import HearthRules
 public import HearthStorage
 import Foundation
 
@@ -13,6 +14,10 @@ public struct ServerConfiguration: Sendable {
     public var defaultNamespace: String
     /// Seconds between SSE `keep-alive` events (§6.7: about 30 s).
     public var keepAliveIntervalSeconds: Int
+    /// Verifies an ID token a client presents (`auth`, `auth=`, `Authorization: Bearer`): its claims, or
+    /// nil when it is not valid. Set by the auth service; without it only emulator mode accepts tokens
+    /// (unsigned, as Firebase's emulator does).
+    public var verifyIDToken: (@Sendable (String) -> Node?)?
 
     public init(emulator: Bool, adminToken: String?, defaultNamespace: String, keepAliveIntervalSeconds: Int = 30) {
         self.emulator = emulator
@@ -128,10 +133,10 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
         let namespaceName = target.namespace ?? Self.namespace(fromHost: request.headers["host"])
             ?? configuration.defaultNamespace
-        let access = try authorize(request, target: target)
+        let caller = try caller(of: request, target: target)
 
         if target.path.first?.string == ".settings" {
-            try settings(request, method: method, target: target, namespaceName: namespaceName, access: access,
+            try settings(request, method: method, target: target, namespaceName: namespaceName, caller: caller,
                          responder: responder)
             return
         }
@@ -143,30 +148,32 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             responder.respond(Self.jsonResponse(200, Array("[\(names)]".utf8)))
             return
         }
-        guard access.mayReadAndWrite else { throw .permissionDenied }
         let namespace = try open(namespaceName)
         switch method {
         case .get, .head:
+            guard namespace.mayRead(caller, at: target.path, query: target.query, now: clock()) else {
+                throw .permissionDenied
+            }
             if request.headers["accept"]?.contains("text/event-stream") == true {
-                try stream(request, target: target, namespace: namespace, responder: responder)
+                try stream(request, target: target, caller: caller, namespace: namespace, responder: responder)
             } else {
                 try get(request, target: target, namespace: namespace, responder: responder)
             }
         case .put:
             let value = try Self.parseBody(request.body, at: target.path)
             let ifHash = try etagCondition(request)
-            write(.set(target.path), namespace: namespace, target: target, request: request, responder: responder) {
-                db, now, completion in
-                db.set(target.path, to: value, ifHash: ifHash, now: now, completion: completion)
+            write(.set(target.path), caller: caller, namespace: namespace, target: target, request: request, responder: responder) {
+                db, now, check, completion in
+                db.set(target.path, to: value, ifHash: ifHash, now: now, check: check, completion: completion)
             }
         case .post:
             let id = pushIDs.next(now: clock())
             let path = target.path.appending(ChildKey(id))
             let value = try Self.parseBody(request.body, at: path)
             let ifHash = try etagCondition(request)
-            write(.set(path), namespace: namespace, target: target, request: request, responder: responder,
-                  reply: { _ in Array("{\"name\":\(Node(id).json())}".utf8) }) { db, now, completion in
-                db.set(path, to: value, ifHash: ifHash, now: now, completion: completion)
+            write(.set(path), caller: caller, namespace: namespace, target: target, request: request, responder: responder,
+                  reply: { _ in Array("{\"name\":\(Node(id).json())}".utf8) }) { db, now, check, completion in
+                db.set(path, to: value, ifHash: ifHash, now: now, check: check, completion: completion)
             }
         case .patch:
             let values = try Self.parseUpdate(request.body, at: target.path)
@@ -174,7 +181,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
                 throw RESTError(400, "if-match is supported on PUT, POST and DELETE, not on multi-path PATCH")
             }
             let keys = values.map(\.0)
-            write(.update(target.path, keys), namespace: namespace, target: target, request: request,
+            write(.update(target.path, keys), caller: caller, namespace: namespace, target: target, request: request,
                   responder: responder,
                   reply: { root in
                       var data: [UInt8] = [UInt8(ascii: "{")]
@@ -186,14 +193,14 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
                       }
                       data.append(UInt8(ascii: "}"))
                       return data
-                  }) { db, now, completion in
-                db.update(target.path, with: values, now: now, completion: completion)
+                  }) { db, now, check, completion in
+                db.update(target.path, with: values, now: now, check: check, completion: completion)
             }
         case .delete:
             let ifHash = try etagCondition(request)
-            write(.set(target.path), namespace: namespace, target: target, request: request, responder: responder) {
-                db, now, completion in
-                db.set(target.path, to: .empty, ifHash: ifHash, now: now, completion: completion)
+            write(.set(target.path), caller: caller, namespace: namespace, target: target, request: request, responder: responder) {
+                db, now, check, completion in
+                db.set(target.path, to: .empty, ifHash: ifHash, now: now, check: check, completion: completion)
             }
         case .options:
             responder.respond(preflight(request))
@@ -214,8 +221,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         do {
             let engine = try openEngine(name)
             let root = try engine.load(progress: nil)
-            let namespace = Namespace(name: name, database: DurableDatabase(engine: engine, root: root))
-            namespace.rulesSource = rulesStore?.load(name)
+            let namespace = Namespace(
+                name: name, database: DurableDatabase(engine: engine, root: root), rules: storedRules(name))
             namespaces[name] = namespace
             return namespace
         } catch let error as StorageError where error.code == .invalidData {
@@ -225,30 +232,66 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
     }
 
-    // MARK: Auth (until the auth and rules issues land)
-
-    struct Access {
-        var isAdmin: Bool
-        var mayReadAndWrite: Bool
+    /// The rules uploaded for `name`, else the mode's default (open in emulator mode, locked otherwise).
+    /// Stored rules that no longer compile leave the namespace locked, with the reason printed.
+    private func storedRules(_ name: String) -> RuleSet {
+        guard let source = rulesStore?.load(name) else { return Self.defaultRules(emulator: configuration.emulator) }
+        do { return try RuleSet(source: source) } catch {
+            FileHandle.standardError.write(Data(
+                "hearth: the stored rules of '\(name)' do not compile (\(error)); it stays locked until new rules are deployed\n".utf8))
+            return .locked
+        }
     }
 
-    private func authorize(_ request: HTTPRequest, target: RESTTarget) throws(RESTError) -> Access {
+    // MARK: Callers (rtdb-protocol.md §2.3, §6.2)
+
+    /// Who a REST request acts as: its credential (`Authorization: Bearer`, `auth=`, `access_token=`)
+    /// and, for an admin, `auth_variable_override`.
+    private func caller(of request: HTTPRequest, target: RESTTarget) throws(RESTError) -> Caller {
         var credential = target.credential
         if let header = request.headers["authorization"] {
             let parts = header.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "bearer" { credential = String(parts[1]) }
         }
-        let isAdmin: Bool
-        if let credential {
-            isAdmin = (configuration.emulator && credential == "owner")
-                || (configuration.adminToken.map { Self.constantTimeEqual($0, credential) } ?? false)
-        } else {
-            isAdmin = false
+        guard let credential else { return .signedOut }
+        switch caller(credential: credential, authVariable: target.authVariableOverride) {
+        case .success(let caller): return caller
+        case .failure: throw RESTError(401, "Could not parse auth token.")
         }
-        if configuration.emulator { return Access(isAdmin: isAdmin, mayReadAndWrite: true) }
-        // An admin acting as a user (auth_variable_override) is that user: no rules yet, so denied.
-        let actsAsAdmin = isAdmin && target.authVariableOverride == nil
-        return Access(isAdmin: actsAsAdmin, mayReadAndWrite: actsAsAdmin)
+    }
+
+    /// What a credential makes its bearer. An admin credential with an auth variable acts as that user
+    /// (`auth_variable_override`, or realtime `authvar`; JSON null: signed out).
+    func caller(credential: String, authVariable: Node?) -> Result<Caller, RealtimeAuthFailure> {
+        let isOwner = configuration.emulator && credential == "owner"
+        let isAdminToken = configuration.adminToken.map { Self.constantTimeEqual($0, credential) } ?? false
+        if isOwner || isAdminToken {
+            guard let authVariable else { return .success(.admin) }
+            return .success(Caller(isAdmin: false, auth: authVariable.isEmpty ? nil : authVariable))
+        }
+        if let verify = configuration.verifyIDToken {
+            if let claims = verify(credential) { return .success(Caller(isAdmin: false, auth: Caller.authVariable(claims: claims))) }
+            if !configuration.emulator {
+                return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not verify the auth token."))
+            }
+        }
+        guard configuration.emulator else {
+            return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not verify the auth token."))
+        }
+        // Emulator mode: unsigned (or unverified) JWTs are accepted without signature or expiry checks.
+        guard let claims = Self.unverifiedClaims(credential) else {
+            return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not parse auth token."))
+        }
+        return .success(Caller(isAdmin: false, auth: Caller.authVariable(claims: claims)))
+    }
+
+    /// The payload of a JWT, unchecked.
+    static func unverifiedClaims(_ token: String) -> Node? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = base64URLDecode(String(parts[1])),
+            let claims = try? Node(jsonBytes: payload), claims.hasChildren
+        else { return nil }
+        return claims
     }
 
     static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
@@ -262,15 +305,15 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     // MARK: Rules storage (§8.1)
 
     private func settings(
-        _ request: HTTPRequest, method: HTTPRequest.Method, target: RESTTarget, namespaceName: String, access: Access,
+        _ request: HTTPRequest, method: HTTPRequest.Method, target: RESTTarget, namespaceName: String, caller: Caller,
         responder: any HTTPResponder
     ) throws(RESTError) {
         guard target.path == Path(".settings/rules") else { throw RESTError(404, "Not found") }
-        guard access.isAdmin || configuration.emulator else { throw .permissionDenied }
+        guard caller.isAdmin || configuration.emulator else { throw .permissionDenied }
         let namespace = try open(namespaceName)
         switch method {
         case .get, .head:
-            let source = namespace.rulesSource ?? Self.defaultRules(emulator: configuration.emulator)
+            let source = namespace.rules.source
             let strict = request.queryItems.contains { $0.name == "format" && $0.value == "strict" }
             if strict {
                 guard let node = try? Node(json: RulesText.stripComments(source)) else {
@@ -282,25 +325,29 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             }
         case .put:
             let source = String(decoding: request.body, as: UTF8.self)
-            guard let node = try? Node(json: RulesText.stripComments(source)), node.hasChildren,
-                node.child(ChildKey("rules")).hasChildren || node.child(ChildKey("rules")).isLeaf
-            else {
-                throw RESTError(400, "Rules must be a JSON object with a top-level \"rules\" key (comments allowed)")
+            let rules: RuleSet
+            do { rules = try RuleSet(source: source) } catch {
+                // firebase-tools prints this string and expects the line in it (§8.1).
+                throw RESTError(400, "Error saving rules - Line \(error.line), column \(error.column): \(error.message)")
             }
-            namespace.rulesSource = source
             do { try rulesStore?.save(source, for: namespace.name) } catch {
                 throw RESTError(500, "Could not store the rules: \(error)")
             }
+            // Stored before they apply: no decision is made under rules a restart would not bring back.
+            namespace.replaceRules(rules, now: clock())
             responder.respond(Self.jsonResponse(200, Array(#"{"status":"ok"}"#.utf8)))
         default:
             throw RESTError(405, "Rules are read with GET and replaced with PUT")
         }
     }
 
-    static func defaultRules(emulator: Bool) -> String {
-        emulator
+    /// A namespace's rules until some are deployed: open in emulator mode (as Firebase's emulator),
+    /// locked otherwise (as a new Firebase project in locked mode).
+    static func defaultRules(emulator: Bool) -> RuleSet {
+        let source = emulator
             ? "{\n  \"rules\": {\n    \".read\": true,\n    \".write\": true\n  }\n}\n"
             : "{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}\n"
+        do { return try RuleSet(source: source) } catch { preconditionFailure("default rules do not compile: \(error)") }
     }
 
     // MARK: Reads
@@ -390,16 +437,17 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     // MARK: Streams
 
-    private func stream(_ request: HTTPRequest, target: RESTTarget, namespace: Namespace, responder: any HTTPResponder)
-        throws(RESTError)
-    {
+    private func stream(
+        _ request: HTTPRequest, target: RESTTarget, caller: Caller, namespace: Namespace, responder: any HTTPResponder
+    ) throws(RESTError) {
         if target.query != nil || target.shallow {
             throw RESTError(400, "Streaming supports no query parameters yet: listen to the whole location")
         }
         let id = nextStreamID
         nextStreamID += 1
         let stream = EventStream(
-            id: id, path: target.path, exportFormat: target.exportFormat, responder: responder, namespace: namespace)
+            id: id, path: target.path, exportFormat: target.exportFormat, caller: caller, responder: responder,
+            namespace: namespace)
         namespace.streams[id] = stream
         responder.onClose = { [weak namespace] in namespace?.streams[id] = nil }
         responder.startStream(
@@ -418,9 +466,9 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     /// Runs `apply` against the namespace, then, on the loop, answers the writer and tells the streams.
     private func write(
-        _ kind: Namespace.Write, namespace: Namespace, target: RESTTarget, request: HTTPRequest,
+        _ kind: Namespace.Write, caller: Caller, namespace: Namespace, target: RESTTarget, request: HTTPRequest,
         responder: any HTTPResponder, reply: ((Node) -> [UInt8])? = nil,
-        _ apply: (DurableDatabase, Int64, @escaping Completion) -> Void
+        _ apply: (DurableDatabase, Int64, DurableDatabase.WriteCheck?, @escaping Completion) -> Void
     ) {
         let wantsETag = Self.wantsETag(request)
         guard let executor else { return }
@@ -432,7 +480,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         let pending = PendingWrite(
             server: self, namespace: namespace, responder: responder, reply: reply, kind: kind, path: path,
             target: target, wantsETag: wantsETag)
-        apply(namespace.database, clock()) { result in
+        let now = clock()
+        apply(namespace.database, now, namespace.writeCheck(caller, now: now)) { result in
             executor.execute { pending.finish(result) }
         }
     }
@@ -472,6 +521,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
                                    responder: responder, reply: reply)
             case .failure(let error as DataError) where error.code == .hashMismatch:
                 server.answerPreconditionFailed(namespace: namespace, path: path, target: target, responder: responder)
+            case .failure(is PermissionDenied):
+                responder.respond(DatabaseServer.errorResponse(RESTError.permissionDenied))
             case .failure(let error):
                 responder.respond(DatabaseServer.errorResponse(error))
             }

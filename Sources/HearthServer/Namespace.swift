@@ -1,4 +1,5 @@
 import HearthCore
+import HearthRules
 import HearthStorage
 
 /// One database: its durable tree, its SSE streams and its stored rules. Loop thread only.
@@ -11,12 +12,14 @@ final class Namespace {
     var realtimeSessions: [UInt64: RealtimeSession] = [:]
     /// Their handshake session ids (`s`), for a reconnect's `ls`.
     var realtimeSessionIDs: [String: UInt64] = [:]
-    /// Rules source as last uploaded (`PUT /.settings/rules.json`), comments included.
-    var rulesSource: String?
+    /// The security rules every read and write of a non-admin caller is decided by; `source` is the text
+    /// as uploaded (`PUT /.settings/rules.json`), comments included. Replace with ``replaceRules(_:now:)``.
+    var rules: RuleSet
 
-    init(name: String, database: DurableDatabase) {
+    init(name: String, database: DurableDatabase, rules: RuleSet) {
         self.name = name
         self.database = database
+        self.rules = rules
     }
 
     /// A committed write, described as the client sent it, for SSE events (§6.7).
@@ -86,13 +89,16 @@ final class EventStream {
     let id: UInt64
     let path: Path
     let exportFormat: Bool
+    /// Who opened it: re-checked when the rules change.
+    let caller: Caller
     let responder: any HTTPResponder
     weak var namespace: Namespace?
 
-    init(id: UInt64, path: Path, exportFormat: Bool, responder: any HTTPResponder, namespace: Namespace) {
+    init(id: UInt64, path: Path, exportFormat: Bool, caller: Caller, responder: any HTTPResponder, namespace: Namespace) {
         self.id = id
         self.path = path
         self.exportFormat = exportFormat
+        self.caller = caller
         self.responder = responder
         self.namespace = namespace
     }

@@ -50,45 +50,32 @@ extension DatabaseServer: RealtimeHandler {
         return String((0..<32).map { _ in alphabet[Int(generator.next() % 64)] })
     }
 
-    // MARK: Access for realtime credentials (§2.3), until the auth and rules issues
+    // MARK: Realtime credentials (§2.3)
 
-    /// The default access of a connection that sent no credential.
-    func anonymousAccess() -> Access { Access(isAdmin: false, mayReadAndWrite: configuration.emulator) }
-
-    /// What `auth`/`gauth` with `credential` grants, and the reply's `auth`/`expires` JSON.
+    /// Who `auth`/`gauth` with `credential` makes the connection, and the reply's `auth`/`expires` JSON.
+    /// An admin credential with `authvar` acts as that user, with `noauth` as signed out.
     func realtimeAuthenticate(credential: String, authVariable: [UInt8]?, noAuth: Bool)
-        -> Result<(Access, auth: [UInt8], expires: [UInt8]), RealtimeAuthFailure>
+        -> Result<(Caller, auth: [UInt8], expires: [UInt8]), RealtimeAuthFailure>
     {
         let null = Array("null".utf8)
-        let isOwner = configuration.emulator && credential == "owner"
-        let isAdminToken = configuration.adminToken.map { Self.constantTimeEqual($0, credential) } ?? false
-        if isOwner || isAdminToken {
-            if let authVariable { // an admin acting as a user is that user
-                return .success((Access(isAdmin: false, mayReadAndWrite: configuration.emulator), authVariable, null))
+        var override: Node?
+        if noAuth {
+            override = .empty
+        } else if let authVariable {
+            guard let parsed = try? Node(jsonBytes: authVariable) else {
+                return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not parse auth token."))
             }
-            if noAuth { return .success((anonymousAccess(), null, null)) }
-            return .success((Access(isAdmin: true, mayReadAndWrite: true), null, null))
+            override = parsed
         }
-        guard configuration.emulator else {
-            return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not verify the auth token."))
+        switch caller(credential: credential, authVariable: override) {
+        case .failure(let failure):
+            return .failure(failure)
+        case .success(let caller):
+            guard let auth = caller.auth else { return .success((caller, null, null)) }
+            var expires = null
+            if case .integer(let exp)? = auth.child(at: Path("token/exp")).leafValue { expires = Array(String(exp).utf8) }
+            return .success((caller, Array(auth.json().utf8), expires))
         }
-        // Emulator mode: unsigned (or unverified) JWTs are accepted without signature or expiry checks.
-        let parts = credential.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Self.base64URLDecode(String(parts[1])),
-            let claims = try? Node(jsonBytes: payload), claims.hasChildren
-        else { return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not parse auth token.")) }
-        let uid = claims.child(ChildKey("sub")).stringValue ?? claims.child(ChildKey("user_id")).stringValue ?? ""
-        let provider = claims.child(at: Path("firebase/sign_in_provider")).stringValue ?? "custom"
-        var auth: [UInt8] = Array(#"{"uid":"#.utf8)
-        Node(uid).appendJSON(to: &auth)
-        auth += Array(#","provider":"#.utf8)
-        Node(provider).appendJSON(to: &auth)
-        auth += Array(#","token":"#.utf8)
-        claims.appendJSON(to: &auth)
-        auth += Array("}".utf8)
-        var expires = null
-        if case .integer(let exp)? = claims.child(ChildKey("exp")).leafValue { expires = Array(String(exp).utf8) }
-        return .success((Access(isAdmin: false, mayReadAndWrite: true), auth, expires))
     }
 
     static func base64URLDecode(_ text: String) -> [UInt8]? {
@@ -102,13 +89,14 @@ extension DatabaseServer: RealtimeHandler {
     /// Applies a write from a realtime session (or its onDisconnect), then on the loop tells every
     /// stream and every realtime listener, and only then calls `answered` (the writer's reply).
     func realtimeWrite(
-        _ kind: Namespace.Write, namespace: Namespace,
-        apply: (DurableDatabase, Int64, @escaping Completion) -> Void,
+        _ kind: Namespace.Write, caller: Caller, namespace: Namespace,
+        apply: (DurableDatabase, Int64, DurableDatabase.WriteCheck?, @escaping Completion) -> Void,
         answered: @escaping (Result<Void, any Error>) -> Void
     ) {
         guard let executor else { return }
         let pending = RealtimePendingWrite(namespace: namespace, kind: kind, answered: answered)
-        apply(namespace.database, clock()) { result in
+        let now = clock()
+        apply(namespace.database, now, namespace.writeCheck(caller, now: now)) { result in
             executor.execute { pending.finish(result, executor: executor) }
         }
     }
@@ -178,7 +166,8 @@ final class RealtimeSession: RealtimeSessionHandle {
     let sink: any RealtimeSink
     var machine = ConnectionMachine()
     var namespace: Namespace?
-    private var access: DatabaseServer.Access
+    /// Who this connection acts as (`auth`/`unauth`).
+    private(set) var caller = Caller.signedOut
     private var listens: [ListenKey: Listen] = [:]
     private var onDisconnect: [OnDisconnectOperation] = []
     private var isClosed = false
@@ -216,7 +205,6 @@ final class RealtimeSession: RealtimeSessionHandle {
         self.server = server
         self.sink = sink
         self.sessionID = sessionID
-        access = server.anonymousAccess()
     }
 
     // MARK: Receiving
@@ -257,13 +245,15 @@ final class RealtimeSession: RealtimeSessionHandle {
         closed()
     }
 
-    /// Every listen is no longer readable: `c` for each (§3.3), and no more updates.
-    private func revokeListens() {
-        for listen in listens.values {
+    /// Listens the caller may no longer read (new credential, new rules): `c` for each (§3.3), and no
+    /// more updates.
+    func revokeUnreadableListens(now: Int64) {
+        guard let namespace, !listens.isEmpty else { return }
+        for (key, listen) in listens where !namespace.mayRead(caller, at: listen.path, query: listen.params, now: now) {
+            listens[key] = nil
             let query = listen.tag == nil ? nil : listen.queryJSON
             if !send(WireEncoder.listenRevoked(path: listen.path, queryJSON: query)) { return disconnectSlowClient() }
         }
-        listens.removeAll()
     }
 
     /// Over its outbound bound: told why and dropped at once; nobody else waits for it.
@@ -299,8 +289,8 @@ final class RealtimeSession: RealtimeSessionHandle {
         case .auth, .gauth:
             authenticate(request)
         case .unauth:
-            access = server.anonymousAccess()
-            if !access.mayReadAndWrite { revokeListens() }
+            caller = .signedOut
+            revokeUnreadableListens(now: server.clock())
             reply(WireEncoder.ok(r))
         case .listen, .listenLegacy:
             listen(request, namespace: namespace)
@@ -316,7 +306,7 @@ final class RealtimeSession: RealtimeSessionHandle {
         case .get:
             get(request, namespace: namespace)
         case .onDisconnectPut, .onDisconnectMerge, .onDisconnectCancel:
-            registerOnDisconnect(request, action: action)
+            registerOnDisconnect(request, action: action, namespace: namespace)
         }
     }
 
@@ -336,7 +326,8 @@ final class RealtimeSession: RealtimeSessionHandle {
         let noAuth = request.node(Wire.noAuth)?.boolValue == true
         switch server.realtimeAuthenticate(credential: credential, authVariable: authVariable, noAuth: noAuth) {
         case .success(let (granted, auth, expires)):
-            access = granted
+            caller = granted
+            revokeUnreadableListens(now: server.clock())
             reply(WireEncoder.response(r, .ok, dataJSON: Array(#"{"auth":"#.utf8) + auth + Array(#","expires":"#.utf8) + expires + Array("}".utf8)))
         case .failure(let failure):
             reply(WireEncoder.error(r, failure.status, failure.message))
@@ -353,10 +344,6 @@ final class RealtimeSession: RealtimeSessionHandle {
 
     private func listen(_ request: WireRequest, namespace: Namespace) {
         let r = request.number
-        guard access.mayReadAndWrite else {
-            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
-            return
-        }
         guard let path = request.path else {
             reply(WireEncoder.error(r, .failure, "Listen needs a path 'p'"))
             return
@@ -364,6 +351,10 @@ final class RealtimeSession: RealtimeSessionHandle {
         let params: QueryParams?
         do { params = try queryParams(request) } catch {
             reply(WireEncoder.error(r, .failure, error.message))
+            return
+        }
+        guard namespace.mayRead(caller, at: path, query: params, now: server.clock()) else {
+            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
             return
         }
         let tag = Self.tag(request)
@@ -390,10 +381,6 @@ final class RealtimeSession: RealtimeSessionHandle {
 
     private func get(_ request: WireRequest, namespace: Namespace) {
         let r = request.number
-        guard access.mayReadAndWrite else {
-            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
-            return
-        }
         guard let path = request.path else {
             reply(WireEncoder.error(r, .failure, "Get needs a path 'p'"))
             return
@@ -401,6 +388,10 @@ final class RealtimeSession: RealtimeSessionHandle {
         let params: QueryParams?
         do { params = try queryParams(request) } catch {
             reply(WireEncoder.error(r, .failure, error.message))
+            return
+        }
+        guard namespace.mayRead(caller, at: path, query: params, now: server.clock()) else {
+            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
             return
         }
         var value = namespace.database.root.child(at: path)
@@ -418,6 +409,8 @@ final class RealtimeSession: RealtimeSessionHandle {
                 self.reply(WireEncoder.ok(r))
             case .failure(let error as DataError) where error.code == .hashMismatch:
                 self.reply(WireEncoder.error(r, .dataStale, "Transaction hash does not match"))
+            case .failure(is PermissionDenied):
+                self.reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
             case .failure(let error as DataError):
                 self.reply(WireEncoder.error(r, .failure, error.message))
             case .failure(let error):
@@ -428,10 +421,6 @@ final class RealtimeSession: RealtimeSessionHandle {
 
     private func put(_ request: WireRequest, namespace: Namespace) {
         let r = request.number
-        guard access.mayReadAndWrite else {
-            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
-            return
-        }
         guard let path = request.path, let raw = request.fields[Wire.data] else {
             reply(WireEncoder.error(r, .failure, "Put needs a path 'p' and data 'd'"))
             return
@@ -445,17 +434,13 @@ final class RealtimeSession: RealtimeSessionHandle {
         }
         // A present `h` (even "") makes the put a compare-and-set (§2.6).
         let ifHash: String? = request.fields[Wire.hash].map { _ in request.node(Wire.hash)?.stringValue ?? "" }
-        server.realtimeWrite(.set(path), namespace: namespace, apply: { db, now, completion in
-            db.set(path, to: value, ifHash: ifHash, now: now, completion: completion)
+        server.realtimeWrite(.set(path), caller: caller, namespace: namespace, apply: { db, now, check, completion in
+            db.set(path, to: value, ifHash: ifHash, now: now, check: check, completion: completion)
         }, answered: writeAnswer(r))
     }
 
     private func merge(_ request: WireRequest, namespace: Namespace) {
         let r = request.number
-        guard access.mayReadAndWrite else {
-            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
-            return
-        }
         guard let path = request.path, let raw = request.fields[Wire.data] else {
             reply(WireEncoder.error(r, .failure, "Merge needs a path 'p' and data 'd'"))
             return
@@ -469,19 +454,16 @@ final class RealtimeSession: RealtimeSessionHandle {
             reply(WireEncoder.ok(r))
             return
         }
-        server.realtimeWrite(.update(path, values.map(\.0)), namespace: namespace, apply: { db, now, completion in
-            db.update(path, with: values, now: now, completion: completion)
+        server.realtimeWrite(.update(path, values.map(\.0)), caller: caller, namespace: namespace, apply: {
+            db, now, check, completion in
+            db.update(path, with: values, now: now, check: check, completion: completion)
         }, answered: writeAnswer(r))
     }
 
     // MARK: onDisconnect (§2.8)
 
-    private func registerOnDisconnect(_ request: WireRequest, action: Wire.Action) {
+    private func registerOnDisconnect(_ request: WireRequest, action: Wire.Action, namespace: Namespace) {
         let r = request.number
-        guard access.mayReadAndWrite else {
-            reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
-            return
-        }
         guard let path = request.path else {
             reply(WireEncoder.error(r, .failure, "onDisconnect needs a path 'p'"))
             return
@@ -490,10 +472,18 @@ final class RealtimeSession: RealtimeSessionHandle {
             switch action {
             case .onDisconnectPut:
                 let value = try DatabaseServer.parseBody(request.fields[Wire.data] ?? Array("null".utf8), at: path)
+                guard mayWriteNow([(path, value)], namespace: namespace) else {
+                    reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
+                    return
+                }
                 cancelOnDisconnect(at: path)
                 onDisconnect.append(.set(path, value))
             case .onDisconnectMerge:
                 let values = try DatabaseServer.parseUpdate(request.fields[Wire.data] ?? Array("{}".utf8), at: path)
+                guard mayWriteNow(values.map { (path.appending(path: $0.0), $0.1) }, namespace: namespace) else {
+                    reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
+                    return
+                }
                 for (key, value) in values {
                     cancelOnDisconnect(at: path.appending(path: key))
                     onDisconnect.append(.set(path.appending(path: key), value))
@@ -511,6 +501,20 @@ final class RealtimeSession: RealtimeSessionHandle {
             return
         }
         reply(WireEncoder.ok(r))
+    }
+
+    /// Whether the caller could make these writes now (onDisconnect operations are checked when they
+    /// are registered, as Firebase does, and again when they run).
+    private func mayWriteNow(_ writes: [(Path, Node)], namespace: Namespace) -> Bool {
+        let now = server.clock()
+        guard let check = namespace.writeCheck(caller, now: now) else { return true }
+        let before = namespace.database.root
+        var after = before
+        for (path, value) in writes {
+            guard let resolved = try? ServerValues.resolve(value, at: path, in: after, now: now) else { return false }
+            _ = after.set(path, to: resolved)
+        }
+        return check(writes.map(\.0), before, after) == nil
     }
 
     /// Forgets what is recorded at or below `path`; an overwrite recorded above it is split into its
@@ -547,8 +551,8 @@ final class RealtimeSession: RealtimeSessionHandle {
         let operations = onDisconnect
         onDisconnect = []
         for case .set(let path, let value) in operations {
-            server.realtimeWrite(.set(path), namespace: namespace, apply: { db, now, completion in
-                db.set(path, to: value, now: now, completion: completion)
+            server.realtimeWrite(.set(path), caller: caller, namespace: namespace, apply: { db, now, check, completion in
+                db.set(path, to: value, now: now, check: check, completion: completion)
             }, answered: { _ in })
         }
     }

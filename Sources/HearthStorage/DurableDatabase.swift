@@ -41,6 +41,11 @@ public final class DurableDatabase: Sendable {
     public let engine: any StorageEngine
     private let state: Mutex<State>
 
+    /// Decides, under the database's lock, whether a write may happen (the server's security rules):
+    /// given the locations the write replaces and the tree before and after it (pending writes
+    /// included, server values resolved). Returns the error to report, or nil to let the write go on.
+    public typealias WriteCheck = @Sendable (_ locations: [Path], _ before: Node, _ after: Node) -> (any Error)?
+
     /// A database over `engine`, starting from `root` (what `engine.load` returned).
     public init(engine: any StorageEngine, root: Node) {
         self.engine = engine
@@ -63,22 +68,22 @@ public final class DurableDatabase: Sendable {
     /// Writes `value` at `path` (see `DatabaseTree.set`); `completion` runs once the write is durable or
     /// has failed. Validation errors and hash mismatches are reported through `completion` too.
     public func set(
-        _ path: Path, to value: Node, ifHash: String? = nil, now: Int64? = nil,
+        _ path: Path, to value: Node, ifHash: String? = nil, now: Int64? = nil, check: WriteCheck? = nil,
         completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
         let target = path.last == .priorityKey ? (path.parent ?? path) : path
-        write(completion, targets: [target]) { tree throws(DataError) in
+        write(completion, targets: [target], check: check) { tree throws(DataError) in
             try tree.set(path, to: value, ifHash: ifHash, now: now)
         }
     }
 
     /// Writes several locations below `path` atomically (see `DatabaseTree.update`).
     public func update(
-        _ path: Path, with values: [(Path, Node)], now: Int64? = nil,
+        _ path: Path, with values: [(Path, Node)], now: Int64? = nil, check: WriteCheck? = nil,
         completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
         // A target's proper ancestors include those of its node when it ends in `.priority`: a superset.
-        write(completion, targets: values.map { path.appending(path: $0.0) }) { tree throws(DataError) in
+        write(completion, targets: values.map { path.appending(path: $0.0) }, check: check) { tree throws(DataError) in
             try tree.update(path, with: values, now: now)
         }
     }
@@ -102,6 +107,7 @@ public final class DurableDatabase: Sendable {
     private func write(
         _ completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void,
         targets: [Path],
+        check: WriteCheck? = nil,
         _ apply: (inout DatabaseTree) throws(DataError) -> ChangeSet
     ) {
         let refused: (any Error)? = state.withLock { state -> (any Error)? in
@@ -114,7 +120,15 @@ public final class DurableDatabase: Sendable {
             // old root: holding it would make the write copy every node on its path.
             let ancestors = WriteBatch.AncestorRecords(of: targets, in: state.pending.root)
             let changes: ChangeSet
-            do { changes = try apply(&state.pending) } catch { return error }
+            if let check {
+                // Tried on a copy, kept only when allowed (the copy costs the nodes on the write's path).
+                var trial = state.pending
+                do { changes = try apply(&trial) } catch { return error }
+                if let denied = check(targets, state.pending.root, trial.root) { return denied }
+                state.pending = trial
+            } else {
+                do { changes = try apply(&state.pending) } catch { return error }
+            }
             let batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
             state.inFlight += 1
             // Appended under the lock, so the engine sees batches in the order `pending` applied them.

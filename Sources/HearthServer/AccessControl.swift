@@ -1,0 +1,69 @@
+import HearthCore
+import HearthRules
+import HearthStorage
+
+/// Who a request or connection acts as. An admin (the emulator's `owner`, the admin token, a verified
+/// service credential) bypasses the rules, as Firebase's service accounts do; everyone else is decided
+/// by the namespace's rules with `auth` as the rules' `auth` variable (nil when signed out).
+struct Caller: Sendable {
+    var isAdmin: Bool
+    /// `{"uid": …, "provider": …, "token": {claims}}`, or nil.
+    var auth: Node?
+
+    static let signedOut = Caller(isAdmin: false, auth: nil)
+    static let admin = Caller(isAdmin: true, auth: nil)
+
+    /// The rules' `auth` variable built from an ID token's claims (rules.md §4.1): `uid` from `sub`
+    /// (or `user_id`), `provider` from `firebase.sign_in_provider`, `token` the claims themselves.
+    static func authVariable(claims: Node) -> Node {
+        let uid = claims.child(ChildKey("sub")).stringValue ?? claims.child(ChildKey("user_id")).stringValue ?? ""
+        let provider = claims.child(at: Path("firebase/sign_in_provider")).stringValue ?? "custom"
+        var auth = Node.empty
+        auth.setChild(ChildKey("uid"), to: Node(uid))
+        auth.setChild(ChildKey("provider"), to: Node(provider))
+        auth.setChild(ChildKey("token"), to: claims)
+        return auth
+    }
+}
+
+/// The error a rules denial reports: REST answers 401 `Permission denied`, realtime `permission_denied`.
+struct PermissionDenied: Error, CustomStringConvertible {
+    let decision: RuleDecision
+    var description: String { "Permission denied" }
+}
+
+extension Namespace {
+    /// May `caller` read (get, listen to or query) `path`? Rules see the committed tree.
+    func mayRead(_ caller: Caller, at path: Path, query: QueryParams?, now: Int64) -> Bool {
+        if caller.isAdmin { return true }
+        return rules.canRead(at: path, root: database.root, auth: caller.auth, now: now, query: query).allowed
+    }
+
+    /// The check a write by `caller` must pass, run by ``DurableDatabase`` on the tree the write builds
+    /// on (pending writes included) and its result; nil for an admin.
+    func writeCheck(_ caller: Caller, now: Int64) -> DurableDatabase.WriteCheck? {
+        if caller.isAdmin { return nil }
+        let rules = rules, auth = caller.auth
+        return { locations, before, after in
+            let decision = rules.canWrite(locations: locations, oldRoot: before, newRoot: after, auth: auth, now: now)
+            return decision.allowed ? nil : PermissionDenied(decision: decision)
+        }
+    }
+
+    /// Replaces the rules and takes back what they no longer allow: streams and realtime listens that
+    /// may no longer read are cancelled (`cancel` / `c`), as Firebase does (rtdb-protocol.md §3.3, §8.1).
+    func replaceRules(_ new: RuleSet, now: Int64) {
+        rules = new
+        revokeUnreadable(now: now)
+    }
+
+    /// Cancels every stream and realtime listen whose caller may no longer read it.
+    func revokeUnreadable(now: Int64) {
+        for stream in Array(streams.values) where !mayRead(stream.caller, at: stream.path, query: nil, now: now) {
+            stream.cancel()
+        }
+        for session in Array(realtimeSessions.values) {
+            session.revokeUnreadableListens(now: now)
+        }
+    }
+}
