@@ -136,6 +136,12 @@ public enum WireEncoder {
     /// A listen's `ok`: always an object (Android dereferences it).
     public static func listenOK(_ request: Int64) -> [UInt8] { response(request, .ok, dataJSON: Array("{}".utf8)) }
 
+    /// A listen's `ok` for a query the rules do not index: `{"w":["no_index"]}` (§2.4.1); clients log
+    /// which `.indexOn` to add.
+    public static func listenOKWithoutIndex(_ request: Int64) -> [UInt8] {
+        response(request, .ok, dataJSON: Array(#"{"w":["no_index"]}"#.utf8))
+    }
+
     /// Any non-`ok` status: the data is always a string (Android casts it).
     public static func error(_ request: Int64, _ status: Wire.Status, _ message: String) -> [UInt8] {
         var text: [UInt8] = []

@@ -67,3 +67,23 @@ extension Namespace {
         }
     }
 }
+
+extension Namespace {
+    /// Readies the index a query at `path` orders by: when the rules declare it (`.indexOn` at a location
+    /// matching `path`), the database keeps a ``ChildIndex`` there from now on, so this query and later
+    /// ones read a window instead of sorting the location. Returns false for an order by child or value
+    /// the rules do not index: Firebase's `no_index` warning (rtdb-protocol.md §2.4.1), which clients log
+    /// with the `.indexOn` to add. Hearth filters on the server either way.
+    @discardableResult
+    func prepareIndex(for params: QueryParams, at path: Path) -> Bool {
+        switch params.index {
+        case .key, .priority: return true
+        case .value, .child: break
+        }
+        guard rules.indexes.contains(where: { $0.matches(path) && $0.queryIndexes.contains(params.index) }) else {
+            return false
+        }
+        database.ensureIndex(at: path, by: params.index)
+        return true
+    }
+}

@@ -378,6 +378,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         if Self.wantsETag(request) && (target.shallow || target.query != nil) {
             throw RESTError(400, "ETags cannot be combined with shallow or query parameters")
         }
+        if let query = target.query { namespace.prepareIndex(for: query, at: target.path) }
         let value: Node = namespace.database.read { tree in
             if let query = target.query {
                 let entries = tree.window(at: target.path, params: query)

@@ -363,6 +363,7 @@ final class RealtimeSession: RealtimeSessionHandle {
             reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(Self.listensMax))"))
             return
         }
+        let indexed = params.map { namespace.prepareIndex(for: $0, at: path) } ?? true
         let root = namespace.database.root
         let listen: Listen
         if let params, tag != nil {
@@ -376,7 +377,7 @@ final class RealtimeSession: RealtimeSessionHandle {
             listens[key] = listen
             guard send(WireEncoder.set(path: path, node: root.child(at: path))) else { return disconnectSlowClient() }
         }
-        reply(WireEncoder.listenOK(r))
+        reply(indexed ? WireEncoder.listenOK(r) : WireEncoder.listenOKWithoutIndex(r))
     }
 
     private func get(_ request: WireRequest, namespace: Namespace) {
