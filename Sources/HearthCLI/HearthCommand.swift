@@ -92,6 +92,8 @@ public enum HearthCommand {
           backup NS F  Copy namespace NS's database to file F while hearth runs
                        (data commands take --data DIR; the default is ./hearth-data)
           rules compile F  Compile the Bolt rules in file F to rules JSON on standard output
+          rules test R C   Check rules R (.json or .bolt) against the cases in C
+          rules deploy NS R  Make rules R the rules of namespace NS on the running server
           help         Show this help (also -h, --help)
           version      Show the version (also -v, --version)
 

@@ -194,9 +194,11 @@ extension HearthCommand {
 
             """
         if settings.emulator {
-            banner += "  Access:     everyone may read and write; 'Authorization: Bearer owner' is admin.\n"
+            banner += "  Rules:      open (everyone reads and writes) until you deploy some: hearth rules deploy NS FILE\n"
+            banner += "  Access:     'Authorization: Bearer owner' is admin and bypasses the rules.\n"
         } else {
-            banner += "  Access:     admin only until rules are enforced. The admin token is in \(AdminToken.file(in: absolute));\n"
+            banner += "  Rules:      locked (only the admin reads and writes) until you deploy some: hearth rules deploy NS FILE\n"
+            banner += "  Access:     the admin token is in \(AdminToken.file(in: absolute));\n"
             banner += "              send it as 'Authorization: Bearer $(cat \(AdminToken.file(in: absolute)))'. Use --emulator for SDK testing.\n"
         }
         banner += "Stop with Ctrl-C (SIGINT) or SIGTERM.\n"

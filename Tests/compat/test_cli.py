@@ -1,6 +1,11 @@
 """The `hearth` command line as a user and a script see it: output, error text and exit codes."""
 
+import json
 import re
+
+import requests
+
+from conftest import ROOT
 
 EXIT_USAGE = 64  # EX_USAGE in sysexits.h
 
@@ -42,3 +47,15 @@ def test_serve_on_a_port_in_use_fails_and_says_so(hearth, hearth_server, tmp_pat
     assert completed.returncode == 1
     assert "port is in use" in completed.stderr
     assert "--port" in completed.stderr
+
+
+def test_rules_deploy_makes_bolt_rules_live_on_the_running_server(hearth, hearth_server):
+    rules = str(ROOT / "Examples" / "rules" / "seed-apps.bolt")
+    completed = hearth("rules", "deploy", "deploytest", rules, "--url", hearth_server.url)
+    assert completed.returncode == 0, completed.stderr
+    assert "Deployed" in completed.stdout
+    as_bob = {"ns": "deploytest", "auth": "owner", "auth_variable_override": json.dumps({"uid": "bob"})}
+    denied = requests.put(f"{hearth_server.url}/users/ada.json", params=as_bob, data=json.dumps({"username": "x"}))
+    assert denied.status_code == 401
+    as_ada = dict(as_bob, auth_variable_override=json.dumps({"uid": "ada"}))
+    assert requests.put(f"{hearth_server.url}/users/ada.json", params=as_ada, data=json.dumps({"username": "ada"})).status_code == 200
