@@ -1,0 +1,82 @@
+"""The official Firebase JS SDK (modular API, node build) against the real server.
+
+The SDK cannot be installed here (no npm registry), and a copy may not be committed, so these tests run
+when FIREBASE_JS_SDK_DIR names a node_modules directory holding `firebase` and its `@firebase/*`
+packages (and `node` is on PATH), and skip with that message otherwise. The scenarios are in
+js/realtime.cjs: each prints one JSON line, {"ok": true, ...} or {"ok": false, "error": ...}.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import requests
+
+SDK = os.environ.get("FIREBASE_JS_SDK_DIR", "")
+SCRIPT = Path(__file__).parent / "js" / "realtime.cjs"
+
+pytestmark = pytest.mark.skipif(
+    not SDK or not (Path(SDK) / "firebase" / "package.json").is_file() or shutil.which("node") is None,
+    reason="set FIREBASE_JS_SDK_DIR to a node_modules directory with the firebase package (and install node) "
+    "to run the JS SDK tests",
+)
+
+
+def run_scenario(server, namespace: str, scenario: str) -> dict:
+    completed = subprocess.run(
+        ["node", str(SCRIPT), server.host, str(server.port), namespace, scenario],
+        env=dict(os.environ, NODE_PATH=SDK),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no result from the JS SDK (exit {completed.returncode}):\n{completed.stdout}\n{completed.stderr}"
+    result = json.loads(lines[-1])
+    assert result["ok"], result["error"]
+    return result
+
+
+@pytest.mark.parametrize("scenario", ["roundtrip", "query", "transaction", "ondisconnect", "info"])
+def test_js_sdk_scenario(hearth_server, scenario):
+    run_scenario(hearth_server, "jssdk", scenario)
+
+
+def test_js_sdk_sees_rules_denials(hearth_server):
+    rules = {"rules": {"open": {".read": True, ".write": True}}}
+    deployed = requests.put(
+        f"{hearth_server.url}/.settings/rules.json?ns=jsdenied", data=json.dumps(rules),
+        headers={"Authorization": "Bearer owner"})
+    assert deployed.status_code == 200
+    result = run_scenario(hearth_server, "jsdenied", "denied")
+    assert "PERMISSION_DENIED" in result["write"].upper()
+
+
+def test_js_sdk_compat_bundles_in_headless_chromium(hearth_server, tmp_path):
+    """The compat bundles, as a web page loads them, in Debian's Chromium: set, update, listen, transactions."""
+    browser = shutil.which("chromium")
+    if browser is None:
+        pytest.skip("chromium is not installed (apt install chromium) to run the browser test")
+    import time
+
+    page = (Path(__file__).parent / "js" / "browser.html").resolve()
+    url = f"file://{page}?sdk=file://{Path(SDK).resolve() / 'firebase'}&port={hearth_server.port}&ns=jsbrowser"
+    process = subprocess.Popen(
+        [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
+         f"--user-data-dir={tmp_path}", url],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        result = None
+        while time.monotonic() < deadline and result is None:
+            time.sleep(0.2)
+            result = requests.get(f"{hearth_server.url}/browser/result.json?ns=jsbrowser",
+                                  headers={"Authorization": "Bearer owner"}).json()
+    finally:
+        process.kill()
+        process.wait()
+    assert result is not None, "the page did not report within 60 s"
+    assert result["ok"], result
