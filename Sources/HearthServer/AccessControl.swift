@@ -59,7 +59,7 @@ extension Namespace {
 
     /// Cancels every stream and realtime listen whose caller may no longer read it.
     func revokeUnreadable(now: Int64) {
-        for stream in Array(streams.values) where !mayRead(stream.caller, at: stream.path, query: nil, now: now) {
+        for stream in Array(streams.values) where !mayRead(stream.caller, at: stream.path, query: stream.params, now: now) {
             stream.cancel()
         }
         for session in Array(realtimeSessions.values) {

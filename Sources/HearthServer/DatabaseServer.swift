@@ -441,22 +441,24 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     private func stream(
         _ request: HTTPRequest, target: RESTTarget, caller: Caller, namespace: Namespace, responder: any HTTPResponder
     ) throws(RESTError) {
-        if target.query != nil || target.shallow {
-            throw RESTError(400, "Streaming supports no query parameters yet: listen to the whole location")
-        }
+        if target.shallow { throw RESTError(400, "shallow cannot be combined with streaming") }
+        let params = target.query.flatMap { $0.loadsAllData ? nil : $0 }
+        if let params { namespace.prepareIndex(for: params, at: target.path) }
         let id = nextStreamID
         nextStreamID += 1
         let stream = EventStream(
-            id: id, path: target.path, exportFormat: target.exportFormat, caller: caller, responder: responder,
-            namespace: namespace)
+            id: id, path: target.path, exportFormat: target.exportFormat, caller: caller, params: params,
+            responder: responder, namespace: namespace)
         namespace.streams[id] = stream
         responder.onClose = { [weak namespace] in namespace?.streams[id] = nil }
         responder.startStream(
             status: 200,
-            headers: Self.commonHeaders + [
-                ("content-type", "text/event-stream; charset=utf-8"), ("cache-control", "no-cache"),
-            ])
-        let value = namespace.database.read { $0.value(at: target.path) }
+            headers: Self.commonHeaders + [("content-type", "text/event-stream; charset=utf-8")])
+        var value = namespace.database.read { $0.value(at: target.path) }
+        if let params {
+            value = QueryWindow.node(of: value, params: params)
+            stream.window = value
+        }
         let initial = SSE.event("put", path: .root, data: value, format: target.exportFormat ? .export : .rest)
         if !responder.send(initial) { stream.cancel() }
     }

@@ -26,6 +26,14 @@ final class Namespace {
     enum Write {
         case set(Path)
         case update(Path, [Path])
+
+        /// Whether the write may change what is at `location` or below it.
+        func touches(_ location: Path) -> Bool {
+            switch self {
+            case .set(let path): return path.overlaps(location)
+            case .update(let path, let keys): return keys.contains { path.appending(path: $0).overlaps(location) }
+            }
+        }
     }
 
     /// Sends one event per stream the write touches: `put` or `patch` at the stream-relative path, or a
@@ -37,6 +45,16 @@ final class Namespace {
         var encoded: [String: [UInt8]] = [:]
         var cutOff: [EventStream] = []
         for stream in streams.values {
+            if let params = stream.params {
+                // A query stream: its window, sent again whole when the write changed it.
+                guard write.touches(stream.path) else { continue }
+                let window = QueryWindow.node(of: root.child(at: stream.path), params: params)
+                if window == stream.window { continue }
+                stream.window = window
+                let event = SSE.event("put", path: .root, data: window, format: stream.exportFormat ? .export : .rest)
+                if !stream.responder.send(event) { cutOff.append(stream) }
+                continue
+            }
             let cacheKey = (stream.exportFormat ? "e" : "r") + stream.path.description
             let event: [UInt8]
             if let cached = encoded[cacheKey] {
@@ -91,14 +109,22 @@ final class EventStream {
     let exportFormat: Bool
     /// Who opened it: re-checked when the rules change.
     let caller: Caller
+    /// The query of a query stream (`orderBy` with limits or ranges), nil for the whole location.
+    let params: QueryParams?
+    /// A query stream's window as last sent.
+    var window: Node = .empty
     let responder: any HTTPResponder
     weak var namespace: Namespace?
 
-    init(id: UInt64, path: Path, exportFormat: Bool, caller: Caller, responder: any HTTPResponder, namespace: Namespace) {
+    init(
+        id: UInt64, path: Path, exportFormat: Bool, caller: Caller, params: QueryParams? = nil,
+        responder: any HTTPResponder, namespace: Namespace
+    ) {
         self.id = id
         self.path = path
         self.exportFormat = exportFormat
         self.caller = caller
+        self.params = params
         self.responder = responder
         self.namespace = namespace
     }

@@ -180,3 +180,25 @@ func errorsAreFirebaseShaped(method: HTTPRequest.Method, url: String, body: Stri
     #expect(stream.finished)
     #expect(stream.text.hasSuffix("event: cancel\ndata: null\n\n"))
 }
+
+@Test func queryStreamsSendTheirWindowAndItAgainWhenAWriteChangesIt() async throws {
+    let server = makeServer()
+    _ = try await send(server, .put, "/scores.json", body: #"{"a":{"s":1},"b":{"s":5},"c":{"s":3}}"#)
+    let stream = RecordingResponder()
+    server.handle(
+        HTTPRequest(method: .get, path: "/scores.json", queryItems: [("orderBy", #""s""#), ("limitToLast", "2")],
+                    headers: ["accept": "text/event-stream"]),
+        responder: stream)
+    #expect(stream.streamStatus == 200)
+    _ = try await send(server, .put, "/scores/a/s.json", body: "0")  // outside the window: no event
+    _ = try await send(server, .put, "/scores/d.json", body: #"{"s":9}"#)  // enters, c leaves
+    #expect(stream.text == """
+        event: put
+        data: {"path":"/","data":{"b":{"s":5},"c":{"s":3}}}
+
+        event: put
+        data: {"path":"/","data":{"b":{"s":5},"d":{"s":9}}}
+
+
+        """)
+}
