@@ -225,6 +225,9 @@ public final class HTTPServerTransport: @unchecked Sendable {
             info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
             info.ssl_cert_filepath = UnsafePointer(strdup(certificate))
             info.ssl_private_key_filepath = UnsafePointer(strdup(key))
+            // HTTP/1.1 only: Debian's lws offers h2 by ALPN, and curl and browsers take it, but the
+            // response path here writes HTTP/1 headers itself (measured: curl got an empty reply).
+            info.alpn = UnsafePointer(strdup("http/1.1"))
         }
         info.timeout_secs = UInt32(configuration.stateTimeoutSeconds)
         info.keepalive_timeout = Int32(configuration.keepAliveTimeoutSeconds)

@@ -1,0 +1,79 @@
+"""`hearth serve --tls-cert/--tls-key`: REST, SSE and the realtime WebSocket over TLS, with a certificate
+made for the test by Debian's openssl, checked against that certificate (no verification turned off)."""
+
+import json
+import shutil
+import socket
+import ssl
+import subprocess
+import time
+
+import pytest
+import requests
+import websocket
+
+pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl (Debian package openssl) is needed")
+
+
+@pytest.fixture(scope="module")
+def tls_server(hearth_binary, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("tls")
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [str(hearth_binary), "serve", "--emulator", "--port", str(port), "--data", str(directory / "data"),
+         "--tls-cert", str(cert), "--tls-key", str(key)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    yield f"127.0.0.1:{port}", str(cert)
+    process.terminate()
+    process.communicate(timeout=20)
+
+
+def test_rest_over_tls(tls_server):
+    address, cert = tls_server
+    put = requests.put(f"https://{address}/t.json?ns=tls", data=json.dumps({"a": "ü"}), verify=cert,
+                       headers={"Authorization": "Bearer owner"})
+    assert put.status_code == 200
+    assert requests.get(f"https://{address}/t/a.json?ns=tls", verify=cert).json() == "ü"
+
+
+def test_streams_over_tls(tls_server):
+    address, cert = tls_server
+    with requests.get(f"https://{address}/t.json?ns=tls", headers={"Accept": "text/event-stream"}, verify=cert,
+                      stream=True, timeout=5) as response:
+        assert response.status_code == 200
+        lines = response.iter_lines(decode_unicode=True)
+        assert next(lines) == "event: put"
+        assert json.loads(next(lines)[len("data: "):])["path"] == "/"
+
+
+def test_realtime_websocket_over_tls(tls_server):
+    address, cert = tls_server
+    context = ssl.create_default_context(cafile=cert)
+    connection = websocket.create_connection(f"wss://{address}/.ws?v=5&ns=tls", sslopt={"context": context}, timeout=5)
+    try:
+        handshake = json.loads(connection.recv())
+        assert handshake["d"]["t"] == "h"
+        connection.send(json.dumps({"t": "d", "d": {"r": 1, "a": "p", "b": {"p": "/t/b", "d": 2}}}))
+        assert json.loads(connection.recv())["d"]["b"]["s"] == "ok"
+    finally:
+        connection.close()
+
+
+def test_plain_http_to_the_tls_port_is_refused_not_served(tls_server):
+    address, _ = tls_server
+    with pytest.raises(requests.exceptions.ConnectionError):
+        requests.get(f"http://{address}/t.json?ns=tls", timeout=5)
