@@ -155,10 +155,6 @@ extension Namespace {
 /// One realtime connection (rtdb-protocol.md §1–§3): its protocol machine, listens, credential and
 /// onDisconnect operations. Loop thread only.
 final class RealtimeSession: RealtimeSessionHandle {
-    /// Listens one connection may hold.
-    static let listensMax = 10_000
-    /// onDisconnect operations one connection may register.
-    static let onDisconnectMax = 1_000
 
     let id: UInt64
     let sessionID: String
@@ -359,8 +355,8 @@ final class RealtimeSession: RealtimeSessionHandle {
         }
         let tag = Self.tag(request)
         let key = ListenKey(path: path, tag: tag)
-        guard listens[key] != nil || listens.count < Self.listensMax else {
-            reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(Self.listensMax))"))
+        guard listens[key] != nil || listens.count < ServerLimits.listensPerConnectionMax else {
+            reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(ServerLimits.listensPerConnectionMax))"))
             return
         }
         let indexed = params.map { namespace.prepareIndex(for: $0, at: path) } ?? true
@@ -496,9 +492,9 @@ final class RealtimeSession: RealtimeSessionHandle {
             reply(WireEncoder.error(r, .failure, error.message))
             return
         }
-        if onDisconnect.count > Self.onDisconnectMax {
+        if onDisconnect.count > ServerLimits.onDisconnectOperationsPerConnectionMax {
             onDisconnect.removeLast()
-            reply(WireEncoder.error(r, .failure, "Too many onDisconnect operations (\(Self.onDisconnectMax))"))
+            reply(WireEncoder.error(r, .failure, "Too many onDisconnect operations (\(ServerLimits.onDisconnectOperationsPerConnectionMax))"))
             return
         }
         reply(WireEncoder.ok(r))

@@ -24,14 +24,17 @@ public struct TransportConfiguration: Sendable {
     /// Milliseconds between ``HTTPHandler/tick(nowMilliseconds:)`` calls.
     public var tickIntervalMilliseconds: Int
     /// Seconds of silence on a WebSocket before a protocol ping, and before it is closed as dead.
-    public var webSocketPingSeconds = 60
-    public var webSocketTimeoutSeconds = 180
+    public var webSocketPingSeconds = ServerLimits.webSocketPingSeconds
+    public var webSocketTimeoutSeconds = ServerLimits.webSocketTimeoutSeconds
     /// Seconds a WebSocket may keep more than a quarter of `outboundBufferBytesMax` queued (the soft limit).
-    public var webSocketSoftLimitSeconds = 10
+    public var webSocketSoftLimitSeconds = ServerLimits.outboundSoftLimitSeconds
 
+    /// Defaults are ``ServerLimits``'; tests pass smaller ones.
     public init(
-        host: String = "127.0.0.1", port: Int = 9000, requestBodyBytesMax: Int = 256 << 20,
-        outboundBufferBytesMax: Int = 4 << 20, stateTimeoutSeconds: Int = 10, keepAliveTimeoutSeconds: Int = 120,
+        host: String = "127.0.0.1", port: Int = 9000, requestBodyBytesMax: Int = ServerLimits.requestBodyBytesMax,
+        outboundBufferBytesMax: Int = ServerLimits.outboundBytesPerConnectionMax,
+        stateTimeoutSeconds: Int = ServerLimits.requestStateTimeoutSeconds,
+        keepAliveTimeoutSeconds: Int = ServerLimits.keepAliveTimeoutSeconds,
         certificatePath: String? = nil, privateKeyPath: String? = nil, tickIntervalMilliseconds: Int = 1000
     ) {
         self.host = host
@@ -231,7 +234,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
         }
         info.timeout_secs = UInt32(configuration.stateTimeoutSeconds)
         info.keepalive_timeout = Int32(configuration.keepAliveTimeoutSeconds)
-        info.max_http_header_data = 16 * 1024
+        info.max_http_header_data = UInt16(ServerLimits.requestHeaderBytesMax)
         info.max_http_header_pool = 1024
         info.count_threads = 1
         info.pt_serv_buf_size = 64 * 1024

@@ -1,0 +1,48 @@
+/// Every bound the server and its transport put on a client, in one place, each with its reason.
+/// (Data limits — key length, depth, string size — are HearthCore's `Limits`; the rules engine's
+/// evaluation budget is `RulesLimits`; the wire frame size is `Wire.frameCharactersMax`.)
+///
+/// Open connections (HTTP, streams and WebSockets together) are bounded by the process's open-file limit
+/// (`ulimit -n`; 20,000 on these machines), from which lws sizes its socket table: fixing a smaller table
+/// here would switch lws to a slower lookup. Past it, new connections are refused by the kernel.
+///
+/// A client over a bound gets a clear error (REST 400/413, realtime `failure` with the limit in its
+/// message) or, for the outbound queue, is disconnected with the reason; nobody else waits for it.
+public enum ServerLimits {
+    /// Largest REST request body: Firebase's documented limit for a single REST write (256 MB). Bodies
+    /// are buffered whole before parsing, so this is also the most memory one request can take.
+    public static let requestBodyBytesMax = 256 << 20
+
+    /// Largest request head (request line and headers), lws's per-connection header buffer. Firebase
+    /// clients send well under 2 kB; an ID token in a header is about 1 kB.
+    public static let requestHeaderBytesMax = 16 * 1024
+
+    /// Bytes one connection (a stream or a WebSocket) may have queued for sending before it is cut off
+    /// as too slow: 4 MiB is a few seconds of a busy listen on a slow mobile link, and bounds the memory
+    /// a client that stops reading can pin.
+    public static let outboundBytesPerConnectionMax = 4 << 20
+
+    /// Seconds a WebSocket may keep more than a quarter of ``outboundBytesPerConnectionMax`` queued
+    /// before it counts as slow (the soft limit over time, STYLE §3.9): bursts pass, a stalled reader not.
+    public static let outboundSoftLimitSeconds = 10
+
+    /// Seconds a connection may sit in one state (headers or a body arriving): bounds slowloris.
+    public static let requestStateTimeoutSeconds = 10
+
+    /// Seconds an idle HTTP keep-alive connection is kept: long enough for a client's next call, short
+    /// enough that idle sockets do not pile up (firebase-admin's pool reuses them within that).
+    public static let keepAliveTimeoutSeconds = 120
+
+    /// Seconds of silence on a WebSocket before a protocol ping (the JS SDK sends its own keepalive
+    /// every 45 s, so a live client never needs it), and before the socket counts as dead and its
+    /// onDisconnect operations run.
+    public static let webSocketPingSeconds = 60
+    public static let webSocketTimeoutSeconds = 180
+
+    /// Listens (distinct path and query) one realtime connection may hold: far above what an app
+    /// keeps open, and it bounds the per-write work one connection can cause.
+    public static let listensPerConnectionMax = 10_000
+
+    /// onDisconnect operations one connection may register: each is a write run at disconnect.
+    public static let onDisconnectOperationsPerConnectionMax = 1_000
+}

@@ -1,0 +1,30 @@
+import HearthCore
+import HearthProtocol
+import Testing
+
+@testable import HearthServer
+
+@Test func serverLimitsHoldTogether() {
+    // A whole wire frame, and the largest string a client may write, fit in a connection's queue / a body.
+    #expect(ServerLimits.outboundBytesPerConnectionMax > Wire.frameCharactersMax * 4)
+    #expect(ServerLimits.requestBodyBytesMax > Limits.stringLengthBytesMax)
+    // Pings come before the timeout that declares a socket dead, and after the JS SDK's own 45 s keepalive.
+    #expect(ServerLimits.webSocketPingSeconds > 45)
+    #expect(ServerLimits.webSocketTimeoutSeconds > 2 * ServerLimits.webSocketPingSeconds)
+    #expect(ServerLimits.requestHeaderBytesMax >= 8 * 1024)
+}
+
+@Test func aConnectionOverItsListenLimitIsToldWhichLimit() {
+    let harness = Harness()
+    let (session, sink) = harness.connect()
+    _ = sink.take()
+    for number in 1...ServerLimits.listensPerConnectionMax {
+        session.receive(frame: Array(#"{"t":"d","d":{"r":\#(number),"a":"q","b":{"p":"/l/\#(number)","h":""}}}"#.utf8))
+    }
+    _ = sink.take()
+    session.receive(frame: Array(#"{"t":"d","d":{"r":0,"a":"q","b":{"p":"/one/more","h":""}}}"#.utf8))
+    #expect(sink.take() == [
+        #"{"t":"d","d":{"r":0,"b":{"s":"failure","d":"Too many listens on this connection (10000)"}}}"#,
+    ])
+    withExtendedLifetime(harness) {}
+}
