@@ -221,8 +221,10 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         do {
             let engine = try openEngine(name)
             let root = try engine.load(progress: nil)
+            let stored = storedRules(name)
             let namespace = Namespace(
-                name: name, database: DurableDatabase(engine: engine, root: root), rules: storedRules(name))
+                name: name, database: DurableDatabase(engine: engine, root: root), rules: stored.rules,
+                rulesDeployed: stored.deployed)
             namespaces[name] = namespace
             return namespace
         } catch let error as StorageError where error.code == .invalidData {
@@ -234,12 +236,12 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     /// The rules uploaded for `name`, else the mode's default (open in emulator mode, locked otherwise).
     /// Stored rules that no longer compile leave the namespace locked, with the reason printed.
-    private func storedRules(_ name: String) -> RuleSet {
-        guard let source = rulesStore?.load(name) else { return Self.defaultRules(emulator: configuration.emulator) }
-        do { return try RuleSet(source: source) } catch {
+    private func storedRules(_ name: String) -> (rules: RuleSet, deployed: Bool) {
+        guard let source = rulesStore?.load(name) else { return (Self.defaultRules(emulator: configuration.emulator), false) }
+        do { return (try RuleSet(source: source), true) } catch {
             FileHandle.standardError.write(Data(
                 "hearth: the stored rules of '\(name)' do not compile (\(error)); it stays locked until new rules are deployed\n".utf8))
-            return .locked
+            return (.locked, true)
         }
     }
 

@@ -15,11 +15,14 @@ final class Namespace {
     /// The security rules every read and write of a non-admin caller is decided by; `source` is the text
     /// as uploaded (`PUT /.settings/rules.json`), comments included. Replace with ``replaceRules(_:now:)``.
     var rules: RuleSet
+    /// False while `rules` are the mode's default (nothing deployed).
+    var rulesDeployed: Bool
 
-    init(name: String, database: DurableDatabase, rules: RuleSet) {
+    init(name: String, database: DurableDatabase, rules: RuleSet, rulesDeployed: Bool) {
         self.name = name
         self.database = database
         self.rules = rules
+        self.rulesDeployed = rulesDeployed
     }
 
     /// A committed write, described as the client sent it, for SSE events (§6.7).
