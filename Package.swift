@@ -35,6 +35,14 @@ let package = Package(
         /// The storage engine conformance suite, shared by every engine's tests.
         .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore", "HearthSupport"], swiftSettings: strict),
         .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "CSQLite"], swiftSettings: strict),
+        /// Debian's libsodium (argon2id, CSPRNG, SHA-256); imported only by HearthCrypto.
+        .systemLibrary(name: "CSodium", path: "Sources/CSodium", providers: [.apt(["libsodium-dev"])]),
+        /// Debian's OpenSSL 3 libcrypto (RSA/RS256, scrypt, AES-CTR); imported only by HearthCrypto.
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", providers: [.apt(["libssl-dev"])]),
+        /// Small Swift types over libsodium and libcrypto: password hashes, RS256 keys, Firebase scrypt.
+        .target(name: "HearthCrypto", dependencies: ["CSodium", "COpenSSL"], swiftSettings: strict),
+        /// Firebase Auth's accounts, tokens and REST API (no C; SQLite through HearthSQLite).
+        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthSQLite", "HearthCore"], swiftSettings: strict),
         /// Debian's libwebsockets 4.1 (with its libuv event library plugin) and libuv; imported only by HearthTransport.
         .systemLibrary(
             name: "CLibWebSockets", path: "Sources/CLibWebSockets", pkgConfig: "libwebsockets",
@@ -76,6 +84,8 @@ let package = Package(
         .testTarget(
             name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthServer", "HearthStorage"],
             swiftSettings: strict),
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthCrypto"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
     ],
