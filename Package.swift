@@ -50,12 +50,14 @@ let package = Package(
         /// Firebase's realtime wire protocol v5: envelope keys and actions, frames, the per-connection state machine.
         .target(name: "HearthProtocol", dependencies: ["HearthCore"], swiftSettings: strict),
         /// Firebase's REST API, SSE streams, realtime sessions, namespaces and access rules; no C, no sockets.
-        .target(name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol"], swiftSettings: strict),
+        .target(name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthAuth"], swiftSettings: strict),
         /// The HTTP server on libwebsockets + libuv: the event-loop thread that owns sockets and engine.
         .target(name: "HearthTransport", dependencies: ["HearthServer", "CLibWebSockets"], swiftSettings: strict),
         .target(
             name: "HearthCLI",
-            dependencies: ["HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport"],
+            dependencies: [
+                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "HearthAuth",
+            ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.
         .executableTarget(
@@ -66,6 +68,7 @@ let package = Package(
             name: "HearthBenchmarks",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
+                "HearthAuth", "HearthCrypto",
             ],
             swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),

@@ -32,9 +32,22 @@ extension AuthService {
         "uploadAccount": "batchCreate", "downloadAccount": "batchGet",
     ]
 
+    /// Headers browsers may send to the auth endpoints (auth-api.md §1.4.9), allowed in preflights when the
+    /// request does not list its own.
+    static let allowedHeaders =
+        "content-type, x-client-version, x-firebase-gmpid, x-firebase-client, x-firebase-appcheck, x-firebase-locale, x-goog-api-key, authorization"
+
     /// Answers one request. Thread-safe; may block for an argon2id computation.
     public func handle(_ request: AuthHTTPRequest) -> AuthHTTPResponse {
         var response: AuthHTTPResponse
+        if request.method == "OPTIONS" {
+            return AuthHTTPResponse(status: 204, headers: [
+                ("access-control-allow-origin", request.headers["origin"] ?? "*"), ("vary", "Origin"),
+                ("access-control-allow-methods", "GET, POST, PATCH, DELETE, OPTIONS"),
+                ("access-control-allow-headers", request.headers["access-control-request-headers"] ?? Self.allowedHeaders),
+                ("access-control-allow-private-network", "true"), ("access-control-max-age", "86400"),
+            ], body: [])
+        }
         do {
             response = try route(request)
         } catch let error as AuthError {

@@ -1,4 +1,5 @@
 import Foundation
+import HearthAuth
 import HearthServer
 import HearthSQLite
 import HearthStorage
@@ -171,6 +172,14 @@ extension HearthCommand {
                 emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace),
             rulesDirectory: directory,
             openEngine: { namespace in try SQLiteStorageEngine(directory: directory, namespace: namespace) })
+        do {
+            server.authService = try AuthService.open(
+                dataDirectory: directory,
+                configuration: AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken))
+        } catch {
+            print("hearth serve: cannot open the accounts in \(directory): \(error).", to: &errorOutput)
+            return .failure
+        }
         let transport = HTTPServerTransport(
             configuration: TransportConfiguration(
                 host: settings.host, port: settings.port, certificatePath: settings.certificatePath,
@@ -190,6 +199,9 @@ extension HearthCommand {
               REST:       \(scheme)://\(address)/<path>.json?ns=<namespace>   (default namespace \(settings.defaultNamespace))
               Streaming:  the same URLs with 'Accept: text/event-stream'
               Admin SDKs: FIREBASE_DATABASE_EMULATOR_HOST=\(address) with databaseURL https://<namespace>.firebaseio.com
+              Auth:       FIREBASE_AUTH_EMULATOR_HOST=\(address); JS connectAuthEmulator(auth, "\(scheme)://\(address)")
+                          accounts in auth.sqlite, ID tokens signed with auth-signing-key.pem (JWKS at
+                          /www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com)
               JS SDK:     connectDatabaseEmulator(db, "\(hostForURL)", \(transport.boundPort)) or databaseURL \(scheme)://\(address)?ns=<namespace>
 
             """

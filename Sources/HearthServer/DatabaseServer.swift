@@ -1,3 +1,4 @@
+public import HearthAuth
 import HearthCore
 import HearthProtocol
 public import HearthStorage
@@ -35,6 +36,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public let configuration: ServerConfiguration
     private let openEngine: (String) throws -> any StorageEngine
     private let rulesStore: RulesStore?
+    /// Firebase Auth on the same port (see AuthRoutes.swift); nil serves no auth endpoints.
+    public var authService: AuthService?
     // Loop-thread state.
     private var namespaces: [String: Namespace] = [:]
     var executor: (any LoopExecutor)?
@@ -106,6 +109,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     // MARK: Routing
 
     private func route(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
+        if routeAuth(request, responder: responder) { return }
         if request.method == .options {
             responder.respond(preflight(request))
             return
