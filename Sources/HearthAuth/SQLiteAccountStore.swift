@@ -1,5 +1,6 @@
 import Foundation
 public import HearthSQLite
+import Synchronization
 
 /// ``AccountStore`` in SQLite tables prefixed `auth_`.
 ///
@@ -10,10 +11,16 @@ public import HearthSQLite
 ///
 /// The file runs in WAL mode with `synchronous=NORMAL`: a commit survives a process crash, and only a
 /// power loss can drop the last few transactions (a rotated refresh token, a login time). Full sync cost
-/// one fsync per token refresh, which capped refreshes far below the 3,000/s target.
+/// one fsync per token refresh, which capped refreshes far below the 3,000/s target; for the same reason
+/// checkpoints run on a background thread (``SQLiteDatabase/checkpointInBackground(every:)``).
 public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // SQLiteDatabase serialises access
     private let database: SQLiteDatabase
     private let encoder = JSONEncoder()
+    /// Decoded users by uid: every token refresh and ID-token check reads its user, and decoding the JSON
+    /// record cost more than the query. All writes go through this store, which keeps it current: reads
+    /// that fill it and writes to users hold its lock across the SQL, so a stale record cannot slip in.
+    private let cache = Mutex<[String: UserRecord]>([:])
+    private static let cacheCapacity = 10_000
 
     public convenience init(path: String) throws {
         try self.init(database: SQLiteDatabase(path: path))
@@ -49,6 +56,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
             ) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS auth_oob_codes_uid ON auth_oob_codes(uid);
             """)
+        try database.checkpointInBackground()
     }
 
     public func close() { database.close() }
@@ -56,7 +64,23 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     // MARK: Users
 
     public func user(id: String) throws -> UserRecord? {
-        try decodeFirst(database.query("SELECT record FROM auth_users WHERE uid = ?1", [.text(id)]))
+        try cache.withLock { entries throws -> UserRecord? in
+            if let cached = entries[id] { return cached }
+            let user = try decodeFirst(database.query("SELECT record FROM auth_users WHERE uid = ?1", [.text(id)]))
+            if let user {
+                if entries.count >= Self.cacheCapacity { entries.removeAll(keepingCapacity: true) }
+                entries[id] = user
+            }
+            return user
+        }
+    }
+
+    /// Runs a write to `uid`'s row with the cache locked, then drops the cached copy.
+    private func writing<T>(_ uid: String, _ body: () throws -> T) throws -> T {
+        try cache.withLock { entries throws -> T in
+            entries[uid] = nil
+            return try body()
+        }
     }
 
     public func user(email: String) throws -> UserRecord? {
@@ -64,23 +88,31 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     }
 
     public func insert(_ user: UserRecord) throws {
-        try conflictChecked {
-            try database.query(
-                "INSERT INTO auth_users (uid, email, record) VALUES (?1, ?2, ?3)",
-                [.text(user.localId), user.email.map(SQLiteValue.text) ?? .null, .text(encode(user))])
+        try writing(user.localId) {
+            try conflictChecked {
+                try database.query(
+                    "INSERT INTO auth_users (uid, email, record) VALUES (?1, ?2, ?3)",
+                    [.text(user.localId), user.email.map(SQLiteValue.text) ?? .null, .text(encode(user))])
+            }
         }
     }
 
     public func update(_ user: UserRecord) throws {
-        try conflictChecked {
-            try database.query(
-                "UPDATE auth_users SET email = ?2, record = ?3 WHERE uid = ?1",
-                [.text(user.localId), user.email.map(SQLiteValue.text) ?? .null, .text(encode(user))])
+        try writing(user.localId) {
+            try conflictChecked {
+                try database.query(
+                    "UPDATE auth_users SET email = ?2, record = ?3 WHERE uid = ?1",
+                    [.text(user.localId), user.email.map(SQLiteValue.text) ?? .null, .text(encode(user))])
+            }
         }
     }
 
     @discardableResult
     public func delete(id: String) throws -> Bool {
+        try writing(id) { try deleteRows(id) }
+    }
+
+    private func deleteRows(_ id: String) throws -> Bool {
         try database.transaction { run in
             let existed = try !run("SELECT 1 FROM auth_users WHERE uid = ?1", [.text(id)]).isEmpty
             _ = try run("DELETE FROM auth_users WHERE uid = ?1", [.text(id)])
@@ -101,7 +133,10 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     }
 
     public func deleteAllUsers() throws {
-        try database.executeScript("DELETE FROM auth_users; DELETE FROM auth_refresh_tokens; DELETE FROM auth_oob_codes;")
+        try cache.withLock { entries throws in
+            entries.removeAll()
+            try database.executeScript("DELETE FROM auth_users; DELETE FROM auth_refresh_tokens; DELETE FROM auth_oob_codes;")
+        }
     }
 
     // MARK: Refresh tokens

@@ -54,7 +54,7 @@ public final class TokenVerifier: Sendable {
     public let acceptsUnsignedTokens: Bool
     private let publicKey: RSAPublicKey
     /// The exact first segment Hearth signs with; any other RS256 header is refused.
-    private let signedHeader: Substring
+    private let signedHeader: String
     private let issuer: String
     private let clock: @Sendable () -> Int64
     private let cache = Mutex<[String: AuthContext]>([:])
@@ -69,7 +69,7 @@ public final class TokenVerifier: Sendable {
         self.projectID = projectID
         self.acceptsUnsignedTokens = acceptsUnsignedTokens
         publicKey = key.publicKey
-        signedHeader = Substring(JWT.header(keyID: key.keyID))
+        signedHeader = JWT.header(keyID: key.keyID)
         issuer = "https://securetoken.google.com/" + projectID
         self.clock = clock
         self.cacheCapacity = cacheCapacity
@@ -93,23 +93,35 @@ public final class TokenVerifier: Sendable {
 
     /// The full check, bypassing the cache (benchmarks; tests).
     public func verifyUncached(_ token: String, now: Int64) throws(TokenVerificationError) -> AuthContext {
-        let parts = token.split(separator: ".", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 3 else { throw TokenVerificationError(reason: .malformed) }
-        let headerText = parts[0], payloadText = parts[1]
+        var token = token
+        let result = token.withUTF8 { bytes in
+            Result { () throws(TokenVerificationError) -> AuthContext in try verify(bytes: bytes, now: now) }
+        }
+        return try result.get()
+    }
+
+    private func verify(bytes: UnsafeBufferPointer<UInt8>, now: Int64) throws(TokenVerificationError) -> AuthContext {
+        guard let firstDot = bytes.firstIndex(of: UInt8(ascii: ".")),
+            let secondDot = bytes[(firstDot + 1)...].firstIndex(of: UInt8(ascii: ".")),
+            !bytes[(secondDot + 1)...].contains(UInt8(ascii: "."))
+        else { throw TokenVerificationError(reason: .malformed) }
+        let header = UnsafeBufferPointer(rebasing: bytes[..<firstDot])
+        let payloadText = UnsafeBufferPointer(rebasing: bytes[(firstDot + 1)..<secondDot])
+        let signatureText = UnsafeBufferPointer(rebasing: bytes[(secondDot + 1)...])
         let signed: Bool
-        if headerText == signedHeader {
-            guard let signature = Base64URL.decode(parts[2]) else { throw TokenVerificationError(reason: .malformed) }
-            let message = Array(token.utf8.prefix(headerText.utf8.count + 1 + payloadText.utf8.count))
+        if header.elementsEqual(signedHeader.utf8) {
+            guard let signature = Base64URL.decode(bytes: signatureText) else { throw TokenVerificationError(reason: .malformed) }
+            let message = Array(UnsafeBufferPointer(rebasing: bytes[..<secondDot]))
             guard publicKey.verifyRS256(message, signature: signature) else {
                 throw TokenVerificationError(reason: .badSignature)
             }
             signed = true
         } else {
-            guard let headerBytes = Base64URL.decode(headerText), let header = JSONText.object(headerBytes) else {
+            guard let headerBytes = Base64URL.decode(bytes: header), let fields = JSONText.object(headerBytes) else {
                 throw TokenVerificationError(reason: .malformed)
             }
-            let algorithm = header["alg"] as? String
-            if algorithm == "none" && acceptsUnsignedTokens && parts[2].isEmpty {
+            let algorithm = fields["alg"] as? String
+            if algorithm == "none" && acceptsUnsignedTokens && signatureText.isEmpty {
                 signed = false
             } else if algorithm == "RS256" {
                 throw TokenVerificationError(reason: .unknownKey)
@@ -117,7 +129,7 @@ public final class TokenVerifier: Sendable {
                 throw TokenVerificationError(reason: .unsupportedAlgorithm)
             }
         }
-        guard let payload = Base64URL.decode(payloadText), let claims = try? Node(jsonBytes: payload),
+        guard let payload = Base64URL.decode(bytes: payloadText), let claims = try? Node(jsonBytes: payload),
             claims.hasChildren
         else {
             throw TokenVerificationError(reason: .malformed)

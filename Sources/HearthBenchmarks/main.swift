@@ -23,6 +23,9 @@ let scenarios: [Scenario] = [
     .wsFanout,
     .restReadWrite,
     .sseFanout,
+    .authSignIn,
+    .authRefresh,
+    .authVerify,
 ]
 
 exit(BenchmarkRunner.main(arguments: Array(CommandLine.arguments.dropFirst()), scenarios: scenarios))

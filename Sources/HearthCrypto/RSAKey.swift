@@ -1,4 +1,5 @@
 internal import COpenSSL
+import Foundation
 
 /// An RSA private key for RS256 (RSASSA-PKCS1-v1_5 with SHA-256), held as an OpenSSL `EVP_PKEY`.
 ///
@@ -71,11 +72,20 @@ public final class RSAPrivateKey: @unchecked Sendable {
 }
 
 /// An RSA public key: verifies RS256 and exposes the JWK parameters `n` and `e`.
-public final class RSAPublicKey: @unchecked Sendable {  // immutable EVP_PKEY, see RSAPrivateKey
+///
+/// Verification reuses initialised `EVP_PKEY_CTX`s from a small pool: OpenSSL 3's per-call setup
+/// (`EVP_DigestVerifyInit` fetching the digest and padding implementations from its provider) cost
+/// about as much as the RSA operation itself. A context is used by one thread at a time (taken from the
+/// pool, returned after), which is all OpenSSL requires of it.
+public final class RSAPublicKey: @unchecked Sendable {  // immutable EVP_PKEY; the pool is behind its lock
     fileprivate let pkey: OpaquePointer
+    private let pool = ContextPool()
 
     fileprivate init(sharing pkey: OpaquePointer) { self.pkey = pkey }
-    deinit { EVP_PKEY_free(pkey) }
+    deinit {
+        for context in pool.drain() { EVP_PKEY_CTX_free(context) }
+        EVP_PKEY_free(pkey)
+    }
 
     /// Reads a PEM `PUBLIC KEY` (SubjectPublicKeyInfo).
     public init(pem: String) throws {
@@ -99,6 +109,20 @@ public final class RSAPublicKey: @unchecked Sendable {  // immutable EVP_PKEY, s
 
     /// Whether `signature` is a valid RS256 signature of `message`.
     public func verifyRS256(_ message: [UInt8], signature: [UInt8]) -> Bool {
+        let digest = SHA256.hash(message)
+        guard let context = pool.take() ?? newVerifyContext() else { return false }
+        let valid = digest.withUnsafeBufferPointer { hash in
+            signature.withUnsafeBufferPointer { sig in
+                EVP_PKEY_verify(context, sig.baseAddress, sig.count, hash.baseAddress, hash.count) == 1
+            }
+        }
+        pool.give(context)
+        return valid
+    }
+
+    /// The textbook OpenSSL 3 route (a fresh `EVP_DigestVerifyInit` per call): the reference the
+    /// `auth.verify` benchmark compares ``verifyRS256(_:signature:)`` with.
+    public func verifyRS256OneShot(_ message: [UInt8], signature: [UInt8]) -> Bool {
         guard let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, pkey) == 1 else { return false }
@@ -107,6 +131,18 @@ public final class RSAPublicKey: @unchecked Sendable {  // immutable EVP_PKEY, s
                 EVP_DigestVerify(context, sig.baseAddress, sig.count, input.baseAddress, input.count) == 1
             }
         }
+    }
+
+    /// A context ready for RSASSA-PKCS1-v1_5 verification of SHA-256 digests.
+    private func newVerifyContext() -> OpaquePointer? {
+        guard let context = EVP_PKEY_CTX_new(pkey, nil) else { return nil }
+        guard EVP_PKEY_verify_init(context) == 1, EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) == 1,
+            EVP_PKEY_CTX_set_signature_md(context, EVP_sha256()) == 1
+        else {
+            EVP_PKEY_CTX_free(context)
+            return nil
+        }
+        return context
     }
 
     /// The modulus, big-endian without leading zeros (JWK `n` before base64url).
@@ -121,5 +157,35 @@ public final class RSAPublicKey: @unchecked Sendable {  // immutable EVP_PKEY, s
         var bytes = [UInt8](repeating: 0, count: (Int(BN_num_bits(number)) + 7) / 8)
         let written = bytes.withUnsafeMutableBufferPointer { BN_bn2bin(number, $0.baseAddress) }
         return Array(bytes.prefix(Int(written)))
+    }
+}
+
+/// Idle verification contexts (at most 16 are kept).
+private final class ContextPool: @unchecked Sendable {  // `contexts` only under `lock`
+    private let lock = NSLock()
+    private var contexts: [OpaquePointer] = []
+
+    func take() -> OpaquePointer? {
+        lock.lock()
+        defer { lock.unlock() }
+        return contexts.popLast()
+    }
+
+    func give(_ context: OpaquePointer) {
+        lock.lock()
+        if contexts.count < 16 {
+            contexts.append(context)
+            lock.unlock()
+        } else {
+            lock.unlock()
+            EVP_PKEY_CTX_free(context)
+        }
+    }
+
+    func drain() -> [OpaquePointer] {
+        lock.lock()
+        defer { lock.unlock() }
+        defer { contexts.removeAll() }
+        return contexts
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A value bound to or read from a SQL statement of ``SQLiteDatabase``.
 public enum SQLiteValue: Sendable, Equatable {
@@ -108,9 +109,34 @@ public final class SQLiteDatabase: @unchecked Sendable {  // all state behind `l
         }
     }
 
+    /// Moves WAL checkpoints off the callers' path: automatic checkpoints stop, and a background thread
+    /// with its own connection runs a PASSIVE checkpoint every `interval` seconds. An automatic checkpoint
+    /// runs inside a committing call, holding this database's lock through its fsyncs, which stalled
+    /// every other thread (token refreshes spent most of their time waiting on it).
+    public func checkpointInBackground(every interval: Double = 1) throws {
+        try executeScript("PRAGMA wal_autocheckpoint=0;")
+        let checkpointer = try SQLiteConnection(path: connection.path, create: false)
+        try checkpointer.execute("PRAGMA busy_timeout=5000;")
+        let stop = self.stopCheckpoints
+        let thread = Thread {
+            while !stop.value.withLock({ $0 }) {
+                Thread.sleep(forTimeInterval: interval)
+                try? checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE);")
+            }
+            checkpointer.close()
+        }
+        thread.name = "hearth.sqlite.checkpoint"
+        thread.start()
+    }
+
+    private final class StopFlag: Sendable { let value = Mutex(false) }
+    private let stopCheckpoints = StopFlag()
+
     public func close() {
+        stopCheckpoints.value.withLock { $0 = true }
         lock.lock()
         defer { lock.unlock() }
+        try? connection.execute("PRAGMA wal_checkpoint(PASSIVE);")
         statements.removeAll()
         connection.close()
     }
