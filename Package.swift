@@ -80,7 +80,8 @@ let package = Package(
             dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore"],
             swiftSettings: strict),
         .testTarget(
-            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore"], swiftSettings: strict),
+            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth"],
+            swiftSettings: strict),
         .testTarget(
             name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthServer", "HearthStorage", "HearthCore"],
             swiftSettings: strict),
