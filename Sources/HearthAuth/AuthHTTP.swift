@@ -102,7 +102,8 @@ struct RequestBody {
     }
 
     static func formDecode(_ text: Substring) -> String {
-        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "%") }) else { return String(text) }
+        return text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
     }
 
     func has(_ key: String) -> Bool { fields[key] != nil && !(fields[key] is NSNull) }

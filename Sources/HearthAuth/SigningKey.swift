@@ -56,6 +56,14 @@ enum JSONText {
     }
 
     private static func write(_ value: Any, to output: inout [UInt8], sorted: Bool) {
+        // Exact native types first: a failed `as?` to a bridged type (NSNumber, arrays) is expensive.
+        let valueType = type(of: value)
+        if valueType == String.self { return writeString(value as! String, to: &output) }
+        if valueType == Int.self { return output.append(contentsOf: String(value as! Int).utf8) }
+        if valueType == Int64.self { return output.append(contentsOf: String(value as! Int64).utf8) }
+        if valueType == Bool.self { return output.append(contentsOf: (value as! Bool) ? Array("true".utf8) : Array("false".utf8)) }
+        if valueType == [String: Any].self { return writeObject(value as! [String: Any], to: &output, sorted: sorted) }
+        if valueType == [String].self { return writeArray((value as! [String]).map { $0 as Any }, to: &output, sorted: sorted) }
         switch value {
         case let text as String:
             writeString(text, to: &output)
@@ -74,26 +82,40 @@ enum JSONText {
             case "f", "d": writeDouble(number.doubleValue, to: &output)
             default: output.append(contentsOf: number.stringValue.utf8)
             }
-        case let array as [Any]:
-            output.append(UInt8(ascii: "["))
-            for (index, item) in array.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                write(item, to: &output, sorted: sorted)
-            }
-            output.append(UInt8(ascii: "]"))
         case let object as [String: Any]:
-            output.append(UInt8(ascii: "{"))
-            let keys = sorted ? object.keys.sorted() : Array(object.keys)
-            for (index, key) in keys.enumerated() {
-                if index > 0 { output.append(UInt8(ascii: ",")) }
-                writeString(key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                write(object[key]!, to: &output, sorted: sorted)
-            }
-            output.append(UInt8(ascii: "}"))
+            writeObject(object, to: &output, sorted: sorted)
+        case let array as [Any]:
+            writeArray(array, to: &output, sorted: sorted)
         default:
             output.append(contentsOf: "null".utf8)  // NSNull, or a value JSON cannot carry
         }
+    }
+
+    private static func writeArray(_ array: [Any], to output: inout [UInt8], sorted: Bool) {
+        output.append(UInt8(ascii: "["))
+        for (index, item) in array.enumerated() {
+            if index > 0 { output.append(UInt8(ascii: ",")) }
+            write(item, to: &output, sorted: sorted)
+        }
+        output.append(UInt8(ascii: "]"))
+    }
+
+    private static func writeObject(_ object: [String: Any], to output: inout [UInt8], sorted: Bool) {
+        output.append(UInt8(ascii: "{"))
+        var first = true
+        func member(_ key: String, _ item: Any) {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            writeString(key, to: &output)
+            output.append(UInt8(ascii: ":"))
+            write(item, to: &output, sorted: sorted)
+        }
+        if sorted {
+            for key in object.keys.sorted() { member(key, object[key]!) }
+        } else {
+            for (key, item) in object { member(key, item) }
+        }
+        output.append(UInt8(ascii: "}"))
     }
 
     private static func writeDouble(_ number: Double, to output: inout [UInt8]) {

@@ -23,10 +23,14 @@ enum AuthWorkload {
             body: Array(body.utf8)))
     }
 
+    /// A string field of a 200 answer, found by its key's text (cheaper than a JSON parse, which would
+    /// be counted against Hearth; Hearth writes string fields without spaces and its tokens need no escapes).
     static func field(_ response: AuthHTTPResponse, _ name: String) -> String {
         precondition(response.status == 200, "auth benchmark call failed: \(response.bodyText)")
-        let object = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
-        return object?[name] as? String ?? ""
+        let text = response.bodyText
+        guard let start = text.range(of: "\"\(name)\":\"") else { preconditionFailure("no \(name) in \(text)") }
+        let rest = text[start.upperBound...]
+        return String(rest[..<(rest.firstIndex(of: "\"") ?? rest.endIndex)])
     }
 
     /// Runs `body(thread, index)` `perThread` times on each of `threads` threads at once.
