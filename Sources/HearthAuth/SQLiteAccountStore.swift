@@ -19,7 +19,8 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     /// Decoded users by uid: every token refresh and ID-token check reads its user, and decoding the JSON
     /// record cost more than the query. All writes go through this store, which keeps it current: reads
     /// that fill it and writes to users hold its lock across the SQL, so a stale record cannot slip in.
-    private let cache = Mutex<[String: UserRecord]>([:])
+    /// Cleared when SQLite's `data_version` moves, i.e. another process (`hearth users`) changed the file.
+    private let cache = Mutex<(entries: [String: UserRecord], version: Int64)>(([:], -1))
     private static let cacheCapacity = 10_000
 
     public convenience init(path: String) throws {
@@ -64,12 +65,17 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     // MARK: Users
 
     public func user(id: String) throws -> UserRecord? {
-        try cache.withLock { entries throws -> UserRecord? in
-            if let cached = entries[id] { return cached }
+        try cache.withLock { cache throws -> UserRecord? in
+            let version = try database.query("PRAGMA data_version").first?.first?.integer ?? 0
+            if version != cache.version {
+                cache.entries.removeAll(keepingCapacity: true)
+                cache.version = version
+            }
+            if let cached = cache.entries[id] { return cached }
             let user = try decodeFirst(database.query("SELECT record FROM auth_users WHERE uid = ?1", [.text(id)]))
             if let user {
-                if entries.count >= Self.cacheCapacity { entries.removeAll(keepingCapacity: true) }
-                entries[id] = user
+                if cache.entries.count >= Self.cacheCapacity { cache.entries.removeAll(keepingCapacity: true) }
+                cache.entries[id] = user
             }
             return user
         }
@@ -77,8 +83,8 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
 
     /// Runs a write to `uid`'s row with the cache locked, then drops the cached copy.
     private func writing<T>(_ uid: String, _ body: () throws -> T) throws -> T {
-        try cache.withLock { entries throws -> T in
-            entries[uid] = nil
+        try cache.withLock { cache throws -> T in
+            cache.entries[uid] = nil
             return try body()
         }
     }
@@ -133,8 +139,8 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     }
 
     public func deleteAllUsers() throws {
-        try cache.withLock { entries throws in
-            entries.removeAll()
+        try cache.withLock { cache throws in
+            cache.entries.removeAll()
             try database.executeScript("DELETE FROM auth_users; DELETE FROM auth_refresh_tokens; DELETE FROM auth_oob_codes;")
         }
     }

@@ -54,3 +54,19 @@ func temporaryPath(_ name: String) -> String {
     #expect(try store.refreshToken(hash: [4]) == nil)
     #expect(try store.oobCodes().isEmpty)
 }
+
+/// The server caches decoded users; a change made through another connection (`hearth users disable` in
+/// another process) must still be seen at once.
+@Test func cachedUsersSeeChangesFromOtherConnections() throws {
+    let path = temporaryPath("auth.sqlite")
+    let server = try SQLiteAccountStore(path: path)
+    let cli = try SQLiteAccountStore(path: path)
+    try server.insert(UserRecord(localId: "u", createdAt: 1))
+    #expect(try server.user(id: "u")?.disabled == false)  // now cached
+    var changed = try #require(try cli.user(id: "u"))
+    changed.disabled = true
+    try cli.update(changed)
+    #expect(try server.user(id: "u")?.disabled == true)
+    try cli.delete(id: "u")
+    #expect(try server.user(id: "u") == nil)
+}
