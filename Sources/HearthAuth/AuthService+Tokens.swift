@@ -10,10 +10,10 @@ extension AuthService {
         guard let token = body.string("refreshToken"), !token.isEmpty else { throw AuthError.invalid("MISSING_REFRESH_TOKEN") }
         let hash = SHA256.hash(token)
         guard let record = try store.refreshToken(hash: hash) else { throw AuthError.invalid("INVALID_REFRESH_TOKEN") }
-        if record.revoked { throw AuthError.tokenExpired }
+        // Account state first, as Firebase answers it: a disabled user's (also revoked) token says USER_DISABLED.
         guard var user = try store.user(id: record.uid) else { throw AuthError.userNotFound }
         if user.disabled { throw AuthError.userDisabled }
-        if record.issuedAt < user.validSince { throw AuthError.tokenExpired }
+        if record.revoked || record.issuedAt < user.validSince { throw AuthError.tokenExpired }
 
         let issuedAt = nowSeconds
         let provider = record.provider == "anonymous" && !user.isAnonymous ? "password" : record.provider

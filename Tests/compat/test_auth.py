@@ -281,3 +281,54 @@ def test_import_users_with_firebase_scrypt_hashes(app, client):
     assert deleted.success_count == 3 and deleted.failure_count == 0
     with pytest.raises(auth.UserNotFoundError):
         auth.get_user(uid, app=app)
+
+
+def test_users_cli_against_a_running_server(hearth, hearth_server, client, tmp_path):
+    """`hearth users` works on the live data directory: an import of Firebase's export format signs in with
+    the old password, and `disable` ends the session the server already handed out."""
+    address = email()
+    export = tmp_path / "users.json"
+    export.write_text(
+        json.dumps(
+            {
+                "users": [
+                    {
+                        "localId": "cli-" + uuid.uuid4().hex[:8],
+                        "email": address,
+                        "emailVerified": True,
+                        "passwordHash": "lSrfV15cpx95/sZS2W9c9Kp6i/LVgQNDNC/qzrCnh1SAyZvqmZqAjTdn3aoItz+VHjoZilo78198JAdRuid5lQ==",
+                        "salt": "42xEC+ixf3L2lw==",
+                        "displayName": "Test User 1",
+                        "lastSignedInAt": "1508893925000",
+                        "createdAt": "1508893925000",
+                        "providerUserInfo": [],
+                    }
+                ]
+            }
+        )
+    )
+    data = str(hearth_server.data)
+    imported = hearth(
+        "users", "import", str(export), "--data", data,
+        "--hash-key", "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==",
+        "--salt-separator", "Bw==", "--rounds", "8", "--mem-cost", "14",
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert "imported 1, failed 0" in imported.stderr
+
+    signed_in = client.ok("signInWithPassword", {"email": address, "password": "user1password", "returnSecureToken": True})
+    uid = signed_in["localId"]
+    listed = hearth("users", "list", "--data", data)
+    assert f"{uid}\t{address}\tverified" in listed.stdout
+
+    assert hearth("users", "disable", uid, "--data", data).returncode == 0
+    assert client.refresh(signed_in["refreshToken"]).json()["error"]["message"] == "USER_DISABLED"
+    assert client.error("signInWithPassword", {"email": address, "password": "user1password"}) == "USER_DISABLED"
+    assert hearth("users", "enable", uid, "--data", data).returncode == 0
+    assert client.ok("signInWithPassword", {"email": address, "password": "user1password", "returnSecureToken": True})
+
+    exported = json.loads(hearth("users", "export", "--data", data).stdout)
+    assert any(user["localId"] == uid and user["email"] == address for user in exported["users"])
+    assert hearth("users", "delete", uid, "--data", data).returncode == 0
+    assert client.error("signInWithPassword", {"email": address, "password": "user1password"}) == "INVALID_LOGIN_CREDENTIALS"
+    assert hearth("users", "add", "not-an-email", "secret123", "--data", data).returncode == 1
