@@ -75,6 +75,9 @@ public protocol AccountStore: AnyObject, Sendable {
     func rotateRefreshToken(hash: [UInt8], replacement: RefreshTokenRecord) throws -> Bool
     /// Revokes every refresh token of `uid`.
     func revokeRefreshTokens(uid: String) throws
+    /// Forgets revoked tokens issued before `issuedBefore` (seconds); presenting one then answers
+    /// INVALID_REFRESH_TOKEN instead of TOKEN_EXPIRED, which signs the client out all the same.
+    func pruneRevokedRefreshTokens(issuedBefore: Int64) throws
 
     func insertOobCode(_ code: OobCode) throws
     func oobCode(_ code: String) throws -> OobCode?

@@ -30,9 +30,21 @@ extension AuthService {
             user.lastRefreshAt = now
             try? store.update(user)
         }
+        pruneRevokedTokensHourly()
         return [
             "access_token": idToken, "expires_in": "3600", "token_type": "Bearer", "refresh_token": next,
             "id_token": idToken, "user_id": user.localId, "project_id": configuration.projectID,
         ]
+    }
+
+    /// At most once an hour, drops revoked refresh tokens older than ``revokedTokenRetention``.
+    func pruneRevokedTokensHourly() {
+        let now = nowSeconds
+        let due = lastPrune.withLock { last in
+            guard now - last >= 3600 else { return false }
+            last = now
+            return true
+        }
+        if due { try? store.pruneRevokedRefreshTokens(issuedBefore: now - Self.revokedTokenRetention) }
     }
 }

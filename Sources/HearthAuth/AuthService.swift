@@ -58,6 +58,10 @@ public final class AuthService: Sendable {
     /// A hash checked for unknown emails so that their sign-in takes as long as a real one.
     let dummyHash: String
     let enumerationProtection: Mutex<Bool>
+    /// Seconds of the last pruning of old revoked refresh tokens (rotation leaves one row per refresh).
+    let lastPrune = Mutex<Int64>(0)
+    /// How long revoked refresh tokens are kept, so that reuse answers TOKEN_EXPIRED: a week.
+    static let revokedTokenRetention: Int64 = 7 * 86_400
 
     public init(
         configuration: AuthConfiguration, store: any AccountStore, key: SigningKey,

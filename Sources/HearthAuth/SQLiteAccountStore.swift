@@ -176,6 +176,10 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
         try database.query("UPDATE auth_refresh_tokens SET revoked = 1 WHERE uid = ?1", [.text(uid)])
     }
 
+    public func pruneRevokedRefreshTokens(issuedBefore: Int64) throws {
+        try database.query("DELETE FROM auth_refresh_tokens WHERE revoked = 1 AND issued_at < ?1", [.integer(issuedBefore)])
+    }
+
     private static let insertToken = """
         INSERT INTO auth_refresh_tokens (hash, uid, provider, auth_time, extra_claims, issued_at, revoked)
         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)

@@ -70,3 +70,18 @@ func temporaryPath(_ name: String) -> String {
     try cli.delete(id: "u")
     #expect(try server.user(id: "u") == nil)
 }
+
+@Test func oldRevokedRefreshTokensArePruned() throws {
+    let store = try SQLiteAccountStore(path: temporaryPath("auth.sqlite"))
+    func token(_ byte: UInt8, issuedAt: Int64, revoked: Bool) -> RefreshTokenRecord {
+        RefreshTokenRecord(tokenHash: [byte], uid: "u", provider: "password", authTime: 0, extraClaims: nil,
+                           issuedAt: issuedAt, revoked: revoked)
+    }
+    try store.insertRefreshToken(token(1, issuedAt: 10, revoked: true))
+    try store.insertRefreshToken(token(2, issuedAt: 10, revoked: false))
+    try store.insertRefreshToken(token(3, issuedAt: 100, revoked: true))
+    try store.pruneRevokedRefreshTokens(issuedBefore: 50)
+    #expect(try store.refreshToken(hash: [1]) == nil)
+    #expect(try store.refreshToken(hash: [2]) != nil)
+    #expect(try store.refreshToken(hash: [3]) != nil)
+}
