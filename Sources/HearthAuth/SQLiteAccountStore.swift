@@ -20,15 +20,20 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     /// record cost more than the query. All writes go through this store, which keeps it current: reads
     /// that fill it and writes to users hold its lock across the SQL, so a stale record cannot slip in.
     /// Cleared when SQLite's `data_version` moves, i.e. another process (`hearth users`) changed the file.
-    private let cache = Mutex<(entries: [String: UserRecord], version: Int64)>(([:], -1))
+    /// The version is read at most every `externalChangeCheckNanoseconds` (one less locked round trip per
+    /// token refresh), so another process's change is seen within that time.
+    private let cache = Mutex<(entries: [String: UserRecord], version: Int64, checked: UInt64)>(([:], -1, 0))
+    private let externalChangeCheckNanoseconds: UInt64
     private static let cacheCapacity = 10_000
 
-    public convenience init(path: String) throws {
-        try self.init(database: SQLiteDatabase(path: path))
+    /// - Parameter externalChangeCheck: seconds between checks for changes made by other processes.
+    public convenience init(path: String, externalChangeCheck: Double = 0.025) throws {
+        try self.init(database: SQLiteDatabase(path: path), externalChangeCheck: externalChangeCheck)
     }
 
-    public init(database: SQLiteDatabase) throws {
+    public init(database: SQLiteDatabase, externalChangeCheck: Double = 0.025) throws {
         self.database = database
+        externalChangeCheckNanoseconds = UInt64(max(0, externalChangeCheck) * 1e9)
         try database.executeScript("""
             PRAGMA synchronous=NORMAL;
             CREATE TABLE IF NOT EXISTS auth_users (
@@ -66,10 +71,14 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
 
     public func user(id: String) throws -> UserRecord? {
         try cache.withLock { cache throws -> UserRecord? in
-            let version = try database.query("PRAGMA data_version").first?.first?.integer ?? 0
-            if version != cache.version {
-                cache.entries.removeAll(keepingCapacity: true)
-                cache.version = version
+            let now = DispatchTime.now().uptimeNanoseconds
+            if externalChangeCheckNanoseconds == 0 || now &- cache.checked >= externalChangeCheckNanoseconds {
+                cache.checked = now
+                let version = try database.query("PRAGMA data_version").first?.first?.integer ?? 0
+                if version != cache.version {
+                    cache.entries.removeAll(keepingCapacity: true)
+                    cache.version = version
+                }
             }
             if let cached = cache.entries[id] { return cached }
             let user = try decodeFirst(database.query("SELECT record FROM auth_users WHERE uid = ?1", [.text(id)]))

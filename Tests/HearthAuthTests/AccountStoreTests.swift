@@ -59,7 +59,7 @@ func temporaryPath(_ name: String) -> String {
 /// another process) must still be seen at once.
 @Test func cachedUsersSeeChangesFromOtherConnections() throws {
     let path = temporaryPath("auth.sqlite")
-    let server = try SQLiteAccountStore(path: path)
+    let server = try SQLiteAccountStore(path: path, externalChangeCheck: 0)
     let cli = try SQLiteAccountStore(path: path)
     try server.insert(UserRecord(localId: "u", createdAt: 1))
     #expect(try server.user(id: "u")?.disabled == false)  // now cached
@@ -69,6 +69,16 @@ func temporaryPath(_ name: String) -> String {
     #expect(try server.user(id: "u")?.disabled == true)
     try cli.delete(id: "u")
     #expect(try server.user(id: "u") == nil)
+
+    // With the default interval, a change is seen once the interval has passed.
+    let throttled = try SQLiteAccountStore(path: path)
+    try cli.insert(UserRecord(localId: "v", createdAt: 1))
+    #expect(try throttled.user(id: "v")?.disabled == false)
+    var disabled = try #require(try cli.user(id: "v"))
+    disabled.disabled = true
+    try cli.update(disabled)
+    Thread.sleep(forTimeInterval: 0.05)
+    #expect(try throttled.user(id: "v")?.disabled == true)
 }
 
 @Test func oldRevokedRefreshTokensArePruned() throws {

@@ -7,7 +7,11 @@ import HearthCrypto
 /// called through `handle(_:)` with the JSON bodies the JS SDK sends, so request parsing, the store and
 /// token signing are all counted; only the HTTP transport is left out.
 enum AuthWorkload {
-    static var threads: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+    /// One per core, or `HEARTH_BENCH_THREADS`.
+    static var threads: Int {
+        ProcessInfo.processInfo.environment["HEARTH_BENCH_THREADS"].flatMap(Int.init)
+            ?? max(1, ProcessInfo.processInfo.activeProcessorCount)
+    }
 
     static func service(_ name: String, hasher: Argon2id = .hearthDefault) throws -> AuthService {
         var configuration = AuthConfiguration(projectID: "bench", emulator: true, adminToken: nil)
@@ -27,10 +31,13 @@ enum AuthWorkload {
     /// be counted against Hearth; Hearth writes string fields without spaces and its tokens need no escapes).
     static func field(_ response: AuthHTTPResponse, _ name: String) -> String {
         precondition(response.status == 200, "auth benchmark call failed: \(response.bodyText)")
-        let text = response.bodyText
-        guard let start = text.range(of: "\"\(name)\":\"") else { preconditionFailure("no \(name) in \(text)") }
-        let rest = text[start.upperBound...]
-        return String(rest[..<(rest.firstIndex(of: "\"") ?? rest.endIndex)])
+        let body = response.body, key = Array("\"\(name)\":\"".utf8)
+        guard key.count <= body.count,
+            let start = (0...(body.count - key.count)).first(where: { body[$0..<($0 + key.count)].elementsEqual(key) })
+        else { preconditionFailure("no \(name) in \(response.bodyText)") }
+        let valueStart = start + key.count
+        let valueEnd = body[valueStart...].firstIndex(of: UInt8(ascii: "\"")) ?? body.count
+        return String(decoding: body[valueStart..<valueEnd], as: UTF8.self)
     }
 
     /// Runs `body(thread, index)` `perThread` times on each of `threads` threads at once.
