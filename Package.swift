@@ -41,6 +41,10 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", providers: [.apt(["libssl-dev"])]),
         /// Small Swift types over libsodium and libcrypto: password hashes, RS256 keys, Firebase scrypt.
         .target(name: "HearthCrypto", dependencies: ["CSodium", "COpenSSL"], swiftSettings: strict),
+        /// Debian's libcurl (SMTP); imported only by HearthMail.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        /// Email delivery over SMTP (libcurl) for auth's verification and reset links.
+        .target(name: "HearthMail", dependencies: ["CCurl"], swiftSettings: strict),
         /// Firebase Auth's accounts, tokens and REST API (no C; SQLite through HearthSQLite).
         .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthSQLite", "HearthCore"], swiftSettings: strict),
         /// Debian's libwebsockets 4.1 (with its libuv event library plugin) and libuv; imported only by HearthTransport.
@@ -57,7 +61,7 @@ let package = Package(
             name: "HearthCLI",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "HearthAuth",
-                "HearthCrypto",
+                "HearthCrypto", "HearthMail",
             ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.

@@ -79,11 +79,47 @@ extension AuthService {
             newEmail: nil, createdAt: now, expiresAt: now + lifetime)
         try store.insertOobCode(code)
         var response: [String: Any] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": email]
+        let actionLink = link(for: code, request: call.request, apiKey: call.apiKey, continueUrl: continueUrl)
         if returnLink {
             response["oobCode"] = code.code
-            response["oobLink"] = link(for: code, request: call.request, apiKey: call.apiKey, continueUrl: continueUrl)
+            response["oobLink"] = actionLink
+        } else if let deliver = configuration.deliverEmail {
+            let message = Self.email(for: code, link: actionLink, project: configuration.projectID)
+            DispatchQueue.global(qos: .utility).async { deliver(message) }
         }
         return response
+    }
+
+    /// The plain-text email that carries a code's link.
+    static func email(for code: OobCode, link: String, project: String) -> OutgoingEmail {
+        switch code.requestType {
+        case "PASSWORD_RESET":
+            return OutgoingEmail(
+                to: code.email, subject: "Reset your password for \(project)",
+                body: """
+                    Hello,
+
+                    Follow this link to reset the \(project) password for your \(code.email) account.
+
+                    \(link)
+
+                    If you didn't ask to reset your password, you can ignore this email.
+                    """,
+                requestType: code.requestType)
+        default:
+            return OutgoingEmail(
+                to: code.email, subject: "Verify your email for \(project)",
+                body: """
+                    Hello,
+
+                    Follow this link to verify your email address.
+
+                    \(link)
+
+                    If you didn't ask to verify this address, you can ignore this email.
+                    """,
+                requestType: code.requestType)
+        }
     }
 
     /// A stored, unexpired code (expired ones are deleted on sight).

@@ -27,12 +27,24 @@ public struct AuthConfiguration: Sendable {
     /// Milliseconds a PASSWORD_RESET code stays valid (VERIFY_EMAIL codes live 72 h).
     public var passwordResetLifetime: Int64 = 3_600_000
     public var verifyEmailLifetime: Int64 = 72 * 3_600_000
+    /// Delivers verification and reset emails (SMTP in `hearth serve`); called on a background queue.
+    /// Without it, codes only reach the outbox (`/emulator/v1/projects/{p}/oobCodes`).
+    public var deliverEmail: (@Sendable (OutgoingEmail) -> Void)?
 
     public init(projectID: String, emulator: Bool, adminToken: String?) {
         self.projectID = projectID
         self.emulator = emulator
         self.adminToken = adminToken
     }
+}
+
+/// An email the auth service wants sent: a verification or password-reset link.
+public struct OutgoingEmail: Sendable, Equatable {
+    public var to: String
+    public var subject: String
+    public var body: String
+    /// `VERIFY_EMAIL` or `PASSWORD_RESET`.
+    public var requestType: String
 }
 
 /// Firebase Auth's REST API over an ``AccountStore`` (auth-api.md §2): accounts, passwords, ID and

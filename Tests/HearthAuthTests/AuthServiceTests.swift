@@ -278,3 +278,19 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     let unsigned = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"uid":"x"}"#.utf8)) + "."
     #expect(errorMessage(harness.client("signInWithCustomToken", ["token": unsigned]).json)?.hasPrefix("INVALID_CUSTOM_TOKEN : ") == true)
 }
+
+@Test func codesAreHandedToTheMailerWithTheirLinks() async throws {
+    let sent = Mutex<[OutgoingEmail]>([])
+    let harness = try Harness { $0.deliverEmail = { email in sent.withLock { $0.append(email) } }; $0.publicURL = "https://auth.example.com" }
+    harness.client("signUp", ["email": "m@b.co", "password": "secret123"])
+    harness.client("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "m@b.co"])
+    harness.client("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "nobody@b.co"])  // protected: no email
+    for _ in 0..<200 where sent.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(5)) }
+    try await Task.sleep(for: .milliseconds(50))
+    let emails = sent.withLock { $0 }
+    #expect(emails.count == 1)
+    let email = try #require(emails.first)
+    #expect(email.to == "m@b.co" && email.requestType == "PASSWORD_RESET")
+    let code = try #require((harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]])?.first?["oobCode"] as? String)
+    #expect(email.body.contains("https://auth.example.com/emulator/action?mode=resetPassword&lang=en&oobCode=\(code)&apiKey=fake"))
+}
