@@ -38,6 +38,18 @@ let package = Package(
         /// The storage engine conformance suite, shared by every engine's tests.
         .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore", "HearthSupport"], swiftSettings: strict),
         .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "CSQLite"], swiftSettings: strict),
+        /// Debian's libsodium (argon2id, CSPRNG, SHA-256); imported only by HearthCrypto.
+        .systemLibrary(name: "CSodium", path: "Sources/CSodium", providers: [.apt(["libsodium-dev"])]),
+        /// Debian's OpenSSL 3 libcrypto (RSA/RS256, scrypt, AES-CTR); imported only by HearthCrypto.
+        .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", providers: [.apt(["libssl-dev"])]),
+        /// Small Swift types over libsodium and libcrypto: password hashes, RS256 keys, Firebase scrypt.
+        .target(name: "HearthCrypto", dependencies: ["CSodium", "COpenSSL"], swiftSettings: strict),
+        /// Debian's libcurl (SMTP); imported only by HearthMail.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        /// Email delivery over SMTP (libcurl) for auth's verification and reset links.
+        .target(name: "HearthMail", dependencies: ["CCurl"], swiftSettings: strict),
+        /// Firebase Auth's accounts, tokens and REST API (no C; SQLite through HearthSQLite).
+        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthSQLite", "HearthCore"], swiftSettings: strict),
         /// Debian's libwebsockets 4.1 (with its libuv event library plugin) and libuv; imported only by HearthTransport.
         .systemLibrary(
             name: "CLibWebSockets", path: "Sources/CLibWebSockets", pkgConfig: "libwebsockets",
@@ -45,7 +57,9 @@ let package = Package(
         /// Firebase's realtime wire protocol v5: envelope keys and actions, frames, the per-connection state machine.
         .target(name: "HearthProtocol", dependencies: ["HearthCore"], swiftSettings: strict),
         /// Firebase's REST API, SSE streams, realtime sessions, namespaces and access rules; no C, no sockets.
-        .target(name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthRules"], swiftSettings: strict),
+        .target(
+            name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthRules", "HearthAuth"],
+            swiftSettings: strict),
         /// The Bolt compiler: Bolt source to Firebase rules JSON; pure Swift, no Foundation.
         .target(name: "HearthBolt", swiftSettings: strict),
         /// The HTTP server on libwebsockets + libuv: the event-loop thread that owns sockets and engine.
@@ -53,7 +67,8 @@ let package = Package(
         .target(
             name: "HearthCLI",
             dependencies: [
-                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "HearthBolt", "HearthRules",
+                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "HearthBolt",
+                "HearthRules", "HearthAuth", "HearthCrypto", "HearthMail",
             ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.
@@ -65,7 +80,7 @@ let package = Package(
             name: "HearthBenchmarks",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
-                "HearthRules",
+                "HearthRules", "HearthAuth", "HearthCrypto",
             ],
             swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
@@ -78,7 +93,8 @@ let package = Package(
             dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore"],
             swiftSettings: strict),
         .testTarget(
-            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore"], swiftSettings: strict),
+            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth"],
+            swiftSettings: strict),
         .testTarget(
             name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthServer", "HearthStorage", "HearthCore"],
             swiftSettings: strict),
@@ -86,6 +102,8 @@ let package = Package(
             name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthServer", "HearthStorage"],
             swiftSettings: strict),
         .testTarget(name: "HearthBoltTests", dependencies: ["HearthBolt"], swiftSettings: strict),
+        .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthCrypto"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
     ],

@@ -25,6 +25,9 @@ let scenarios: [Scenario] = [
     .sseFanout,
     .rulesEval,
     .rulesWrite,
+    .authSignIn,
+    .authRefresh,
+    .authVerify,
 ]
 
 exit(BenchmarkRunner.main(arguments: Array(CommandLine.arguments.dropFirst()), scenarios: scenarios))

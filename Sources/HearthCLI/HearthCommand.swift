@@ -47,6 +47,8 @@ public enum HearthCommand {
             return DataCommands.backup(rest, output: &output, errorOutput: &errorOutput)
         case "rules":
             return RulesCommand.run(rest, output: &output, errorOutput: &errorOutput)
+        case "users":
+            return UsersCommand.run(rest, output: &output, errorOutput: &errorOutput)
         default:
             let kind = command.hasPrefix("-") ? "option" : "command"
             print("hearth: unknown \(kind) '\(command)'.", to: &errorOutput)
@@ -90,6 +92,7 @@ public enum HearthCommand {
           export NS    Write namespace NS as Firebase export JSON to standard output
           import NS F  Replace namespace NS with the export JSON in file F (atomically)
           backup NS F  Copy namespace NS's database to file F while hearth runs
+          users ...    Accounts: list, add, disable, enable, delete, export, import (see 'hearth users --help')
                        (data commands take --data DIR; the default is ./hearth-data)
           rules compile F  Compile the Bolt rules in file F to rules JSON on standard output
           rules test R C   Check rules R (.json or .bolt) against the cases in C

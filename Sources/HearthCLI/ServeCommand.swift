@@ -1,4 +1,6 @@
 import Foundation
+import HearthAuth
+import HearthMail
 import HearthServer
 import HearthSQLite
 import HearthStorage
@@ -17,6 +19,11 @@ struct ServeSettings: Equatable {
     var emulator = false
     var certificatePath: String?
     var privateKeyPath: String?
+    var publicURL: String?
+    var smtpURL: String?
+    var smtpUser: String?
+    var smtpPassword: String?
+    var smtpFrom: String?
 
     /// Each setting: flag, environment variable, config-file key, and what it means (drives `--help`).
     static let table: [(flag: String, environment: String, key: String, help: String)] = [
@@ -27,6 +34,11 @@ struct ServeSettings: Equatable {
         ("--emulator", "HEARTH_EMULATOR", "emulator", "Emulator mode: 'Bearer owner' is admin and everyone may read and write"),
         ("--tls-cert", "HEARTH_TLS_CERT", "tls-cert", "PEM certificate: serve HTTPS (with --tls-key)"),
         ("--tls-key", "HEARTH_TLS_KEY", "tls-key", "PEM private key for --tls-cert"),
+        ("--public-url", "HEARTH_PUBLIC_URL", "public-url", "Base URL of emailed links (default: the request's Host)"),
+        ("--smtp-url", "HEARTH_SMTP_URL", "smtp-url", "Send auth emails via smtp://host:587 (STARTTLS) or smtps://host:465"),
+        ("--smtp-user", "HEARTH_SMTP_USER", "smtp-user", "SMTP login name"),
+        ("--smtp-password", "HEARTH_SMTP_PASSWORD", "smtp-password", "SMTP password (prefer the environment variable)"),
+        ("--smtp-from", "HEARTH_SMTP_FROM", "smtp-from", "Sender of auth emails, e.g. 'App <noreply@example.com>'"),
     ]
 
     var defaultNamespace: String { project + "-default-rtdb" }
@@ -109,6 +121,12 @@ struct ServeSettings: Equatable {
         }
         settings.certificatePath = values["tls-cert"]
         settings.privateKeyPath = values["tls-key"]
+        settings.publicURL = values["public-url"]
+        settings.smtpURL = values["smtp-url"]
+        settings.smtpUser = values["smtp-user"]
+        settings.smtpPassword = values["smtp-password"]
+        settings.smtpFrom = values["smtp-from"]
+        if settings.smtpURL != nil && settings.smtpFrom == nil { throw .usage("--smtp-url needs --smtp-from") }
         if (settings.certificatePath == nil) != (settings.privateKeyPath == nil) {
             throw .usage("--tls-cert and --tls-key go together")
         }
@@ -171,6 +189,25 @@ extension HearthCommand {
                 emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace),
             rulesDirectory: directory,
             openEngine: { namespace in try SQLiteStorageEngine(directory: directory, namespace: namespace) })
+        var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
+        authConfiguration.publicURL = settings.publicURL
+        if let url = settings.smtpURL, let from = settings.smtpFrom {
+            let mailer = SMTPMailer(configuration: SMTPConfiguration(
+                url: url, username: settings.smtpUser, password: settings.smtpPassword, from: from))
+            authConfiguration.deliverEmail = { email in
+                do { try mailer.send(to: email.to, subject: email.subject, body: email.body) } catch {
+                    // The recipient and the link stay out of the log: the link is a credential.
+                    var standardError = FileDescriptorOutputStream.standardError
+                    print("hearth serve: a \(email.requestType) email was not sent: \(error)", to: &standardError)
+                }
+            }
+        }
+        do {
+            server.authService = try AuthService.open(dataDirectory: directory, configuration: authConfiguration)
+        } catch {
+            print("hearth serve: cannot open the accounts in \(directory): \(error).", to: &errorOutput)
+            return .failure
+        }
         let transport = HTTPServerTransport(
             configuration: TransportConfiguration(
                 host: settings.host, port: settings.port, certificatePath: settings.certificatePath,
@@ -190,6 +227,10 @@ extension HearthCommand {
               REST:       \(scheme)://\(address)/<path>.json?ns=<namespace>   (default namespace \(settings.defaultNamespace))
               Streaming:  the same URLs with 'Accept: text/event-stream'
               Admin SDKs: FIREBASE_DATABASE_EMULATOR_HOST=\(address) with databaseURL https://<namespace>.firebaseio.com
+              Email:      \(settings.smtpURL.map { "auth emails via \($0)" } ?? "no SMTP (--smtp-url): links only in the outbox, /emulator/v1/projects/\(settings.project)/oobCodes")
+              Auth:       FIREBASE_AUTH_EMULATOR_HOST=\(address); JS connectAuthEmulator(auth, "\(scheme)://\(address)")
+                          accounts in auth.sqlite, ID tokens signed with auth-signing-key.pem (JWKS at
+                          /www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com)
               JS SDK:     connectDatabaseEmulator(db, "\(hostForURL)", \(transport.boundPort)) or databaseURL \(scheme)://\(address)?ns=<namespace>
 
             """

@@ -172,6 +172,9 @@ public enum WireEncoder {
         return push(.set, path: path, dataJSON: json, tag: tag)
     }
 
+    /// An auth-revoked push (§3.4): the connection's token expired; the client reconnects with a fresh one.
+    public static let authExpired = Array(#"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired."}}}"#.utf8)
+
     /// A listen-revoked push (§3.3): `q` as a one-element array of the client's own query object.
     public static func listenRevoked(path: Path, queryJSON: [UInt8]?) -> [UInt8] {
         var out = Array(#"{"t":"d","d":{"a":"c","b":{"p":"#.utf8)

@@ -158,6 +158,7 @@ final class SQLiteStatement {
         }
     }
 
+    var columnCount: Int { Int(sqlite3_column_count(handle)) }
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
     func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
 

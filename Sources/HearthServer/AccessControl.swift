@@ -9,6 +9,11 @@ struct Caller: Sendable {
     var isAdmin: Bool
     /// `{"uid": …, "provider": …, "token": {claims}}`, or nil.
     var auth: Node?
+    /// When the verified token this caller showed expires (milliseconds since the epoch); nil when it
+    /// never does (admins, signed-out callers, the emulator's unsigned tokens).
+    var expiresAt: Int64? = nil
+
+    func hasExpired(now: Int64) -> Bool { expiresAt.map { now >= $0 } ?? false }
 
     static let signedOut = Caller(isAdmin: false, auth: nil)
     static let admin = Caller(isAdmin: true, auth: nil)
@@ -88,5 +93,21 @@ extension Namespace {
         }
         database.ensureIndex(at: path, by: params.index)
         return true
+    }
+}
+
+extension DatabaseServer {
+    /// Callers whose verified token has expired lose it (once a second, from `tick`): a realtime connection
+    /// gets `ac` (§3.4), goes on signed out and loses the listens that needed the token; a stream gets
+    /// `auth_revoked` and ends, and Python's client reconnects with a fresh token (§6.7).
+    func expireCredentials(now: Int64) {
+        for namespace in namespacesOpen {
+            for stream in Array(namespace.streams.values) where stream.caller.hasExpired(now: now) {
+                stream.revokeAuth()
+            }
+            for session in Array(namespace.realtimeSessions.values) where session.caller.hasExpired(now: now) {
+                session.credentialExpired(now: now)
+            }
+        }
     }
 }

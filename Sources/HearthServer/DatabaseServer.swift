@@ -1,3 +1,4 @@
+public import HearthAuth
 public import HearthCore
 import HearthProtocol
 import HearthRules
@@ -14,10 +15,6 @@ public struct ServerConfiguration: Sendable {
     public var defaultNamespace: String
     /// Seconds between SSE `keep-alive` events (§6.7: about 30 s).
     public var keepAliveIntervalSeconds: Int
-    /// Verifies an ID token a client presents (`auth`, `auth=`, `Authorization: Bearer`): its claims, or
-    /// nil when it is not valid. Set by the auth service; without it only emulator mode accepts tokens
-    /// (unsigned, as Firebase's emulator does).
-    public var verifyIDToken: (@Sendable (String) -> Node?)?
 
     public init(emulator: Bool, adminToken: String?, defaultNamespace: String, keepAliveIntervalSeconds: Int = 30) {
         self.emulator = emulator
@@ -40,8 +37,12 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public let configuration: ServerConfiguration
     private let openEngine: (String) throws -> any StorageEngine
     private let rulesStore: RulesStore?
+    /// Firebase Auth on the same port (see AuthRoutes.swift); nil serves no auth endpoints.
+    public var authService: AuthService?
     // Loop-thread state.
     private var namespaces: [String: Namespace] = [:]
+    /// The namespaces opened so far.
+    var namespacesOpen: Dictionary<String, Namespace>.Values { namespaces.values }
     var executor: (any LoopExecutor)?
     private var pushIDs = PushIDGenerator()
     var nextStreamID: UInt64 = 1
@@ -89,6 +90,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     public func tick(nowMilliseconds: Int64) {
         tickLongPolls(now: nowMilliseconds)
+        expireCredentials(now: nowMilliseconds)
         guard nowMilliseconds - lastKeepAlive >= Int64(configuration.keepAliveIntervalSeconds) * 1000 else { return }
         lastKeepAlive = nowMilliseconds
         for namespace in namespaces.values {
@@ -111,6 +113,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     // MARK: Routing
 
     private func route(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
+        if routeAuth(request, responder: responder) { return }
         if request.method == .options {
             responder.respond(preflight(request))
             return
@@ -271,10 +274,18 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             guard let authVariable else { return .success(.admin) }
             return .success(Caller(isAdmin: false, auth: authVariable.isEmpty ? nil : authVariable))
         }
-        if let verify = configuration.verifyIDToken {
-            if let claims = verify(credential) { return .success(Caller(isAdmin: false, auth: Caller.authVariable(claims: claims))) }
-            if !configuration.emulator {
-                return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not verify the auth token."))
+        if let verifier = authService?.verifier {
+            do {
+                let context = try verifier.verify(credential)
+                // The emulator's unsigned tokens never expire (their `iat` is usually 0).
+                let signed = !(credential.split(separator: ".", omittingEmptySubsequences: false).last?.isEmpty ?? true)
+                return .success(Caller(isAdmin: false, auth: context.auth, expiresAt: signed ? context.expiresAt * 1000 : nil))
+            } catch {
+                if !configuration.emulator {
+                    return .failure(error.reason == .expired
+                        ? RealtimeAuthFailure(status: .expiredToken, message: "Auth token is expired.")
+                        : RealtimeAuthFailure(status: .invalidToken, message: "Could not verify the auth token."))
+                }
             }
         }
         guard configuration.emulator else {

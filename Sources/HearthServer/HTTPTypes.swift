@@ -14,23 +14,26 @@ public struct HTTPRequest: Sendable {
     /// Header values by lower-case name. Only the headers HearthServer reads are carried (see ``HTTPRequest/headerNames``).
     public var headers: [String: String]
     public var body: [UInt8]
+    /// The peer's IP address, when the transport reports it (auth's per-IP rate limits use it).
+    public var remoteAddress: String?
 
     public init(
         method: Method, path: String, queryItems: [(name: String, value: String)] = [], headers: [String: String] = [:],
-        body: [UInt8] = []
+        body: [UInt8] = [], remoteAddress: String? = nil
     ) {
         self.method = method
         self.path = path
         self.queryItems = queryItems
         self.headers = headers
         self.body = body
+        self.remoteAddress = remoteAddress
     }
 
     /// The request headers the server reads; transports need copy no others.
     public static let headerNames: [String] = [
         "host", "authorization", "accept", "content-type", "content-length", "if-match", "if-none-match",
         "x-firebase-etag", "x-http-method-override", "origin", "access-control-request-headers",
-        "access-control-request-method", "last-event-id",
+        "access-control-request-method", "last-event-id", "x-goog-api-key",
     ]
 }
 

@@ -132,6 +132,14 @@ final class EventStream {
         self.namespace = namespace
     }
 
+    /// Ends the stream with `auth_revoked`: its credential expired (§6.7).
+    func revokeAuth() {
+        responder.onClose = nil
+        namespace?.streams[id] = nil
+        responder.sendFinal(SSE.authRevoked)
+        responder.finish()
+    }
+
     /// Ends the stream with `cancel`, as Firebase does when it stops serving one.
     func cancel() {
         responder.onClose = nil

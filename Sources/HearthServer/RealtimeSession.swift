@@ -241,6 +241,18 @@ final class RealtimeSession: RealtimeSessionHandle {
         closed()
     }
 
+    /// The connection's verified token expired: `ac` (§3.4), then signed out. Listens that needed the token
+    /// stop receiving updates, without `c`: the SDKs answer `ac` by reconnecting with a refreshed token and
+    /// listening again, and a `c` would cancel the app's listeners for good.
+    func credentialExpired(now: Int64) {
+        caller = .signedOut
+        reply(WireEncoder.authExpired)
+        guard let namespace else { return }
+        for (key, listen) in listens where !namespace.mayRead(caller, at: listen.path, query: listen.params, now: now) {
+            listens[key] = nil
+        }
+    }
+
     /// Listens the caller may no longer read (new credential, new rules): `c` for each (§3.3), and no
     /// more updates.
     func revokeUnreadableListens(now: Int64) {

@@ -1,0 +1,21 @@
+// Debian's libcurl (package libcurl4-openssl-dev), for SMTP delivery of auth emails.
+// Imported only by HearthMail.
+#include <curl/curl.h>
+
+// curl_easy_setopt is variadic, which Swift cannot call: one typed wrapper per argument kind.
+static inline CURLcode CCurl_setopt_string(CURL *curl, CURLoption option, const char *value) {
+    return curl_easy_setopt(curl, option, value);
+}
+static inline CURLcode CCurl_setopt_long(CURL *curl, CURLoption option, long value) {
+    return curl_easy_setopt(curl, option, value);
+}
+static inline CURLcode CCurl_setopt_pointer(CURL *curl, CURLoption option, void *value) {
+    return curl_easy_setopt(curl, option, value);
+}
+static inline CURLcode CCurl_setopt_slist(CURL *curl, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(curl, option, value);
+}
+typedef size_t (*CCurl_read_callback)(char *buffer, size_t size, size_t count, void *context);
+static inline CURLcode CCurl_setopt_read_function(CURL *curl, CCurl_read_callback callback) {
+    return curl_easy_setopt(curl, CURLOPT_READFUNCTION, callback);
+}

@@ -1,0 +1,91 @@
+/// A refresh token as stored: only the SHA-256 of the token is kept, so a leaked database does not leak
+/// sessions. Rotated or revoked tokens keep their row with `revoked` set, so reuse is told apart from
+/// garbage (TOKEN_EXPIRED vs INVALID_REFRESH_TOKEN).
+public struct RefreshTokenRecord: Sendable, Equatable {
+    public var tokenHash: [UInt8]
+    public var uid: String
+    /// `password`, `anonymous`, `custom`.
+    public var provider: String
+    /// Seconds: when the session's sign-in happened (kept across refreshes).
+    public var authTime: Int64
+    /// Developer claims from a custom token (a JSON object's text), carried into every refreshed ID token.
+    public var extraClaims: String?
+    /// Seconds.
+    public var issuedAt: Int64
+    public var revoked: Bool
+
+    public init(
+        tokenHash: [UInt8], uid: String, provider: String, authTime: Int64, extraClaims: String?, issuedAt: Int64,
+        revoked: Bool
+    ) {
+        self.tokenHash = tokenHash
+        self.uid = uid
+        self.provider = provider
+        self.authTime = authTime
+        self.extraClaims = extraClaims
+        self.issuedAt = issuedAt
+        self.revoked = revoked
+    }
+}
+
+/// An out-of-band code (email verification, password reset), kept until used or expired.
+public struct OobCode: Sendable, Equatable {
+    public var code: String
+    public var requestType: String
+    public var uid: String
+    public var email: String
+    public var newEmail: String?
+    /// Milliseconds.
+    public var createdAt: Int64
+    public var expiresAt: Int64
+
+    public init(
+        code: String, requestType: String, uid: String, email: String, newEmail: String?, createdAt: Int64, expiresAt: Int64
+    ) {
+        self.code = code
+        self.requestType = requestType
+        self.uid = uid
+        self.email = email
+        self.newEmail = newEmail
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Where accounts, refresh tokens and out-of-band codes live. Implementations are thread-safe.
+public protocol AccountStore: AnyObject, Sendable {
+    func user(id: String) throws -> UserRecord?
+    /// `email` already lower-cased.
+    func user(email: String) throws -> UserRecord?
+    /// Throws ``AccountStoreConflict`` when the id or email is taken.
+    func insert(_ user: UserRecord) throws
+    /// Replaces the record with the same `localId`; throws ``AccountStoreConflict`` when the new email is taken.
+    func update(_ user: UserRecord) throws
+    /// Deletes the user, their refresh tokens and codes. Returns whether the user existed.
+    @discardableResult func delete(id: String) throws -> Bool
+    /// Users in `localId` order after `after`, at most `limit`.
+    func users(after: String?, limit: Int) throws -> [UserRecord]
+    func userCount() throws -> Int
+    func deleteAllUsers() throws
+
+    func insertRefreshToken(_ token: RefreshTokenRecord) throws
+    func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord?
+    /// Marks `hash` revoked and stores `replacement` in one transaction; false if `hash` was already revoked
+    /// (a concurrent refresh won).
+    func rotateRefreshToken(hash: [UInt8], replacement: RefreshTokenRecord) throws -> Bool
+    /// Revokes every refresh token of `uid`.
+    func revokeRefreshTokens(uid: String) throws
+    /// Forgets revoked tokens issued before `issuedBefore` (seconds); presenting one then answers
+    /// INVALID_REFRESH_TOKEN instead of TOKEN_EXPIRED, which signs the client out all the same.
+    func pruneRevokedRefreshTokens(issuedBefore: Int64) throws
+
+    func insertOobCode(_ code: OobCode) throws
+    func oobCode(_ code: String) throws -> OobCode?
+    func deleteOobCode(_ code: String) throws
+    func oobCodes() throws -> [OobCode]
+}
+
+/// The id or email of a new or changed account is already used.
+public struct AccountStoreConflict: Error, Sendable {
+    public init() {}
+}

@@ -1,0 +1,388 @@
+import Foundation
+import HearthCrypto
+
+extension AuthService {
+    // MARK: User JSON
+
+    /// The base64 of "REDACTED": what Firebase returns as `passwordHash` (auth-api.md §2.3). A non-empty
+    /// value matters: the JS SDK keeps a user marked anonymous without it.
+    static let redactedHash = "UkVEQUNURUQ="
+
+    /// A user as `accounts:lookup` and `batchGet` answer it; times as strings of ms, validSince of seconds.
+    func userInfo(_ user: UserRecord) -> [String: Any] {
+        var info: [String: Any] = [
+            "localId": user.localId, "emailVerified": user.emailVerified, "disabled": user.disabled,
+            "validSince": String(user.validSince), "createdAt": String(user.createdAt),
+        ]
+        if let email = user.email { info["email"] = email }
+        if let name = user.displayName { info["displayName"] = name }
+        if let photo = user.photoUrl { info["photoUrl"] = photo }
+        if user.password != nil { info["passwordHash"] = Self.redactedHash }
+        if let updated = user.passwordUpdatedAt { info["passwordUpdatedAt"] = updated }
+        if let login = user.lastLoginAt { info["lastLoginAt"] = String(login) }
+        if let refresh = user.lastRefreshAt { info["lastRefreshAt"] = Self.rfc3339(refresh) }
+        if let claims = user.customAttributes { info["customAttributes"] = claims }
+        info["providerUserInfo"] = providerUserInfo(user)
+        return info
+    }
+
+    func providerUserInfo(_ user: UserRecord) -> [[String: Any]] {
+        guard let email = user.email, user.password != nil else { return [] }
+        var entry: [String: Any] = ["providerId": "password", "federatedId": email, "email": email, "rawId": email]
+        if let name = user.displayName { entry["displayName"] = name }
+        if let photo = user.photoUrl { entry["photoUrl"] = photo }
+        return [entry]
+    }
+
+    static func rfc3339(_ milliseconds: Int64) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+    }
+
+    func provider(of user: UserRecord) -> String { user.isAnonymous ? "anonymous" : "password" }
+
+    func loadUser(_ uid: String) throws -> UserRecord {
+        guard let user = try store.user(id: uid) else { throw AuthError.userNotFound }
+        return user
+    }
+
+    // MARK: signUp (§2.1)
+
+    func signUp(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        if call.privileged && !body.has("idToken") { return try adminCreate(body) }
+        if body.has("localId") { throw AuthError.invalid("UNEXPECTED_PARAMETER", "User ID") }
+        let email = body.string("email"), password = body.string("password"), idToken = body.string("idToken")
+        if let address = call.request.remoteAddress, !configuration.emulator {
+            guard attemptsPerIP.take(address, nowMilliseconds: now), signUpsPerIP.take(address, nowMilliseconds: now) else {
+                throw AuthError.tooManyAttempts
+            }
+        }
+        if email == nil && password == nil && idToken == nil {
+            guard configuration.allowAnonymousSignUp else { throw AuthError.invalid("ADMIN_ONLY_OPERATION") }
+            let user = UserRecord(localId: Self.newLocalID(), createdAt: now)
+            try store.insert(user)
+            var response: [String: Any] = ["kind": "identitytoolkit#SignupNewUserResponse", "localId": user.localId]
+            response.merge(try issueTokens(for: user, provider: "anonymous")) { $1 }
+            return response
+        }
+        guard let rawEmail = email else { throw AuthError.missingEmail }
+        guard let password else { throw AuthError.missingPassword }
+        guard let canonical = Self.canonicalEmail(rawEmail) else { throw AuthError.invalidEmail }
+        if try store.user(email: canonical) != nil { throw AuthError.emailExists }
+        try Self.checkPasswordStrength(password)
+
+        var user: UserRecord
+        if let idToken {
+            user = try authenticateUser(idToken: idToken).user  // link: upgrade this (anonymous) account
+        } else {
+            user = UserRecord(localId: Self.newLocalID(), createdAt: now)
+            user.lastLoginAt = now
+        }
+        user.email = canonical
+        user.emailVerified = false
+        user.password = try hashPassword(password)
+        user.passwordUpdatedAt = now
+        if let name = body.string("displayName") { user.displayName = name }
+        do {
+            if idToken == nil { try store.insert(user) } else { try store.update(user) }
+        } catch is AccountStoreConflict {
+            throw AuthError.emailExists
+        }
+        var response: [String: Any] = [
+            "kind": "identitytoolkit#SignupNewUserResponse", "localId": user.localId, "email": canonical,
+        ]
+        if let name = user.displayName { response["displayName"] = name }
+        response.merge(try issueTokens(for: user, provider: "password")) { $1 }
+        return response
+    }
+
+    /// firebase-admin's `create_user`: any attributes, optional uid, no tokens.
+    private func adminCreate(_ body: RequestBody) throws -> [String: Any] {
+        let uid = body.string("localId") ?? Self.newLocalID()
+        guard !uid.isEmpty, uid.utf8.count <= 128 else { throw AuthError.invalid("INVALID_LOCAL_ID") }
+        if try store.user(id: uid) != nil { throw AuthError.invalid("DUPLICATE_LOCAL_ID") }
+        var user = UserRecord(localId: uid, createdAt: now)
+        try applyAdminAttributes(body, to: &user)
+        do { try store.insert(user) } catch is AccountStoreConflict { throw AuthError.emailExists }
+        var response: [String: Any] = ["kind": "identitytoolkit#SignupNewUserResponse", "localId": uid]
+        if let email = user.email { response["email"] = email }
+        if let name = user.displayName { response["displayName"] = name }
+        return response
+    }
+
+    /// The attributes admins may set on create and update.
+    private func applyAdminAttributes(_ body: RequestBody, to user: inout UserRecord) throws {
+        if body.has("phoneNumber") {
+            throw AuthError.invalid("OPERATION_NOT_ALLOWED", "phone numbers are not supported by Hearth")
+        }
+        if let email = body.string("email") {
+            guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
+            if canonical != user.email {
+                if let other = try store.user(email: canonical), other.localId != user.localId { throw AuthError.emailExists }
+                user.email = canonical
+            }
+        }
+        if let password = body.string("password") {
+            try Self.checkPasswordStrength(password)
+            user.password = try hashPassword(password)
+            user.passwordUpdatedAt = now
+            user.validSince = nowSeconds
+        }
+        if let name = body.string("displayName") { user.displayName = name }
+        if let photo = body.string("photoUrl") { user.photoUrl = photo }
+        if let verified = body.bool("emailVerified") { user.emailVerified = verified }
+        if let disabled = body.bool("disabled") ?? body.bool("disableUser") { user.disabled = disabled }
+        if let claims = body.string("customAttributes") {
+            try Self.validateCustomAttributes(claims)
+            user.customAttributes = claims == "{}" ? nil : claims
+        }
+        if let validSince = body.int64("validSince") { user.validSince = validSince }
+    }
+
+    // MARK: signInWithPassword (§2.2)
+
+    func signInWithPassword(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        guard let rawEmail = body.string("email") else { throw AuthError.missingEmail }
+        guard let email = Self.canonicalEmail(rawEmail) else { throw AuthError.invalidEmail }
+        guard let password = body.string("password"), !password.isEmpty else { throw AuthError.missingPassword }
+        let time = now
+        if let address = call.request.remoteAddress, !configuration.emulator,
+            !attemptsPerIP.take(address, nowMilliseconds: time)
+        {
+            throw AuthError.tooManyAttempts
+        }
+        guard failedSignIns.allows(email, nowMilliseconds: time) else { throw AuthError.tooManyAttempts }
+        let found = try store.user(email: email)
+        // Unknown emails cost one argon2id verification too, so timing does not reveal accounts.
+        guard verifyPassword(password, found?.password), var user = found else {
+            _ = failedSignIns.take(email, nowMilliseconds: time)
+            if protectsEmails { throw AuthError.invalidLoginCredentials }
+            throw found == nil ? AuthError.invalid("EMAIL_NOT_FOUND") : AuthError.invalid("INVALID_PASSWORD")
+        }
+        if user.disabled { throw AuthError.userDisabled }
+        if case .firebaseScrypt = user.password {
+            user.password = try hashPassword(password)  // imported hash: upgrade to argon2id (§7.2)
+        } else if case .argon2id(let stored) = user.password, configuration.passwordHasher.needsRehash(stored) {
+            user.password = try hashPassword(password)
+        }
+        user.lastLoginAt = time
+        try store.update(user)
+        var response: [String: Any] = [
+            "kind": "identitytoolkit#VerifyPasswordResponse", "localId": user.localId, "email": email,
+            "displayName": user.displayName ?? "", "registered": true,
+        ]
+        response.merge(try issueTokens(for: user, provider: "password")) { $1 }
+        return response
+    }
+
+    // MARK: lookup (§2.3)
+
+    func lookup(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        if call.privileged && !body.has("idToken") {
+            var users: [UserRecord] = []
+            var seen: Set<String> = []
+            for uid in body.strings("localId") { if let user = try store.user(id: uid) { users.append(user) } }
+            for email in body.strings("email") {
+                if let canonical = Self.canonicalEmail(email), let user = try store.user(email: canonical) { users.append(user) }
+            }
+            users = users.filter { seen.insert($0.localId).inserted }
+            var response: [String: Any] = ["kind": "identitytoolkit#GetAccountInfoResponse"]
+            if !users.isEmpty { response["users"] = users.map(userInfo) }  // omitted when empty (§2.3)
+            return response
+        }
+        guard let idToken = body.string("idToken") else { throw AuthError.missingIDToken }
+        let user = try authenticateUser(idToken: idToken).user
+        return ["kind": "identitytoolkit#GetAccountInfoResponse", "users": [userInfo(user)]]
+    }
+
+    // MARK: update (§2.4)
+
+    func update(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        if let code = body.string("oobCode") { return try applyOobCode(code) }
+        if call.privileged && !body.has("idToken") {
+            guard let uid = body.string("localId") else { throw AuthError.missingLocalID }
+            var user = try loadUser(uid)
+            let before = user
+            try applyAdminAttributes(body, to: &user)
+            try deleteAttributes(body, from: &user)
+            if user.validSince != before.validSince { try store.revokeRefreshTokens(uid: uid) }
+            do { try store.update(user) } catch is AccountStoreConflict { throw AuthError.emailExists }
+            return ["kind": "identitytoolkit#SetAccountInfoResponse", "localId": uid]
+        }
+        guard let idToken = body.string("idToken") else {
+            throw AuthError.invalid("INVALID_REQ_TYPE", "Unsupported request parameters.")
+        }
+        if body.has("customAttributes") { throw AuthError.invalid("INSUFFICIENT_PERMISSION") }
+        if body.has("disableUser") { throw AuthError.invalid("OPERATION_NOT_ALLOWED") }
+        let (context, found) = try authenticateUser(idToken: idToken)
+        var user = found
+        var revokes = false
+        if body.isNull("displayName") { user.displayName = nil }
+        if body.isNull("photoUrl") { user.photoUrl = nil }
+        if let name = body.string("displayName") { user.displayName = name }
+        if let photo = body.string("photoUrl") { user.photoUrl = photo }
+        try deleteAttributes(body, from: &user)
+        if let email = body.string("email") {
+            guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
+            if canonical != user.email {
+                if try store.user(email: canonical) != nil { throw AuthError.emailExists }
+                user.initialEmail = user.initialEmail ?? user.email
+                user.email = canonical
+                user.emailVerified = false
+                revokes = true
+            }
+        }
+        if let password = body.string("password") {
+            try Self.checkPasswordStrength(password)
+            user.password = try hashPassword(password)
+            user.passwordUpdatedAt = now
+            revokes = true
+        }
+        if revokes {
+            user.validSince = nowSeconds
+            try store.revokeRefreshTokens(uid: user.localId)
+        }
+        do { try store.update(user) } catch is AccountStoreConflict { throw AuthError.emailExists }
+        var response = setAccountInfoResponse(user)
+        if body.bool("returnSecureToken") == true || revokes {
+            // A fresh session, so the caller's own change does not sign it out (auth-api.md T5).
+            let provider = user.isAnonymous ? "anonymous" : (context.provider == "anonymous" ? "password" : context.provider)
+            let authTime = Int64(context.claims.child("auth_time").numberValue ?? Double(nowSeconds))
+            response.merge(try issueTokens(for: user, provider: provider, authTime: authTime)) { $1 }
+        }
+        return response
+    }
+
+    private func deleteAttributes(_ body: RequestBody, from user: inout UserRecord) throws {
+        let names = ["USER_ATTRIBUTE_NAME_UNSPECIFIED", "EMAIL", "DISPLAY_NAME", "PROVIDER", "PHOTO_URL", "PASSWORD", "RAW_USER_INFO"]
+        var attributes: [String] = []
+        if let array = body.fields["deleteAttribute"] as? [Any] {
+            for item in array {
+                if let name = item as? String { attributes.append(name) }
+                if let index = (item as? NSNumber)?.intValue, names.indices.contains(index) { attributes.append(names[index]) }
+            }
+        }
+        for attribute in attributes {
+            switch attribute {
+            case "DISPLAY_NAME": user.displayName = nil
+            case "PHOTO_URL": user.photoUrl = nil
+            case "PASSWORD": user.password = nil
+            case "EMAIL":
+                user.email = nil
+                user.emailVerified = false
+            default: break
+            }
+        }
+        for provider in body.strings("deleteProvider") where provider == "password" {
+            user.password = nil
+            user.email = nil
+            user.emailVerified = false
+        }
+    }
+
+    func setAccountInfoResponse(_ user: UserRecord) -> [String: Any] {
+        var response: [String: Any] = [
+            "kind": "identitytoolkit#SetAccountInfoResponse", "localId": user.localId, "emailVerified": user.emailVerified,
+            "providerUserInfo": providerUserInfo(user),
+        ]
+        if let email = user.email { response["email"] = email }
+        if let name = user.displayName { response["displayName"] = name }
+        if let photo = user.photoUrl { response["photoUrl"] = photo }
+        if user.password != nil { response["passwordHash"] = Self.redactedHash }
+        return response
+    }
+
+    // MARK: delete (§2.7)
+
+    func deleteAccount(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        if call.privileged && !body.has("idToken") {
+            guard let uid = body.string("localId") else { throw AuthError.missingLocalID }
+            guard try store.delete(id: uid) else { throw AuthError.userNotFound }
+        } else {
+            guard let idToken = body.string("idToken") else { throw AuthError.missingIDToken }
+            let user = try authenticateUser(idToken: idToken).user
+            try store.delete(id: user.localId)
+        }
+        return ["kind": "identitytoolkit#DeleteAccountResponse"]
+    }
+
+    // MARK: createAuthUri (§2.9)
+
+    func createAuthUri(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        guard let identifier = body.string("identifier") else { throw AuthError.invalid("MISSING_IDENTIFIER") }
+        guard let email = Self.canonicalEmail(identifier) else { throw AuthError.invalid("INVALID_IDENTIFIER") }
+        guard let continueUri = body.string("continueUri") else { throw AuthError.invalid("MISSING_CONTINUE_URI") }
+        guard URL(string: continueUri)?.scheme != nil else { throw AuthError.invalid("INVALID_CONTINUE_URI") }
+        var response: [String: Any] = [
+            "kind": "identitytoolkit#CreateAuthUriResponse", "sessionId": Base64URL.encode(SecureRandom.bytes(18)),
+        ]
+        if protectsEmails && !call.isAdmin { return response }
+        let user = try store.user(email: email)
+        let methods = user?.password != nil ? ["password"] : []
+        response["registered"] = user != nil
+        response["allProviders"] = methods
+        response["signinMethods"] = methods
+        return response
+    }
+
+    // MARK: signInWithCustomToken (§2.8)
+
+    func signInWithCustomToken(_ call: AuthCall) throws -> [String: Any] {
+        guard let token = call.body.string("token"), !token.isEmpty else { throw AuthError.invalid("MISSING_CUSTOM_TOKEN") }
+        guard let header = JWT.unverifiedHeader(token), let payload = JWT.unverifiedPayload(token) else {
+            throw AuthError.invalid("INVALID_CUSTOM_TOKEN", "The custom token format is incorrect. Please check the documentation.")
+        }
+        let algorithm = header["alg"] as? String
+        if algorithm == "none" {
+            guard configuration.emulator else {
+                throw AuthError.invalid("INVALID_CUSTOM_TOKEN", "Unsigned custom tokens are accepted only in emulator mode.")
+            }
+        } else {
+            let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+            guard algorithm == "RS256", header["kid"] as? String == key.keyID, let signature = Base64URL.decode(parts[2]),
+                key.publicKey.verifyRS256(Array("\(parts[0]).\(parts[1])".utf8), signature: signature)
+            else {
+                throw AuthError.invalid("INVALID_CUSTOM_TOKEN", "The custom token is not signed by this Hearth server.")
+            }
+            let expires = (payload["exp"] as? NSNumber)?.int64Value ?? 0
+            guard expires > nowSeconds else { throw AuthError.invalid("INVALID_CUSTOM_TOKEN", "The custom token has expired.") }
+        }
+        guard payload["aud"] as? String == Self.customTokenAudience else {
+            throw AuthError.invalid("INVALID_CUSTOM_TOKEN", "The custom token has the wrong audience.")
+        }
+        guard let uid = (payload["uid"] as? String) ?? (payload["user_id"] as? String), !uid.isEmpty else {
+            throw AuthError.invalid("MISSING_IDENTIFIER")
+        }
+        guard uid.utf8.count <= 128 else { throw AuthError.invalid("INVALID_CUSTOM_TOKEN", "uid is longer than 128 characters.") }
+        var extraClaims: String?
+        if let claims = payload["claims"] {
+            guard let object = claims as? [String: Any] else { throw AuthError.invalid("INVALID_CLAIMS") }
+            if let reserved = object.keys.sorted().first(where: Self.reservedClaims.contains) {
+                throw AuthError.invalid("FORBIDDEN_CLAIM", reserved)
+            }
+            if !object.isEmpty { extraClaims = JSONText.encode(object) }
+        }
+        var user: UserRecord
+        var isNew = false
+        if let existing = try store.user(id: uid) {
+            user = existing
+            if user.disabled { throw AuthError.userDisabled }
+        } else {
+            user = UserRecord(localId: uid, createdAt: now)
+            try store.insert(user)
+            isNew = true
+        }
+        user.lastLoginAt = now
+        try store.update(user)
+        var response: [String: Any] = ["kind": "identitytoolkit#VerifyCustomTokenResponse", "isNewUser": isNew]
+        response.merge(try issueTokens(for: user, provider: "custom", extraClaims: extraClaims)) { $1 }
+        return response
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import HearthCrypto
+
+extension AuthService {
+    static let requestTypes = [
+        "OOB_REQ_TYPE_UNSPECIFIED", "PASSWORD_RESET", "OLD_EMAIL_AGREE", "NEW_EMAIL_ACCEPT", "VERIFY_EMAIL",
+        "RECOVER_EMAIL", "EMAIL_SIGNIN", "VERIFY_AND_CHANGE_EMAIL", "REVERT_SECOND_FACTOR_ADDITION",
+    ]
+
+    static func mode(of requestType: String) -> String {
+        switch requestType {
+        case "PASSWORD_RESET": "resetPassword"
+        case "VERIFY_EMAIL": "verifyEmail"
+        case "RECOVER_EMAIL": "recoverEmail"
+        case "EMAIL_SIGNIN": "signIn"
+        default: "verifyAndChangeEmail"
+        }
+    }
+
+    /// The action link of a code: `<base>/emulator/action?mode=…&lang=en&oobCode=…&apiKey=…` (§6.2).
+    func link(for code: OobCode, request: AuthHTTPRequest, apiKey: String?, continueUrl: String? = nil) -> String {
+        let base = configuration.publicURL ?? "http://" + (request.headers["host"] ?? "localhost")
+        var query: [URLQueryItem] = [
+            URLQueryItem(name: "mode", value: Self.mode(of: code.requestType)), URLQueryItem(name: "lang", value: "en"),
+            URLQueryItem(name: "oobCode", value: code.code), URLQueryItem(name: "apiKey", value: apiKey ?? "fake-api-key"),
+        ]
+        if let continueUrl { query.append(URLQueryItem(name: "continueUrl", value: continueUrl)) }
+        var components = URLComponents()
+        components.queryItems = query
+        return base + "/emulator/action" + (components.string ?? "")
+    }
+
+    // MARK: sendOobCode (§2.5)
+
+    func sendOobCode(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        guard let requestType = body.enumValue("requestType", cases: Self.requestTypes),
+            requestType != "OOB_REQ_TYPE_UNSPECIFIED"
+        else { throw AuthError.invalid("MISSING_REQ_TYPE") }
+        let returnLink = body.bool("returnOobLink") == true
+        if returnLink && !call.isAdmin { throw AuthError.invalid("INSUFFICIENT_PERMISSION") }
+        let continueUrl = body.string("continueUrl")
+        if let continueUrl, URL(string: continueUrl)?.scheme == nil { throw AuthError.invalid("INVALID_CONTINUE_URI") }
+
+        let user: UserRecord
+        switch requestType {
+        case "VERIFY_EMAIL":
+            if let idToken = body.string("idToken") {
+                user = try authenticateUser(idToken: idToken).user
+            } else if call.isAdmin, let email = body.string("email") {
+                guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
+                guard let found = try store.user(email: canonical) else { throw AuthError.userNotFound }
+                user = found
+            } else {
+                throw AuthError.missingIDToken
+            }
+            guard user.email != nil else { throw AuthError.missingEmail }
+        case "PASSWORD_RESET":
+            guard let email = body.string("email") else { throw AuthError.missingEmail }
+            guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
+            guard let found = try store.user(email: canonical) else {
+                if protectsEmails && !returnLink {
+                    return ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": canonical]
+                }
+                throw AuthError.invalid("EMAIL_NOT_FOUND")
+            }
+            user = found
+        default:
+            throw AuthError.invalid("OPERATION_NOT_ALLOWED", "\(requestType) codes are not supported by Hearth yet")
+        }
+        let email = user.email ?? ""
+        if !call.isAdmin && !emailsPerAddress.take(email, nowMilliseconds: now) {
+            throw requestType == "PASSWORD_RESET" ? AuthError.invalid("RESET_PASSWORD_EXCEED_LIMIT") : AuthError.tooManyAttempts
+        }
+        let lifetime = requestType == "PASSWORD_RESET" ? configuration.passwordResetLifetime : configuration.verifyEmailLifetime
+        // 40 random bytes: 54 base64url characters, like Firebase's codes.
+        let code = OobCode(
+            code: Base64URL.encode(SecureRandom.bytes(40)), requestType: requestType, uid: user.localId, email: email,
+            newEmail: nil, createdAt: now, expiresAt: now + lifetime)
+        try store.insertOobCode(code)
+        var response: [String: Any] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": email]
+        let actionLink = link(for: code, request: call.request, apiKey: call.apiKey, continueUrl: continueUrl)
+        if returnLink {
+            response["oobCode"] = code.code
+            response["oobLink"] = actionLink
+        } else if let deliver = configuration.deliverEmail {
+            let message = Self.email(for: code, link: actionLink, project: configuration.projectID)
+            DispatchQueue.global(qos: .utility).async { deliver(message) }
+        }
+        return response
+    }
+
+    /// The plain-text email that carries a code's link.
+    static func email(for code: OobCode, link: String, project: String) -> OutgoingEmail {
+        switch code.requestType {
+        case "PASSWORD_RESET":
+            return OutgoingEmail(
+                to: code.email, subject: "Reset your password for \(project)",
+                body: """
+                    Hello,
+
+                    Follow this link to reset the \(project) password for your \(code.email) account.
+
+                    \(link)
+
+                    If you didn't ask to reset your password, you can ignore this email.
+                    """,
+                requestType: code.requestType)
+        default:
+            return OutgoingEmail(
+                to: code.email, subject: "Verify your email for \(project)",
+                body: """
+                    Hello,
+
+                    Follow this link to verify your email address.
+
+                    \(link)
+
+                    If you didn't ask to verify this address, you can ignore this email.
+                    """,
+                requestType: code.requestType)
+        }
+    }
+
+    /// A stored, unexpired code (expired ones are deleted on sight).
+    func liveCode(_ code: String) throws -> OobCode {
+        guard let found = try store.oobCode(code) else { throw AuthError.invalidOobCode }
+        if found.expiresAt <= now {
+            try store.deleteOobCode(code)
+            throw AuthError.expiredOobCode
+        }
+        return found
+    }
+
+    /// `accounts:update` with `oobCode` (§2.4a): verifies the email.
+    func applyOobCode(_ code: String) throws -> [String: Any] {
+        let oob = try liveCode(code)
+        guard oob.requestType == "VERIFY_EMAIL" else { throw AuthError.invalidOobCode }
+        guard var user = try store.user(id: oob.uid), user.email == oob.email else { throw AuthError.invalidOobCode }
+        if user.disabled { throw AuthError.userDisabled }
+        user.emailVerified = true
+        try store.update(user)
+        try store.deleteOobCode(code)
+        return setAccountInfoResponse(user)
+    }
+
+    // MARK: resetPassword (§2.6)
+
+    func resetPassword(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        guard let code = body.string("oobCode") else { throw AuthError.missingOobCode }
+        let oob = try liveCode(code)
+        guard let newPassword = body.string("newPassword") else {
+            var response: [String: Any] = ["kind": "identitytoolkit#ResetPasswordResponse", "requestType": oob.requestType]
+            if oob.requestType != "EMAIL_SIGNIN" { response["email"] = oob.email }
+            if let newEmail = oob.newEmail { response["newEmail"] = newEmail }
+            return response
+        }
+        guard oob.requestType == "PASSWORD_RESET" else { throw AuthError.invalidOobCode }
+        try Self.checkPasswordStrength(newPassword)
+        guard var user = try store.user(id: oob.uid), user.email == oob.email else { throw AuthError.invalidOobCode }
+        if user.disabled { throw AuthError.userDisabled }
+        user.password = try hashPassword(newPassword)
+        user.passwordUpdatedAt = now
+        user.emailVerified = true  // the link reached the inbox
+        user.validSince = nowSeconds
+        try store.update(user)
+        try store.revokeRefreshTokens(uid: user.localId)
+        try store.deleteOobCode(code)
+        failedSignIns.reset(oob.email)
+        return ["kind": "identitytoolkit#ResetPasswordResponse", "requestType": "PASSWORD_RESET", "email": oob.email]
+    }
+}

@@ -1,0 +1,50 @@
+import HearthCrypto
+
+extension AuthService {
+    /// `securetoken.googleapis.com/v1/token` (§2.11): trades a refresh token for a new ID token and a new
+    /// refresh token (rotation: the old one is revoked, and presenting it again answers TOKEN_EXPIRED).
+    func refresh(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        guard let grantType = body.string("grantType") else { throw AuthError.invalid("MISSING_GRANT_TYPE") }
+        guard grantType == "refresh_token" else { throw AuthError.invalid("INVALID_GRANT_TYPE") }
+        guard let token = body.string("refreshToken"), !token.isEmpty else { throw AuthError.invalid("MISSING_REFRESH_TOKEN") }
+        let hash = SHA256.hash(token)
+        guard let record = try store.refreshToken(hash: hash) else { throw AuthError.invalid("INVALID_REFRESH_TOKEN") }
+        // Account state first, as Firebase answers it: a disabled user's (also revoked) token says USER_DISABLED.
+        guard var user = try store.user(id: record.uid) else { throw AuthError.userNotFound }
+        if user.disabled { throw AuthError.userDisabled }
+        if record.revoked || record.issuedAt < user.validSince { throw AuthError.tokenExpired }
+
+        let issuedAt = nowSeconds
+        let provider = record.provider == "anonymous" && !user.isAnonymous ? "password" : record.provider
+        let idToken = try signIDToken(
+            for: user, provider: provider, authTime: record.authTime, extraClaims: record.extraClaims, issuedAt: issuedAt)
+        let next = Base64URL.encode(SecureRandom.bytes(48))
+        let replacement = RefreshTokenRecord(
+            tokenHash: SHA256.hash(next), uid: user.localId, provider: provider, authTime: record.authTime,
+            extraClaims: record.extraClaims, issuedAt: issuedAt, revoked: false)
+        guard try store.rotateRefreshToken(hash: hash, replacement: replacement) else { throw AuthError.tokenExpired }
+        // lastRefreshAt is informational; updating it on every refresh would double the writes, so it is
+        // written at most once a minute.
+        if (user.lastRefreshAt ?? 0) + 60_000 < now {
+            user.lastRefreshAt = now
+            try? store.update(user)
+        }
+        pruneRevokedTokensHourly()
+        return [
+            "access_token": idToken, "expires_in": "3600", "token_type": "Bearer", "refresh_token": next,
+            "id_token": idToken, "user_id": user.localId, "project_id": configuration.projectID,
+        ]
+    }
+
+    /// At most once an hour, drops revoked refresh tokens older than ``revokedTokenRetention``.
+    func pruneRevokedTokensHourly() {
+        let now = nowSeconds
+        let due = lastPrune.withLock { last in
+            guard now - last >= 3600 else { return false }
+            last = now
+            return true
+        }
+        if due { try? store.pruneRevokedRefreshTokens(issuedBefore: now - Self.revokedTokenRetention) }
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+public import HearthSQLite
+import Synchronization
+
+/// ``AccountStore`` in SQLite tables prefixed `auth_`.
+///
+/// By default the tables live in `<data>/auth.sqlite`, not in a namespace's database file: accounts
+/// belong to the project while the database files belong to namespaces, and the namespace files are
+/// owned by their engine's storage thread, whose long write transactions would stall sign-ins. The
+/// tables carry the `auth_` prefix so that they can move into the project's main file without renames.
+///
+/// The file runs in WAL mode with `synchronous=NORMAL`: a commit survives a process crash, and only a
+/// power loss can drop the last few transactions (a rotated refresh token, a login time). Full sync cost
+/// one fsync per token refresh, which capped refreshes far below the 3,000/s target; for the same reason
+/// checkpoints run on a background thread (``SQLiteDatabase/checkpointInBackground(every:)``).
+public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // SQLiteDatabase serialises access
+    private let database: SQLiteDatabase
+    private let encoder = JSONEncoder()
+    /// Decoded users by uid: every token refresh and ID-token check reads its user, and decoding the JSON
+    /// record cost more than the query. All writes go through this store, which keeps it current: reads
+    /// that fill it and writes to users hold its lock across the SQL, so a stale record cannot slip in.
+    /// Cleared when SQLite's `data_version` moves, i.e. another process (`hearth users`) changed the file.
+    /// The version is read at most every `externalChangeCheckNanoseconds` (one less locked round trip per
+    /// token refresh), so another process's change is seen within that time.
+    private let cache = Mutex<(entries: [String: UserRecord], version: Int64, checked: UInt64)>(([:], -1, 0))
+    private let externalChangeCheckNanoseconds: UInt64
+    private static let cacheCapacity = 10_000
+
+    /// - Parameter externalChangeCheck: seconds between checks for changes made by other processes.
+    public convenience init(path: String, externalChangeCheck: Double = 0.025) throws {
+        try self.init(database: SQLiteDatabase(path: path), externalChangeCheck: externalChangeCheck)
+    }
+
+    public init(database: SQLiteDatabase, externalChangeCheck: Double = 0.025) throws {
+        self.database = database
+        externalChangeCheckNanoseconds = UInt64(max(0, externalChangeCheck) * 1e9)
+        try database.executeScript("""
+            PRAGMA synchronous=NORMAL;
+            CREATE TABLE IF NOT EXISTS auth_users (
+                uid TEXT PRIMARY KEY NOT NULL,
+                email TEXT UNIQUE,
+                record TEXT NOT NULL
+            ) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS auth_refresh_tokens (
+                hash BLOB PRIMARY KEY NOT NULL,
+                uid TEXT NOT NULL,
+                provider TEXT NOT NULL,
+                auth_time INTEGER NOT NULL,
+                extra_claims TEXT,
+                issued_at INTEGER NOT NULL,
+                revoked INTEGER NOT NULL DEFAULT 0
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS auth_refresh_tokens_uid ON auth_refresh_tokens(uid);
+            CREATE TABLE IF NOT EXISTS auth_oob_codes (
+                code TEXT PRIMARY KEY NOT NULL,
+                request_type TEXT NOT NULL,
+                uid TEXT NOT NULL,
+                email TEXT NOT NULL,
+                new_email TEXT,
+                created_at INTEGER NOT NULL,
+                expires_at INTEGER NOT NULL
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS auth_oob_codes_uid ON auth_oob_codes(uid);
+            """)
+        try database.checkpointInBackground()
+    }
+
+    public func close() { database.close() }
+
+    // MARK: Users
+
+    public func user(id: String) throws -> UserRecord? {
+        try cache.withLock { cache throws -> UserRecord? in
+            let now = DispatchTime.now().uptimeNanoseconds
+            if externalChangeCheckNanoseconds == 0 || now &- cache.checked >= externalChangeCheckNanoseconds {
+                cache.checked = now
+                let version = try database.query("PRAGMA data_version").first?.first?.integer ?? 0
+                if version != cache.version {
+                    cache.entries.removeAll(keepingCapacity: true)
+                    cache.version = version
+                }
+            }
+            if let cached = cache.entries[id] { return cached }
+            let user = try decodeFirst(database.query("SELECT record FROM auth_users WHERE uid = ?1", [.text(id)]))
+            if let user {
+                if cache.entries.count >= Self.cacheCapacity { cache.entries.removeAll(keepingCapacity: true) }
+                cache.entries[id] = user
+            }
+            return user
+        }
+    }
+
+    /// Runs a write to `uid`'s row with the cache locked, then drops the cached copy.
+    private func writing<T>(_ uid: String, _ body: () throws -> T) throws -> T {
+        try cache.withLock { cache throws -> T in
+            cache.entries[uid] = nil
+            return try body()
+        }
+    }
+
+    public func user(email: String) throws -> UserRecord? {
+        try decodeFirst(database.query("SELECT record FROM auth_users WHERE email = ?1", [.text(email)]))
+    }
+
+    public func insert(_ user: UserRecord) throws {
+        try writing(user.localId) {
+            try conflictChecked {
+                try database.query(
+                    "INSERT INTO auth_users (uid, email, record) VALUES (?1, ?2, ?3)",
+                    [.text(user.localId), user.email.map(SQLiteValue.text) ?? .null, .text(encode(user))])
+            }
+        }
+    }
+
+    public func update(_ user: UserRecord) throws {
+        try writing(user.localId) {
+            try conflictChecked {
+                try database.query(
+                    "UPDATE auth_users SET email = ?2, record = ?3 WHERE uid = ?1",
+                    [.text(user.localId), user.email.map(SQLiteValue.text) ?? .null, .text(encode(user))])
+            }
+        }
+    }
+
+    @discardableResult
+    public func delete(id: String) throws -> Bool {
+        try writing(id) { try deleteRows(id) }
+    }
+
+    private func deleteRows(_ id: String) throws -> Bool {
+        try database.transaction { run in
+            let existed = try !run("SELECT 1 FROM auth_users WHERE uid = ?1", [.text(id)]).isEmpty
+            _ = try run("DELETE FROM auth_users WHERE uid = ?1", [.text(id)])
+            _ = try run("DELETE FROM auth_refresh_tokens WHERE uid = ?1", [.text(id)])
+            _ = try run("DELETE FROM auth_oob_codes WHERE uid = ?1", [.text(id)])
+            return existed
+        }
+    }
+
+    public func users(after: String?, limit: Int) throws -> [UserRecord] {
+        let rows = try database.query(
+            "SELECT record FROM auth_users WHERE uid > ?1 ORDER BY uid LIMIT ?2", [.text(after ?? ""), .integer(Int64(limit))])
+        return try rows.map { try decode($0[0]) }
+    }
+
+    public func userCount() throws -> Int {
+        Int(try database.query("SELECT count(*) FROM auth_users").first?.first?.integer ?? 0)
+    }
+
+    public func deleteAllUsers() throws {
+        try cache.withLock { cache throws in
+            cache.entries.removeAll()
+            try database.executeScript("DELETE FROM auth_users; DELETE FROM auth_refresh_tokens; DELETE FROM auth_oob_codes;")
+        }
+    }
+
+    // MARK: Refresh tokens
+
+    public func insertRefreshToken(_ token: RefreshTokenRecord) throws {
+        try database.query(Self.insertToken, Self.values(token))
+    }
+
+    public func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord? {
+        let rows = try database.query(
+            "SELECT hash, uid, provider, auth_time, extra_claims, issued_at, revoked FROM auth_refresh_tokens WHERE hash = ?1",
+            [.blob(hash)])
+        guard let row = rows.first else { return nil }
+        return RefreshTokenRecord(
+            tokenHash: row[0].blob ?? [], uid: row[1].text ?? "", provider: row[2].text ?? "",
+            authTime: row[3].integer ?? 0, extraClaims: row[4].text, issuedAt: row[5].integer ?? 0,
+            revoked: (row[6].integer ?? 0) != 0)
+    }
+
+    public func rotateRefreshToken(hash: [UInt8], replacement: RefreshTokenRecord) throws -> Bool {
+        try database.transaction { run in
+            let changed = try run(
+                "UPDATE auth_refresh_tokens SET revoked = 1 WHERE hash = ?1 AND revoked = 0 RETURNING 1", [.blob(hash)])
+            guard !changed.isEmpty else { return false }
+            _ = try run(Self.insertToken, Self.values(replacement))
+            return true
+        }
+    }
+
+    public func revokeRefreshTokens(uid: String) throws {
+        try database.query("UPDATE auth_refresh_tokens SET revoked = 1 WHERE uid = ?1", [.text(uid)])
+    }
+
+    public func pruneRevokedRefreshTokens(issuedBefore: Int64) throws {
+        try database.query("DELETE FROM auth_refresh_tokens WHERE revoked = 1 AND issued_at < ?1", [.integer(issuedBefore)])
+    }
+
+    private static let insertToken = """
+        INSERT INTO auth_refresh_tokens (hash, uid, provider, auth_time, extra_claims, issued_at, revoked)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+        """
+
+    private static func values(_ token: RefreshTokenRecord) -> [SQLiteValue] {
+        [.blob(token.tokenHash), .text(token.uid), .text(token.provider), .integer(token.authTime),
+         token.extraClaims.map(SQLiteValue.text) ?? .null, .integer(token.issuedAt), .integer(token.revoked ? 1 : 0)]
+    }
+
+    // MARK: Out-of-band codes
+
+    public func insertOobCode(_ code: OobCode) throws {
+        try database.query(
+            """
+            INSERT INTO auth_oob_codes (code, request_type, uid, email, new_email, created_at, expires_at)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            """,
+            [.text(code.code), .text(code.requestType), .text(code.uid), .text(code.email),
+             code.newEmail.map(SQLiteValue.text) ?? .null, .integer(code.createdAt), .integer(code.expiresAt)])
+    }
+
+    public func oobCode(_ code: String) throws -> OobCode? {
+        try oobCodes(where: "WHERE code = ?1", [.text(code)]).first
+    }
+
+    public func deleteOobCode(_ code: String) throws {
+        try database.query("DELETE FROM auth_oob_codes WHERE code = ?1", [.text(code)])
+    }
+
+    public func oobCodes() throws -> [OobCode] { try oobCodes(where: "", []) }
+
+    private func oobCodes(where clause: String, _ parameters: [SQLiteValue]) throws -> [OobCode] {
+        let rows = try database.query(
+            "SELECT code, request_type, uid, email, new_email, created_at, expires_at FROM auth_oob_codes \(clause) ORDER BY created_at",
+            parameters)
+        return rows.map { row in
+            OobCode(
+                code: row[0].text ?? "", requestType: row[1].text ?? "", uid: row[2].text ?? "", email: row[3].text ?? "",
+                newEmail: row[4].text, createdAt: row[5].integer ?? 0, expiresAt: row[6].integer ?? 0)
+        }
+    }
+
+    // MARK: Encoding
+
+    private func encode(_ user: UserRecord) throws -> String {
+        String(decoding: try encoder.encode(user), as: UTF8.self)
+    }
+
+    private func decode(_ value: SQLiteValue) throws -> UserRecord {
+        try JSONDecoder().decode(UserRecord.self, from: Data((value.text ?? "").utf8))
+    }
+
+    private func decodeFirst(_ rows: [[SQLiteValue]]) throws -> UserRecord? {
+        guard let row = rows.first else { return nil }
+        return try decode(row[0])
+    }
+
+    private func conflictChecked(_ body: () throws -> Void) throws {
+        do { try body() } catch let failure as SQLiteDatabase.Failure where failure.isConstraintViolation {
+            throw AccountStoreConflict()
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import HearthCrypto
+
+/// How a user's password is stored. New and re-hashed passwords use argon2id; users imported from a
+/// Firebase export keep Firebase's scrypt hash until their first successful sign-in re-hashes it.
+public enum PasswordCredential: Codable, Sendable, Equatable {
+    /// An argon2id PHC string (it names its own parameters).
+    case argon2id(String)
+    /// Firebase's modified scrypt (auth-api.md §7.2): the hash, the user's salt and the project parameters.
+    case firebaseScrypt(hash: [UInt8], salt: [UInt8], parameters: FirebaseScryptParameters)
+
+    public func verify(_ password: String) -> Bool {
+        switch self {
+        case .argon2id(let stored): return Argon2id.verify(password, against: stored)
+        case .firebaseScrypt(let hash, let salt, let parameters):
+            return parameters.scrypt.verify(password, salt: salt, expected: hash)
+        }
+    }
+}
+
+/// The four project-wide parameters of a Firebase scrypt export, in a Codable form.
+public struct FirebaseScryptParameters: Codable, Sendable, Equatable {
+    public var signerKey: [UInt8]
+    public var saltSeparator: [UInt8]
+    public var rounds: Int
+    public var memoryCost: Int
+
+    public init(signerKey: [UInt8], saltSeparator: [UInt8], rounds: Int, memoryCost: Int) {
+        self.signerKey = signerKey
+        self.saltSeparator = saltSeparator
+        self.rounds = rounds
+        self.memoryCost = memoryCost
+    }
+
+    var scrypt: FirebaseScrypt {
+        FirebaseScrypt(signerKey: signerKey, saltSeparator: saltSeparator, rounds: rounds, memoryCost: memoryCost)
+    }
+}
+
+/// One account. Times follow the wire: `createdAt`, `lastLoginAt`, `passwordUpdatedAt` in milliseconds,
+/// `validSince` in seconds (the revocation watermark, auth-api.md §4.2).
+public struct UserRecord: Codable, Sendable, Equatable {
+    public var localId: String
+    /// Stored lower-cased; lookups are case-insensitive.
+    public var email: String?
+    public var emailVerified: Bool = false
+    public var displayName: String?
+    public var photoUrl: String?
+    public var password: PasswordCredential?
+    public var passwordUpdatedAt: Int64?
+    public var validSince: Int64
+    public var createdAt: Int64
+    public var lastLoginAt: Int64?
+    public var lastRefreshAt: Int64?
+    public var disabled: Bool = false
+    /// Custom claims as a JSON object's text (what admins set with `set_custom_user_claims`).
+    public var customAttributes: String?
+    /// The address before the last email change (for RECOVER_EMAIL).
+    public var initialEmail: String?
+
+    public init(localId: String, createdAt: Int64) {
+        self.localId = localId
+        self.createdAt = createdAt
+        validSince = createdAt / 1000
+    }
+
+    /// The provider of a session started from this record without a custom token.
+    var isAnonymous: Bool { email == nil && password == nil }
+}

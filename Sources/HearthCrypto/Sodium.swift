@@ -1,0 +1,54 @@
+internal import CSodium
+
+/// libsodium must be initialised once before use; `sodium_init` is idempotent and thread-safe, and a
+/// failure (no entropy source) makes every later call unsafe, so it stops the process.
+enum Sodium {
+    static let ready: Bool = {
+        guard sodium_init() >= 0 else { preconditionFailure("libsodium could not initialise (no entropy source?)") }
+        return true
+    }()
+}
+
+/// Bytes from the operating system's CSPRNG (libsodium's `randombytes_buf`).
+public enum SecureRandom {
+    public static func bytes(_ count: Int) -> [UInt8] {
+        _ = Sodium.ready
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { randombytes_buf($0.baseAddress!, $0.count) }
+        return bytes
+    }
+
+    /// `count` characters drawn uniformly from `alphabet` (rejection-free: libsodium's uniform sampler).
+    public static func string(_ count: Int, alphabet: [Character]) -> String {
+        _ = Sodium.ready
+        var result = ""
+        result.reserveCapacity(count)
+        for _ in 0..<count { result.append(alphabet[Int(randombytes_uniform(UInt32(alphabet.count)))]) }
+        return result
+    }
+}
+
+/// Comparison whose time depends only on the lengths, not on where the bytes differ.
+public enum ConstantTime {
+    public static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.isEmpty { return true }
+        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in sodium_memcmp(x.baseAddress!, y.baseAddress!, a.count) == 0 } }
+    }
+}
+
+/// SHA-256 (libsodium's `crypto_hash_sha256`).
+public enum SHA256 {
+    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+        _ = Sodium.ready
+        var digest = [UInt8](repeating: 0, count: 32)
+        digest.withUnsafeMutableBufferPointer { out in
+            bytes.withUnsafeBufferPointer { input in
+                _ = crypto_hash_sha256(out.baseAddress!, input.baseAddress ?? UnsafePointer(out.baseAddress!), UInt64(input.count))
+            }
+        }
+        return digest
+    }
+
+    public static func hash(_ text: String) -> [UInt8] { hash(Array(text.utf8)) }
+}

@@ -1,0 +1,41 @@
+import Dispatch
+import HearthAuth
+
+/// The Firebase Auth endpoints on the database's port: paths under the prefixes of
+/// ``AuthService/pathPrefixes`` go to the ``AuthService``.
+///
+/// Auth requests do not run on the event loop: a sign-in spends tens of milliseconds in argon2id, which
+/// would stall every database client. They run on `authQueue` (concurrent; the service bounds its own
+/// hashing) and the answer is handed back to the loop through the ``LoopExecutor``, the only thread that
+/// may touch a responder.
+extension DatabaseServer {
+    static let authQueue = DispatchQueue(label: "hearth.auth", qos: .userInitiated, attributes: .concurrent)
+
+    /// Whether `request` was an auth request (then it has been answered, or will be).
+    func routeAuth(_ request: HTTPRequest, responder: any HTTPResponder) -> Bool {
+        guard let auth = authService, AuthService.handles(path: request.path) else { return false }
+        let authRequest = AuthHTTPRequest(
+            method: request.method.rawValue, path: request.path, queryItems: request.queryItems, headers: request.headers,
+            body: request.body, remoteAddress: request.remoteAddress)
+        let box = ResponderBox(responder: responder)
+        guard let executor else {
+            responder.respond(Self.httpResponse(auth.handle(authRequest)))
+            return true
+        }
+        Self.authQueue.async {
+            let response = Self.httpResponse(auth.handle(authRequest))
+            executor.execute { box.responder.respond(response) }
+        }
+        return true
+    }
+
+    static func httpResponse(_ response: AuthHTTPResponse) -> HTTPResponse {
+        HTTPResponse(status: response.status, headers: response.headers + [("x-content-type-options", "nosniff")], body: response.body)
+    }
+}
+
+/// Carries a responder to the auth queue and back; it is only used again on the loop thread.
+private final class ResponderBox: @unchecked Sendable {
+    let responder: any HTTPResponder
+    init(responder: any HTTPResponder) { self.responder = responder }
+}

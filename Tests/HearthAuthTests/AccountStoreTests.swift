@@ -1,0 +1,97 @@
+import Foundation
+import HearthAuth
+import Testing
+
+func temporaryPath(_ name: String) -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-auth-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    return directory.appendingPathComponent(name).path
+}
+
+@Test func sqliteStoreKeepsUsersTokensAndCodes() throws {
+    let store = try SQLiteAccountStore(path: temporaryPath("auth.sqlite"))
+    var ann = UserRecord(localId: "ann", createdAt: 1_700_000_000_000)
+    ann.email = "ann@example.com"
+    ann.password = .argon2id("$argon2id$fake")
+    try store.insert(ann)
+    #expect(try store.user(id: "ann") == ann)
+    #expect(try store.user(email: "ann@example.com")?.localId == "ann")
+
+    var clash = UserRecord(localId: "other", createdAt: 1)
+    clash.email = "ann@example.com"
+    #expect(throws: AccountStoreConflict.self) { try store.insert(clash) }
+    #expect(throws: AccountStoreConflict.self) { try store.insert(UserRecord(localId: "ann", createdAt: 1)) }
+
+    ann.displayName = "Ann"
+    try store.update(ann)
+    #expect(try store.user(id: "ann")?.displayName == "Ann")
+    try store.insert(UserRecord(localId: "bob", createdAt: 2))
+    #expect(try store.users(after: nil, limit: 10).map(\.localId) == ["ann", "bob"])
+    #expect(try store.users(after: "ann", limit: 10).map(\.localId) == ["bob"])
+    #expect(try store.userCount() == 2)
+
+    let token = RefreshTokenRecord(
+        tokenHash: [1, 2, 3], uid: "ann", provider: "password", authTime: 5, extraClaims: nil, issuedAt: 5, revoked: false)
+    try store.insertRefreshToken(token)
+    #expect(try store.refreshToken(hash: [1, 2, 3]) == token)
+    var next = token
+    next.tokenHash = [4]
+    #expect(try store.rotateRefreshToken(hash: [1, 2, 3], replacement: next))
+    #expect(try !store.rotateRefreshToken(hash: [1, 2, 3], replacement: next))  // already rotated
+    #expect(try store.refreshToken(hash: [1, 2, 3])?.revoked == true)
+    try store.revokeRefreshTokens(uid: "ann")
+    #expect(try store.refreshToken(hash: [4])?.revoked == true)
+
+    let code = OobCode(code: "c1", requestType: "VERIFY_EMAIL", uid: "ann", email: "ann@example.com", newEmail: nil,
+                       createdAt: 1, expiresAt: 2)
+    try store.insertOobCode(code)
+    #expect(try store.oobCode("c1") == code)
+    #expect(try store.oobCodes() == [code])
+
+    #expect(try store.delete(id: "ann"))
+    #expect(try !store.delete(id: "ann"))
+    #expect(try store.user(email: "ann@example.com") == nil)
+    #expect(try store.refreshToken(hash: [4]) == nil)
+    #expect(try store.oobCodes().isEmpty)
+}
+
+/// The server caches decoded users; a change made through another connection (`hearth users disable` in
+/// another process) must still be seen at once.
+@Test func cachedUsersSeeChangesFromOtherConnections() throws {
+    let path = temporaryPath("auth.sqlite")
+    let server = try SQLiteAccountStore(path: path, externalChangeCheck: 0)
+    let cli = try SQLiteAccountStore(path: path)
+    try server.insert(UserRecord(localId: "u", createdAt: 1))
+    #expect(try server.user(id: "u")?.disabled == false)  // now cached
+    var changed = try #require(try cli.user(id: "u"))
+    changed.disabled = true
+    try cli.update(changed)
+    #expect(try server.user(id: "u")?.disabled == true)
+    try cli.delete(id: "u")
+    #expect(try server.user(id: "u") == nil)
+
+    // With the default interval, a change is seen once the interval has passed.
+    let throttled = try SQLiteAccountStore(path: path)
+    try cli.insert(UserRecord(localId: "v", createdAt: 1))
+    #expect(try throttled.user(id: "v")?.disabled == false)
+    var disabled = try #require(try cli.user(id: "v"))
+    disabled.disabled = true
+    try cli.update(disabled)
+    Thread.sleep(forTimeInterval: 0.05)
+    #expect(try throttled.user(id: "v")?.disabled == true)
+}
+
+@Test func oldRevokedRefreshTokensArePruned() throws {
+    let store = try SQLiteAccountStore(path: temporaryPath("auth.sqlite"))
+    func token(_ byte: UInt8, issuedAt: Int64, revoked: Bool) -> RefreshTokenRecord {
+        RefreshTokenRecord(tokenHash: [byte], uid: "u", provider: "password", authTime: 0, extraClaims: nil,
+                           issuedAt: issuedAt, revoked: revoked)
+    }
+    try store.insertRefreshToken(token(1, issuedAt: 10, revoked: true))
+    try store.insertRefreshToken(token(2, issuedAt: 10, revoked: false))
+    try store.insertRefreshToken(token(3, issuedAt: 100, revoked: true))
+    try store.pruneRevokedRefreshTokens(issuedBefore: 50)
+    #expect(try store.refreshToken(hash: [1]) == nil)
+    #expect(try store.refreshToken(hash: [2]) != nil)
+    #expect(try store.refreshToken(hash: [3]) != nil)
+}
