@@ -55,6 +55,24 @@ def test_js_sdk_sees_rules_denials(hearth_server):
     assert "PERMISSION_DENIED" in result["write"].upper()
 
 
+def test_js_sdk_auth_flow_and_the_database_under_its_tokens(hearth_server):
+    """firebase/auth against Hearth's Auth endpoints: sign-up, errors, refresh, email verification and
+    password reset through the outbox, anonymous sign-in; the database's rules see the signed-in uid."""
+    rules = {"rules": {"users": {"$uid": {".read": "auth != null && auth.uid == $uid",
+                                          ".write": "auth != null && auth.uid == $uid"}}}}
+    deployed = requests.put(f"{hearth_server.url}/.settings/rules.json?ns=jsauth", data=json.dumps(rules),
+                            headers={"Authorization": "Bearer owner"})
+    assert deployed.status_code == 200
+    completed = subprocess.run(
+        ["node", str(Path(__file__).parent / "js" / "auth.cjs"), hearth_server.host, str(hearth_server.port), "jsauth",
+         "demo-test"],
+        env=dict(os.environ, NODE_PATH=SDK), capture_output=True, text=True, timeout=90)
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no result (exit {completed.returncode}):\n{completed.stdout}\n{completed.stderr}"
+    result = json.loads(lines[-1])
+    assert result["ok"], result["error"]
+
+
 def test_js_sdk_compat_bundles_in_headless_chromium(hearth_server, tmp_path):
     """The compat bundles, as a web page loads them, in Debian's Chromium: set, update, listen, transactions."""
     browser = shutil.which("chromium")
