@@ -188,6 +188,13 @@ extension HearthCommand {
             configuration: ServerConfiguration(
                 emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace),
             rulesDirectory: directory,
+            namespaceBytes: { namespace in
+                // The database and its write-ahead log: what loading reads.
+                let base = (directory.hasSuffix("/") ? directory : directory + "/") + namespace + ".sqlite"
+                return [base, base + "-wal"].reduce(0) { total, file in
+                    total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
+                }
+            },
             openEngine: { namespace in try SQLiteStorageEngine(directory: directory, namespace: namespace) })
         var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
         authConfiguration.publicURL = settings.publicURL

@@ -35,7 +35,11 @@ public struct ServerConfiguration: Sendable {
 ///                                 openEngine: { try SQLiteStorageEngine(directory: "hearth-data", namespace: $0) })
 public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public let configuration: ServerConfiguration
-    private let openEngine: (String) throws -> any StorageEngine
+    private let openEngine: @Sendable (String) throws -> any StorageEngine
+    /// Bytes a namespace's files hold before it is opened (0 when unknown): decides where it loads.
+    private let namespaceBytes: (String) -> Int
+    /// Namespaces loading off the loop thread, with what waits for each.
+    private var loading: [String: [(Result<Namespace, RESTError>) -> Void]] = [:]
     private let rulesStore: RulesStore?
     /// Firebase Auth on the same port (see AuthRoutes.swift); nil serves no auth endpoints.
     public var authService: AuthService?
@@ -54,10 +58,12 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     public init(
         configuration: ServerConfiguration, rulesDirectory: String? = nil,
-        openEngine: @escaping (String) throws -> any StorageEngine
+        namespaceBytes: @escaping (String) -> Int = { _ in 0 },
+        openEngine: @escaping @Sendable (String) throws -> any StorageEngine
     ) {
         self.configuration = configuration
         self.openEngine = openEngine
+        self.namespaceBytes = namespaceBytes
         rulesStore = rulesDirectory.map(RulesStore.init(directory:))
     }
 
@@ -151,7 +157,16 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             responder.respond(Self.jsonResponse(200, Array("[\(names)]".utf8)))
             return
         }
-        let namespace = try open(namespaceName)
+        withNamespace(namespaceName, responder: responder) { [self] namespace throws(RESTError) in
+            try serve(request, method: method, target: target, caller: caller, namespace: namespace, responder: responder)
+        }
+    }
+
+    /// A data request on its loaded namespace.
+    private func serve(
+        _ request: HTTPRequest, method: HTTPRequest.Method, target: RESTTarget, caller: Caller, namespace: Namespace,
+        responder: any HTTPResponder
+    ) throws(RESTError) {
         switch method {
         case .get, .head:
             guard namespace.mayRead(caller, at: target.path, query: target.query, now: clock()) else {
@@ -219,21 +234,75 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         return labels[0].lowercased()
     }
 
+    /// The namespace `name`, opened and loaded here and now (tests, and namespaces too small to matter).
     func open(_ name: String) throws(RESTError) -> Namespace {
         if let namespace = namespaces[name] { return namespace }
+        let result = Self.openAndLoad(name, openEngine)
+        return try adopt(name, result).get()
+    }
+
+    /// Runs `body` with the namespace once it is loaded: at once when it is, else when its load is done.
+    /// A namespace whose files hold more than ``backgroundLoadBytesMin`` loads on its own thread, so the
+    /// loop keeps serving everyone else meanwhile (a 300 MB database takes seconds); requests for it wait.
+    /// Errors `body` throws, and a namespace that cannot be opened, are answered on `responder`.
+    func withNamespace(
+        _ name: String, responder: any HTTPResponder, _ body: @escaping (Namespace) throws(RESTError) -> Void
+    ) {
+        withNamespace(name) { result in
+            do throws(RESTError) { try body(result.get()) } catch { responder.respond(Self.errorResponse(error)) }
+        }
+    }
+
+    func withNamespace(_ name: String, _ body: @escaping (Result<Namespace, RESTError>) -> Void) {
+        if let namespace = namespaces[name] { return body(.success(namespace)) }
+        if loading[name] != nil { return loading[name]!.append(body) }
+        guard let executor, namespaceBytes(name) > Self.backgroundLoadBytesMin else {
+            return body(adopt(name, Self.openAndLoad(name, openEngine)))
+        }
+        loading[name] = [body]
+        FileHandle.standardError.write(Data("hearth: loading namespace '\(name)' (\(namespaceBytes(name) >> 20) MB)…\n".utf8))
+        let openEngine = openEngine
+        let thread = Thread {
+            let result = Self.openAndLoad(name, openEngine)
+            executor.execute { [self] in
+                let adopted = adopt(name, result)
+                if case .success = adopted {
+                    FileHandle.standardError.write(Data("hearth: namespace '\(name)' loaded.\n".utf8))
+                }
+                for waiter in loading.removeValue(forKey: name) ?? [] { waiter(adopted) }
+            }
+        }
+        thread.name = "hearth.load.\(name)"
+        thread.start()
+    }
+
+    /// Database files smaller than this load on the loop thread (a few milliseconds).
+    static let backgroundLoadBytesMin = 4 << 20
+
+    /// Opens the engine and loads the tree: any thread.
+    private static func openAndLoad(
+        _ name: String, _ openEngine: (String) throws -> any StorageEngine
+    ) -> Result<(any StorageEngine, Node), RESTError> {
         do {
             let engine = try openEngine(name)
-            let root = try engine.load(progress: nil)
+            return .success((engine, try engine.load(progress: nil)))
+        } catch let error as StorageError where error.code == .invalidData {
+            return .failure(RESTError(400, "Invalid namespace '\(name)': use 1–63 letters, digits or hyphens"))
+        } catch {
+            return .failure(RESTError(500, "Could not open the database '\(name)': \(error)"))
+        }
+    }
+
+    /// Makes a loaded engine and tree the namespace `name` (loop thread).
+    private func adopt(_ name: String, _ loaded: Result<(any StorageEngine, Node), RESTError>) -> Result<Namespace, RESTError> {
+        loaded.map { engine, root in
+            if let existing = namespaces[name] { return existing }
             let stored = storedRules(name)
             let namespace = Namespace(
                 name: name, database: DurableDatabase(engine: engine, root: root), rules: stored.rules,
                 rulesDeployed: stored.deployed)
             namespaces[name] = namespace
             return namespace
-        } catch let error as StorageError where error.code == .invalidData {
-            throw RESTError(400, "Invalid namespace '\(name)': use 1–63 letters, digits or hyphens")
-        } catch {
-            throw RESTError(500, "Could not open the database '\(name)': \(error)")
         }
     }
 
@@ -323,7 +392,14 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     ) throws(RESTError) {
         guard target.path == Path(".settings/rules") else { throw RESTError(404, "Not found") }
         guard caller.isAdmin || configuration.emulator else { throw .permissionDenied }
-        let namespace = try open(namespaceName)
+        withNamespace(namespaceName, responder: responder) { [self] namespace throws(RESTError) in
+            try rulesSettings(request, method: method, namespace: namespace, responder: responder)
+        }
+    }
+
+    private func rulesSettings(
+        _ request: HTTPRequest, method: HTTPRequest.Method, namespace: Namespace, responder: any HTTPResponder
+    ) throws(RESTError) {
         switch method {
         case .get, .head:
             let source = namespace.rules.source

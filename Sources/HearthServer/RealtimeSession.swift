@@ -23,22 +23,23 @@ extension DatabaseServer: RealtimeHandler {
         }
         let frames = session.machine.open(timestamp: clock(), host: host, sessionID: session.sessionID)
         for frame in frames { _ = sink.sendFrame(frame) }
-        do {
-            let namespace = try open(namespaceName)
-            // `ls`: the client's previous connection, if still open, is closed and its onDisconnect runs (§1.4).
-            if let last = request.queryItems.first(where: { $0.name == Wire.lastSessionParameter })?.value, !last.isEmpty,
-                let previousID = namespace.realtimeSessionIDs[last], let previous = namespace.realtimeSessions[previousID]
-            {
-                previous.replaced()
+        let lastSession = request.queryItems.first(where: { $0.name == Wire.lastSessionParameter })?.value
+        withNamespace(namespaceName) { result in
+            switch result {
+            case .success(let namespace):
+                // `ls`: the client's previous connection, if still open, is closed and its onDisconnect runs (§1.4).
+                if let last = lastSession, !last.isEmpty, let previousID = namespace.realtimeSessionIDs[last],
+                    let previous = namespace.realtimeSessions[previousID]
+                {
+                    previous.replaced()
+                }
+                session.attach(to: namespace)
+            case .failure(let error):
+                // A namespace that cannot be served is fatal for this client (§1.5 `s`).
+                _ = sink.sendFrame(WireEncoder.control(.shutdown, error.message))
+                session.machine.close(reason: error.message)
+                sink.close(reason: "namespace unavailable", immediately: false)
             }
-            session.namespace = namespace
-            namespace.realtimeSessions[session.id] = session
-            namespace.realtimeSessionIDs[session.sessionID] = session.id
-        } catch {
-            // A namespace that cannot be served is fatal for this client (§1.5 `s`).
-            _ = sink.sendFrame(WireEncoder.control(.shutdown, error.message))
-            session.machine.close(reason: error.message)
-            sink.close(reason: "namespace unavailable", immediately: false)
         }
         return session
     }
@@ -166,6 +167,8 @@ final class RealtimeSession: RealtimeSessionHandle {
     private(set) var caller = Caller.signedOut
     private var listens: [ListenKey: Listen] = [:]
     private var onDisconnect: [OnDisconnectOperation] = []
+    /// Requests received while the namespace was loading (``attach(to:)``).
+    private var requestsBeforeLoad: [WireRequest] = []
     private var isClosed = false
 
     struct ListenKey: Hashable {
@@ -284,8 +287,23 @@ final class RealtimeSession: RealtimeSessionHandle {
 
     // MARK: Requests
 
+    /// Serves the namespace, once it is loaded; requests that came before are handled now, in order.
+    func attach(to namespace: Namespace) {
+        guard !isClosed else { return }
+        self.namespace = namespace
+        namespace.realtimeSessions[id] = self
+        namespace.realtimeSessionIDs[sessionID] = id
+        let waiting = requestsBeforeLoad
+        requestsBeforeLoad = []
+        for request in waiting where !isClosed { handle(request) }
+    }
+
     private func handle(_ request: WireRequest) {
-        guard let namespace else { return }
+        guard let namespace else {
+            // Still loading: kept, up to the listen bound, and handled in order once it is there.
+            if requestsBeforeLoad.count < ServerLimits.listensPerConnectionMax { requestsBeforeLoad.append(request) }
+            return
+        }
         let r = request.number
         guard let action = request.action else {
             reply(WireEncoder.error(r, .failure, "Unsupported action"))

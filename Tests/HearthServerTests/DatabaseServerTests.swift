@@ -1,3 +1,4 @@
+import Dispatch
 import HearthCore
 import HearthStorage
 import Synchronization
@@ -201,4 +202,44 @@ func errorsAreFirebaseShaped(method: HTTPRequest.Method, url: String, body: Stri
 
 
         """)
+}
+
+/// An engine whose load waits until the test lets it go: a big namespace being read from disk.
+final class SlowLoadingEngine: StorageEngine, @unchecked Sendable {
+    let inner = InMemoryStorageEngine()
+    let released = DispatchSemaphore(value: 0)
+    var location: String { "slow" }
+    func load(progress: ((LoadProgress) -> Void)?) throws(StorageError) -> Node {
+        released.wait()
+        return try inner.load(progress: progress)
+    }
+    func append(_ batch: WriteBatch, completion: @escaping @Sendable (Result<Void, StorageError>) -> Void) {
+        inner.append(batch, completion: completion)
+    }
+    func replaceAll(with root: Node, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
+        try inner.replaceAll(with: root, progress: progress)
+    }
+    func compact() throws(StorageError) { try inner.compact() }
+    func backup(to path: String, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
+        try inner.backup(to: path, progress: progress)
+    }
+    func close() { inner.close() }
+}
+
+@Test func aBigNamespaceLoadsOffTheLoopWhileOthersAreServed() async throws {
+    let slow = SlowLoadingEngine()
+    let server = DatabaseServer(
+        configuration: ServerConfiguration(emulator: true, adminToken: nil, defaultNamespace: "demo"),
+        namespaceBytes: { $0 == "big" ? 1 << 30 : 0 },
+        openEngine: { $0 == "big" ? slow as any StorageEngine : InMemoryStorageEngine() })
+    server.loopStarted(executor: ImmediateExecutor())
+    let waiting = RecordingResponder()
+    server.handle(HTTPRequest(method: .get, path: "/x.json", queryItems: [("ns", "big")]), responder: waiting)
+    // The loop is free: another namespace answers while "big" is still loading.
+    #expect(try await send(server, .put, "/y.json?ns=small", body: "1").status == 200)
+    #expect(waiting.response == nil)
+    slow.released.signal()
+    for _ in 0..<500 where waiting.response == nil { try await Task.sleep(for: .milliseconds(2)) }
+    #expect(waiting.response?.status == 200)
+    #expect(waiting.response?.bodyText == "null")
 }
