@@ -53,7 +53,9 @@ extension AuthService {
     /// `GET /emulator/action?mode=…&oobCode=…` (§6.3): what an emailed link does when opened. JSON, as the
     /// emulator answers; opening a link never consumes a code except by completing its action.
     private func action(_ request: AuthHTTPRequest) throws -> AuthHTTPResponse {
+        if request.method == "POST" { return try actionForm(request) }
         guard request.method == "GET" else { throw AuthError.notFound }
+        if request.headers["accept"]?.contains("text/html") == true { return actionPage(request) }
         guard let code = request.query("oobCode"), request.query("apiKey") != nil else {
             return .json(400, ["authEmulator": ["error": "missing apiKey or oobCode query parameter"]])
         }

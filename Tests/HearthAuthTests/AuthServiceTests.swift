@@ -294,3 +294,36 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     let code = try #require((harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]])?.first?["oobCode"] as? String)
     #expect(email.body.contains("https://auth.example.com/emulator/action?mode=resetPassword&lang=en&oobCode=\(code)&apiKey=fake"))
 }
+
+@Test func actionPagesVerifyAndResetOnlyOnPost() throws {
+    let harness = try Harness()
+    let signUp = harness.client("signUp", ["email": "p<b>@b.co", "password": "secret123"])
+    harness.client("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": signUp.json["idToken"]!])
+    let codes = { harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]] ?? [] }
+    let verify = try #require(codes().first?["oobCode"] as? String)
+    func page(_ query: String) -> AuthHTTPResponse {
+        harness.service.handle(AuthHTTPRequest(
+            method: "GET", path: "/emulator/action",
+            queryItems: query.split(separator: "&").map { let p = $0.split(separator: "="); return (String(p[0]), String(p[1])) },
+            headers: ["accept": "text/html,application/xhtml+xml", "host": "h"]))
+    }
+    func post(_ body: String) -> AuthHTTPResponse {
+        harness.service.handle(AuthHTTPRequest(
+            method: "POST", path: "/emulator/action", headers: ["content-type": "application/x-www-form-urlencoded"],
+            body: Array(body.utf8)))
+    }
+    let opened = page("mode=verifyEmail&oobCode=\(verify)&apiKey=k")
+    #expect(opened.status == 200 && opened.bodyText.contains("<form method=\"post\""))
+    #expect(opened.bodyText.contains("p&lt;b&gt;@b.co") && !opened.bodyText.contains("p<b>@b.co"))
+    #expect(codes().count == 1)  // opening the page did not use the code
+    #expect(post("mode=verifyEmail&oobCode=\(verify)&apiKey=k").bodyText.contains("is verified"))
+    #expect(codes().isEmpty)
+    #expect(page("mode=verifyEmail&oobCode=\(verify)&apiKey=k").status == 400)
+
+    harness.client("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "p<b>@b.co"])
+    let reset = try #require(codes().first?["oobCode"] as? String)
+    #expect(page("mode=resetPassword&oobCode=\(reset)&apiKey=k").bodyText.contains("name=\"newPassword\""))
+    #expect(post("mode=resetPassword&oobCode=\(reset)&newPassword=short").status == 400)
+    #expect(post("mode=resetPassword&oobCode=\(reset)&newPassword=long-enough%21").status == 200)
+    #expect(harness.client("signInWithPassword", ["email": "p<b>@b.co", "password": "long-enough!"]).status == 200)
+}
