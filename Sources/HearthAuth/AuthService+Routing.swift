@@ -39,6 +39,12 @@ extension AuthService {
 
     /// Answers one request. Thread-safe; may block for an argon2id computation.
     public func handle(_ request: AuthHTTPRequest) -> AuthHTTPResponse {
+        var request = request
+        if request.remoteAddress == nil, configuration.trustForwardedFor,
+            let forwarded = request.headers["x-forwarded-for"]?.split(separator: ",").last
+        {
+            request.remoteAddress = forwarded.trimmingCharacters(in: .whitespaces)
+        }
         var response: AuthHTTPResponse
         if request.method == "OPTIONS" {
             return AuthHTTPResponse(status: 204, headers: [

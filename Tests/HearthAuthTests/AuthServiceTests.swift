@@ -327,3 +327,22 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect(post("mode=resetPassword&oobCode=\(reset)&newPassword=long-enough%21").status == 200)
     #expect(harness.client("signInWithPassword", ["email": "p<b>@b.co", "password": "long-enough!"]).status == 200)
 }
+
+@Test func forwardedAddressesCountOnlyWhenTrusted() throws {
+    for trusted in [false, true] {
+        let harness = try Harness(emulator: false, adminToken: "t") {
+            $0.attemptsPerIP = .init(capacity: 2, perSecond: 0)
+            $0.trustForwardedFor = trusted
+        }
+        var statuses: [Int] = []
+        for _ in 0..<3 {
+            let response = harness.service.handle(AuthHTTPRequest(
+                method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", queryItems: [("key", "k")],
+                headers: ["x-forwarded-for": "10.9.9.9, 192.0.2.7"], body: Array(#"{"email":"a@b.co","password":"whatever"}"#.utf8)))
+            statuses.append(response.status)
+            #expect(response.status == 400)
+            let message = errorMessage(harness.decode(response).json) ?? ""
+            #expect(message.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") == (trusted && statuses.count == 3))
+        }
+    }
+}
