@@ -19,6 +19,11 @@ extension AuthService {
                 <p>Confirm that <strong>\(html(oob.email))</strong> is your email address.</p>
                 <form method="post" action="/emulator/action">\(hidden)<button type="submit">Verify</button></form>
                 """)
+        case ("verifyAndChangeEmail", "VERIFY_AND_CHANGE_EMAIL"):
+            return page(200, "Change your email", """
+                <p>Make <strong>\(html(oob.newEmail ?? ""))</strong> the email address of your account.</p>
+                <form method="post" action="/emulator/action">\(hidden)<button type="submit">Change</button></form>
+                """)
         case ("resetPassword", "PASSWORD_RESET"):
             return page(200, "Choose a new password", """
                 <p>For <strong>\(html(oob.email))</strong></p>
@@ -41,6 +46,9 @@ extension AuthService {
         let next = continueUrl.map { "<p><a href=\"\(html($0))\">Continue</a></p>" } ?? ""
         do {
             switch mode {
+            case "verifyAndChangeEmail":
+                let result = try applyOobCode(code)
+                return page(200, "Email changed", "<p>Your account's email address is now \(html(result["newEmail"] as? String ?? "changed")).</p>\(next)")
             case "verifyEmail":
                 let result = try applyOobCode(code)
                 return page(200, "Email verified", "<p>\(html(result["email"] as? String ?? "Your address")) is verified. You can close this page.</p>\(next)")

@@ -71,6 +71,9 @@ extension AuthService {
             case "verifyEmail":
                 let result = try applyOobCode(code)
                 return done(["success": "The email has been successfully verified.", "email": result["email"] ?? ""])
+            case "verifyAndChangeEmail":
+                let result = try applyOobCode(code)
+                return done(["success": "The email has been successfully changed.", "newEmail": result["newEmail"] ?? ""])
             case "resetPassword":
                 guard let newPassword = request.query("newPassword"), newPassword != "NEW_PASSWORD_HERE" else {
                     return .json(400, ["authEmulator": [

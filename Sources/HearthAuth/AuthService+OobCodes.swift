@@ -43,6 +43,7 @@ extension AuthService {
         if let continueUrl, URL(string: continueUrl)?.scheme == nil { throw AuthError.invalid("INVALID_CONTINUE_URI") }
 
         let user: UserRecord
+        var newEmail: String?
         switch requestType {
         case "VERIFY_EMAIL":
             if let idToken = body.string("idToken") {
@@ -65,18 +66,37 @@ extension AuthService {
                 throw AuthError.invalid("EMAIL_NOT_FOUND")
             }
             user = found
+        case "VERIFY_AND_CHANGE_EMAIL":
+            // JS verifyBeforeUpdateEmail: the link goes to the new address and changes the email when used.
+            if let idToken = body.string("idToken") {
+                user = try authenticateUser(idToken: idToken).user
+            } else if call.isAdmin, let email = body.string("email").flatMap(Self.canonicalEmail) {
+                guard let found = try store.user(email: email) else { throw AuthError.userNotFound }
+                user = found
+            } else {
+                throw AuthError.missingIDToken
+            }
+            guard let rawNewEmail = body.string("newEmail") else { throw AuthError.invalid("MISSING_NEW_EMAIL") }
+            guard let canonical = Self.canonicalEmail(rawNewEmail) else { throw AuthError.invalidEmail }
+            newEmail = canonical
+            if try store.user(email: canonical) != nil {
+                if protectsEmails && !returnLink {
+                    return ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": user.email ?? canonical]
+                }
+                throw AuthError.emailExists
+            }
         default:
             throw AuthError.invalid("OPERATION_NOT_ALLOWED", "\(requestType) codes are not supported by Hearth yet")
         }
         let email = user.email ?? ""
-        if !call.isAdmin && !emailsPerAddress.take(email, nowMilliseconds: now) {
+        if !call.isAdmin && !emailsPerAddress.take(newEmail ?? email, nowMilliseconds: now) {
             throw requestType == "PASSWORD_RESET" ? AuthError.invalid("RESET_PASSWORD_EXCEED_LIMIT") : AuthError.tooManyAttempts
         }
         let lifetime = requestType == "PASSWORD_RESET" ? configuration.passwordResetLifetime : configuration.verifyEmailLifetime
         // 40 random bytes: 54 base64url characters, like Firebase's codes.
         let code = OobCode(
             code: Base64URL.encode(SecureRandom.bytes(40)), requestType: requestType, uid: user.localId, email: email,
-            newEmail: nil, createdAt: now, expiresAt: now + lifetime)
+            newEmail: newEmail, createdAt: now, expiresAt: now + lifetime)
         try store.insertOobCode(code)
         var response: [String: Any] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": email]
         let actionLink = link(for: code, request: call.request, apiKey: call.apiKey, continueUrl: continueUrl)
@@ -104,6 +124,20 @@ extension AuthService {
                     \(link)
 
                     If you didn't ask to reset your password, you can ignore this email.
+                    """,
+                requestType: code.requestType)
+        case "VERIFY_AND_CHANGE_EMAIL":
+            let address = code.newEmail ?? code.email
+            return OutgoingEmail(
+                to: address, subject: "Verify your new email for \(project)",
+                body: """
+                    Hello,
+
+                    Follow this link to make \(address) the email address of your \(project) account.
+
+                    \(link)
+
+                    If you didn't ask to change your email address, you can ignore this email.
                     """,
                 requestType: code.requestType)
         default:
@@ -135,13 +169,30 @@ extension AuthService {
     /// `accounts:update` with `oobCode` (§2.4a): verifies the email.
     func applyOobCode(_ code: String) throws -> [String: Any] {
         let oob = try liveCode(code)
-        guard oob.requestType == "VERIFY_EMAIL" else { throw AuthError.invalidOobCode }
-        guard var user = try store.user(id: oob.uid), user.email == oob.email else { throw AuthError.invalidOobCode }
+        guard oob.requestType == "VERIFY_EMAIL" || oob.requestType == "VERIFY_AND_CHANGE_EMAIL" else {
+            throw AuthError.invalidOobCode
+        }
+        guard var user = try store.user(id: oob.uid), (user.email ?? "") == oob.email else { throw AuthError.invalidOobCode }
         if user.disabled { throw AuthError.userDisabled }
-        user.emailVerified = true
-        try store.update(user)
+        var response: [String: Any]
+        if oob.requestType == "VERIFY_AND_CHANGE_EMAIL", let newEmail = oob.newEmail {
+            // An email change ends other sessions, as a direct change does (auth-api.md §2.4a).
+            if let other = try store.user(email: newEmail), other.localId != user.localId { throw AuthError.emailExists }
+            user.initialEmail = user.initialEmail ?? user.email
+            user.email = newEmail
+            user.emailVerified = true
+            user.validSince = nowSeconds
+            do { try store.update(user) } catch is AccountStoreConflict { throw AuthError.emailExists }
+            try store.revokeRefreshTokens(uid: user.localId)
+            response = setAccountInfoResponse(user)
+            response["newEmail"] = newEmail
+        } else {
+            user.emailVerified = true
+            try store.update(user)
+            response = setAccountInfoResponse(user)
+        }
         try store.deleteOobCode(code)
-        return setAccountInfoResponse(user)
+        return response
     }
 
     // MARK: resetPassword (§2.6)

@@ -346,3 +346,28 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
         }
     }
 }
+
+/// JS verifyBeforeUpdateEmail: the code goes to the new address; using it changes the email and ends sessions.
+@Test func verifyAndChangeEmail() throws {
+    let harness = try Harness()
+    let signUp = harness.client("signUp", ["email": "old@b.co", "password": "secret123"])
+    harness.client("signUp", ["email": "taken@b.co", "password": "secret123"])
+    let idToken = signUp.json["idToken"] as! String
+    #expect(errorMessage(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken]).json)
+        == "MISSING_NEW_EMAIL")
+    // Under email-enumeration protection a taken address answers success and sends nothing.
+    #expect(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken, "newEmail": "taken@b.co"]).status == 200)
+    harness.client("sendOobCode", ["requestType": 7, "idToken": idToken, "newEmail": "New@b.co"])
+    let codes = harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]] ?? []
+    #expect(codes.count == 1)
+    let code = try #require(codes.first)
+    #expect(code["newEmail"] as? String == "new@b.co" && code["email"] as? String == "old@b.co")
+    #expect((code["oobLink"] as? String)?.contains("mode=verifyAndChangeEmail") == true)
+    let peek = harness.client("resetPassword", ["oobCode": code["oobCode"]!])
+    #expect(peek.json["newEmail"] as? String == "new@b.co" && peek.json["requestType"] as? String == "VERIFY_AND_CHANGE_EMAIL")
+    harness.clock.advance(seconds: 2)
+    let applied = harness.client("update", ["oobCode": code["oobCode"]!])
+    #expect(applied.json["email"] as? String == "new@b.co" && applied.json["emailVerified"] as? Bool == true)
+    #expect(errorMessage(harness.refresh(signUp.json["refreshToken"] as! String).json) == "TOKEN_EXPIRED")
+    #expect(harness.client("signInWithPassword", ["email": "new@b.co", "password": "secret123"]).status == 200)
+}
