@@ -172,24 +172,29 @@ extension AuthService {
         guard oob.requestType == "VERIFY_EMAIL" || oob.requestType == "VERIFY_AND_CHANGE_EMAIL" else {
             throw AuthError.invalidOobCode
         }
-        guard var user = try store.user(id: oob.uid), (user.email ?? "") == oob.email else { throw AuthError.invalidOobCode }
-        if user.disabled { throw AuthError.userDisabled }
-        var response: [String: Any]
-        if oob.requestType == "VERIFY_AND_CHANGE_EMAIL", let newEmail = oob.newEmail {
-            // An email change ends other sessions, as a direct change does (auth-api.md §2.4a).
-            if let other = try store.user(email: newEmail), other.localId != user.localId { throw AuthError.emailExists }
-            user.initialEmail = user.initialEmail ?? user.email
-            user.email = newEmail
-            user.emailVerified = true
-            user.validSince = nowSeconds
-            do { try store.update(user) } catch is AccountStoreConflict { throw AuthError.emailExists }
+        let changesEmail = oob.requestType == "VERIFY_AND_CHANGE_EMAIL" && oob.newEmail != nil
+        let time = now
+        let updated: UserRecord?
+        do {
+            updated = try store.modify(id: oob.uid) { user in
+                guard (user.email ?? "") == oob.email else { throw AuthError.invalidOobCode }
+                if user.disabled { throw AuthError.userDisabled }
+                if changesEmail, let newEmail = oob.newEmail {
+                    // An email change ends other sessions, as a direct change does (auth-api.md §2.4a).
+                    user.initialEmail = user.initialEmail ?? user.email
+                    user.email = newEmail
+                    user.validSince = time / 1000
+                }
+                user.emailVerified = true
+            }
+        } catch is AccountStoreConflict {
+            throw AuthError.emailExists
+        }
+        guard let user = updated else { throw AuthError.invalidOobCode }
+        var response = setAccountInfoResponse(user)
+        if changesEmail {
             try store.revokeRefreshTokens(uid: user.localId)
-            response = setAccountInfoResponse(user)
-            response["newEmail"] = newEmail
-        } else {
-            user.emailVerified = true
-            try store.update(user)
-            response = setAccountInfoResponse(user)
+            response["newEmail"] = oob.newEmail
         }
         try store.deleteOobCode(code)
         return response
@@ -209,13 +214,17 @@ extension AuthService {
         }
         guard oob.requestType == "PASSWORD_RESET" else { throw AuthError.invalidOobCode }
         try Self.checkPasswordStrength(newPassword)
-        guard var user = try store.user(id: oob.uid), user.email == oob.email else { throw AuthError.invalidOobCode }
-        if user.disabled { throw AuthError.userDisabled }
-        user.password = try hashPassword(newPassword)
-        user.passwordUpdatedAt = now
-        user.emailVerified = true  // the link reached the inbox
-        user.validSince = nowSeconds
-        try store.update(user)
+        let credential = try hashPassword(newPassword)
+        let time = now
+        let updated = try store.modify(id: oob.uid) { user in
+            guard user.email == oob.email else { throw AuthError.invalidOobCode }
+            if user.disabled { throw AuthError.userDisabled }
+            user.password = credential
+            user.passwordUpdatedAt = time
+            user.emailVerified = true  // the link reached the inbox
+            user.validSince = time / 1000
+        }
+        guard let user = updated else { throw AuthError.invalidOobCode }
         try store.revokeRefreshTokens(uid: user.localId)
         try store.deleteOobCode(code)
         failedSignIns.reset(oob.email)

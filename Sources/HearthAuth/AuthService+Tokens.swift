@@ -11,7 +11,7 @@ extension AuthService {
         let hash = SHA256.hash(token)
         guard let record = try store.refreshToken(hash: hash) else { throw AuthError.invalid("INVALID_REFRESH_TOKEN") }
         // Account state first, as Firebase answers it: a disabled user's (also revoked) token says USER_DISABLED.
-        guard var user = try store.user(id: record.uid) else { throw AuthError.userNotFound }
+        guard let user = try store.user(id: record.uid) else { throw AuthError.userNotFound }
         if user.disabled { throw AuthError.userDisabled }
         if record.revoked || record.issuedAt < user.validSince { throw AuthError.tokenExpired }
 
@@ -26,9 +26,9 @@ extension AuthService {
         guard try store.rotateRefreshToken(hash: hash, replacement: replacement) else { throw AuthError.tokenExpired }
         // lastRefreshAt is informational; updating it on every refresh would double the writes, so it is
         // written at most once a minute.
-        if (user.lastRefreshAt ?? 0) + 60_000 < now {
-            user.lastRefreshAt = now
-            try? store.update(user)
+        let time = now
+        if (user.lastRefreshAt ?? 0) + 60_000 < time {
+            _ = try? store.modify(id: user.localId) { $0.lastRefreshAt = time }
         }
         pruneRevokedTokensHourly()
         return [
