@@ -27,7 +27,7 @@ extension AuthService {
     }
 
     func providerUserInfo(_ user: UserRecord) -> [[String: Any]] {
-        guard let email = user.email, user.password != nil else { return [] }
+        guard let email = user.email else { return [] }
         var entry: [String: Any] = ["providerId": "password", "federatedId": email, "email": email, "rawId": email]
         if let name = user.displayName { entry["displayName"] = name }
         if let photo = user.photoUrl { entry["photoUrl"] = photo }
@@ -386,7 +386,7 @@ extension AuthService {
         ]
         if protectsEmails && !call.isAdmin { return response }
         let user = try store.user(email: email)
-        let methods = user?.password != nil ? ["password"] : []
+        let methods = user?.signInMethods ?? []
         response["registered"] = user != nil
         response["allProviders"] = methods
         response["signinMethods"] = methods

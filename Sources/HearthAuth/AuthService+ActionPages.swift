@@ -8,6 +8,9 @@ extension AuthService {
         guard let code = request.query("oobCode"), let mode = request.query("mode") else {
             return page(400, "Invalid link", "<p>This link is incomplete. Open the link from the email again.</p>")
         }
+        if mode == "signIn" {
+            return signInRedirect(request) ?? page(400, "Invalid link", "<p>This sign-in link has no way back to the app.</p>")
+        }
         let oob: OobCode
         do { oob = try liveCode(code) } catch {
             return page(400, "Link expired", "<p>This link has expired or has already been used. Ask the app for a new one.</p>")

@@ -43,6 +43,20 @@ extension AuthService {
         }
     }
 
+    /// An email sign-in link sends the browser back to the app (`continueUrl`) with the link's parameters,
+    /// where the SDK calls `signInWithEmailLink` (§6.3). The code is not used here.
+    func signInRedirect(_ request: AuthHTTPRequest) -> AuthHTTPResponse? {
+        guard let continueUrl = request.query("continueUrl"), var components = URLComponents(string: continueUrl),
+            components.scheme != nil
+        else { return nil }
+        var items = components.queryItems ?? []
+        for name in ["mode", "oobCode", "apiKey", "lang"] {
+            if let value = request.query(name) { items.append(URLQueryItem(name: name, value: value)) }
+        }
+        components.queryItems = items
+        return AuthHTTPResponse(status: 303, headers: [("location", components.string ?? continueUrl)], body: [])
+    }
+
     private var emulatorConfig: [String: Any] {
         [
             "signIn": ["allowDuplicateEmails": false],
@@ -68,6 +82,8 @@ extension AuthService {
         }
         do {
             switch request.query("mode") {
+            case "signIn":
+                return signInRedirect(request) ?? .json(400, ["authEmulator": ["error": "missing continueUrl query parameter"]])
             case "verifyEmail":
                 let result = try applyOobCode(code)
                 return done(["success": "The email has been successfully verified.", "email": result["email"] ?? ""])

@@ -42,9 +42,16 @@ extension AuthService {
         let continueUrl = body.string("continueUrl")
         if let continueUrl, URL(string: continueUrl)?.scheme == nil { throw AuthError.invalid("INVALID_CONTINUE_URI") }
 
-        let user: UserRecord
+        var user: UserRecord
         var newEmail: String?
         switch requestType {
+        case "EMAIL_SIGNIN":
+            // Passwordless sign-in: works for unknown addresses (the account is created when the link is used).
+            guard let email = body.string("email") else { throw AuthError.missingEmail }
+            guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
+            guard continueUrl != nil else { throw AuthError.invalid("MISSING_CONTINUE_URI") }
+            user = try store.user(email: canonical) ?? UserRecord(localId: "", createdAt: now)
+            user.email = canonical
         case "VERIFY_EMAIL":
             if let idToken = body.string("idToken") {
                 user = try authenticateUser(idToken: idToken).user
@@ -92,7 +99,8 @@ extension AuthService {
         if !call.isAdmin && !emailsPerAddress.take(newEmail ?? email, nowMilliseconds: now) {
             throw requestType == "PASSWORD_RESET" ? AuthError.invalid("RESET_PASSWORD_EXCEED_LIMIT") : AuthError.tooManyAttempts
         }
-        let lifetime = requestType == "PASSWORD_RESET" ? configuration.passwordResetLifetime : configuration.verifyEmailLifetime
+        // An hour for codes that sign in or change credentials, 72 h for verifying an address (§6.1).
+        let lifetime = requestType == "VERIFY_EMAIL" ? configuration.verifyEmailLifetime : configuration.passwordResetLifetime
         // 40 random bytes: 54 base64url characters, like Firebase's codes.
         let code = OobCode(
             code: Base64URL.encode(SecureRandom.bytes(40)), requestType: requestType, uid: user.localId, email: email,
@@ -124,6 +132,19 @@ extension AuthService {
                     \(link)
 
                     If you didn't ask to reset your password, you can ignore this email.
+                    """,
+                requestType: code.requestType)
+        case "EMAIL_SIGNIN":
+            return OutgoingEmail(
+                to: code.email, subject: "Sign in to \(project)",
+                body: """
+                    Hello,
+
+                    Follow this link to sign in to \(project) with your \(code.email) account.
+
+                    \(link)
+
+                    If you didn't ask to sign in, you can ignore this email.
                     """,
                 requestType: code.requestType)
         case "VERIFY_AND_CHANGE_EMAIL":
@@ -197,6 +218,57 @@ extension AuthService {
             response["newEmail"] = oob.newEmail
         }
         try store.deleteOobCode(code)
+        return response
+    }
+
+    // MARK: signInWithEmailLink (§2.10)
+
+    func signInWithEmailLink(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        guard let code = body.string("oobCode") else { throw AuthError.missingOobCode }
+        guard let rawEmail = body.string("email") else { throw AuthError.missingEmail }
+        guard let email = Self.canonicalEmail(rawEmail) else { throw AuthError.invalidEmail }
+        let oob = try liveCode(code)
+        guard oob.requestType == "EMAIL_SIGNIN" else { throw AuthError.invalidOobCode }
+        guard oob.email == email else {
+            throw AuthError.invalid("INVALID_EMAIL", "The email provided does not match the sign-in email address.")
+        }
+        let time = now
+        var isNew = false
+        var user: UserRecord
+        do {
+            if let idToken = body.string("idToken") {
+                // Link the address to the signed-in (for example anonymous) account.
+                let current = try authenticateUser(idToken: idToken).user
+                guard let updated = try store.modify(id: current.localId, { fresh in
+                    fresh.email = email
+                    fresh.emailVerified = true
+                    fresh.lastLoginAt = time
+                }) else { throw AuthError.userNotFound }
+                user = updated
+            } else if let existing = try store.user(email: email) {
+                guard let updated = try store.modify(id: existing.localId, { fresh in
+                    if fresh.disabled { throw AuthError.userDisabled }
+                    fresh.emailVerified = true  // the link reached the inbox
+                    fresh.lastLoginAt = time
+                }) else { throw AuthError.userNotFound }
+                user = updated
+            } else {
+                user = UserRecord(localId: Self.newLocalID(), createdAt: time)
+                user.email = email
+                user.emailVerified = true
+                user.lastLoginAt = time
+                try store.insert(user)
+                isNew = true
+            }
+        } catch is AccountStoreConflict {
+            throw AuthError.emailExists
+        }
+        try store.deleteOobCode(code)
+        var response: [String: Any] = [
+            "kind": "identitytoolkit#EmailLinkSigninResponse", "email": email, "localId": user.localId, "isNewUser": isNew,
+        ]
+        response.merge(try issueTokens(for: user, provider: "password")) { $1 }
         return response
     }
 

@@ -29,7 +29,7 @@ extension AuthService {
         "signupNewUser": "signUp", "verifyPassword": "signInWithPassword", "getAccountInfo": "lookup",
         "setAccountInfo": "update", "getOobConfirmationCode": "sendOobCode", "resetPassword": "resetPassword",
         "deleteAccount": "delete", "verifyCustomToken": "signInWithCustomToken", "createAuthUri": "createAuthUri",
-        "uploadAccount": "batchCreate", "downloadAccount": "batchGet",
+        "emailLinkSignin": "signInWithEmailLink", "uploadAccount": "batchCreate", "downloadAccount": "batchGet",
     ]
 
     /// Headers browsers may send to the auth endpoints (auth-api.md §1.4.9), allowed in preflights when the
@@ -137,6 +137,7 @@ extension AuthService {
         case ("POST", "resetPassword"): result = try resetPassword(call)
         case ("POST", "signInWithCustomToken"): result = try signInWithCustomToken(call)
         case ("POST", "createAuthUri"): result = try createAuthUri(call)
+        case ("POST", "signInWithEmailLink"): result = try signInWithEmailLink(call)
         case ("POST", "token"): result = try refresh(call)
         case ("GET", "batchGet"), ("POST", "batchGet"): result = try batchGet(call)
         case ("POST", "batchCreate"): result = try batchCreate(call)

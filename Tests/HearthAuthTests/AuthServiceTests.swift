@@ -371,3 +371,33 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect(errorMessage(harness.refresh(signUp.json["refreshToken"] as! String).json) == "TOKEN_EXPIRED")
     #expect(harness.client("signInWithPassword", ["email": "new@b.co", "password": "secret123"]).status == 200)
 }
+
+/// Passwordless: sendOobCode EMAIL_SIGNIN → the link redirects to the app → signInWithEmailLink.
+@Test func emailLinkSignIn() throws {
+    let harness = try Harness()
+    #expect(errorMessage(harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "link@b.co"]).json)
+        == "MISSING_CONTINUE_URI")
+    harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "Link@b.co", "continueUrl": "https://app.test/finish?x=1", "canHandleCodeInApp": true])
+    let code = try #require((harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]])?.first)
+    #expect(code["requestType"] as? String == "EMAIL_SIGNIN" && code["email"] as? String == "link@b.co")
+    let oobCode = code["oobCode"] as! String
+    let peek = harness.client("resetPassword", ["oobCode": oobCode])
+    #expect(peek.json["requestType"] as? String == "EMAIL_SIGNIN" && peek.json["email"] == nil)
+
+    let redirect = harness.service.handle(AuthHTTPRequest(
+        method: "GET", path: "/emulator/action",
+        queryItems: [("mode", "signIn"), ("oobCode", oobCode), ("apiKey", "k"), ("continueUrl", "https://app.test/finish?x=1")]))
+    #expect(redirect.status == 303)
+    #expect(redirect.headers.first { $0.0 == "location" }?.1 == "https://app.test/finish?x=1&mode=signIn&oobCode=\(oobCode)&apiKey=k")
+
+    #expect(errorMessage(harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "other@b.co"]).json)
+        == "INVALID_EMAIL : The email provided does not match the sign-in email address.")
+    let signIn = harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "link@b.co", "returnSecureToken": true])
+    #expect(signIn.status == 200 && signIn.json["isNewUser"] as? Bool == true)
+    #expect(errorMessage(harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "link@b.co"]).json) == "INVALID_OOB_CODE")
+    let user = try #require((harness.client("lookup", ["idToken": signIn.json["idToken"]!]).json["users"] as? [[String: Any]])?.first)
+    #expect(user["emailVerified"] as? Bool == true && user["passwordHash"] == nil)
+    let methods = harness.post("/identitytoolkit.googleapis.com/v1/accounts:createAuthUri",
+                               ["identifier": "link@b.co", "continueUri": "http://localhost"], admin: true)
+    #expect(methods.json["signinMethods"] as? [String] == ["emailLink"])
+}
