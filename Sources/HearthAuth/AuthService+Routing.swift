@@ -92,9 +92,12 @@ extension AuthService {
             operation = String(path.dropFirst("/identitytoolkit.googleapis.com/v1/accounts:".count))
         } else if path.hasPrefix("/identitytoolkit.googleapis.com/v1/projects/") {
             let rest = path.dropFirst("/identitytoolkit.googleapis.com/v1/projects/".count)
-            let parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+            var parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 1, parts[0].hasSuffix(":createSessionCookie") { parts.append("") }
             guard parts.count == 2 else { throw AuthError.notFound }
-            if parts[1] == "accounts" {
+            if parts[0].hasSuffix(":createSessionCookie") {
+                operation = "createSessionCookie"
+            } else if parts[1] == "accounts" {
                 operation = "signUp"
             } else if parts[1].hasPrefix("accounts:") {
                 operation = String(parts[1].dropFirst("accounts:".count))
@@ -143,6 +146,7 @@ extension AuthService {
         case ("POST", "batchCreate"): result = try batchCreate(call)
         case ("POST", "batchDelete"): result = try batchDelete(call)
         case ("POST", "query"): result = try queryAccounts(call)
+        case ("POST", "createSessionCookie"): result = try createSessionCookie(call)
         case ("GET", "passwordPolicy"): result = passwordPolicy
         default:
             throw operation.isEmpty ? AuthError.notFound : AuthError.notImplemented("\(request.method) accounts:\(operation)")

@@ -37,6 +37,26 @@ extension AuthService {
         ]
     }
 
+    /// `projects/{p}:createSessionCookie` (§2.12, firebase-admin `create_session_cookie`): the ID token's
+    /// claims re-signed with a lifetime of 5 minutes to 14 days and issuer
+    /// `https://session.firebase.google.com/<project>`.
+    func createSessionCookie(_ call: AuthCall) throws -> [String: Any] {
+        guard call.privileged else { throw AuthError.unauthenticated }
+        guard let idToken = call.body.string("idToken") else { throw AuthError.missingIDToken }
+        guard let duration = call.body.int64("validDuration"), (300...1_209_600).contains(duration) else {
+            throw AuthError.invalid("INVALID_DURATION", "The duration must be between 5 minutes and 14 days.")
+        }
+        let (context, _) = try authenticateUser(idToken: idToken)
+        guard let payload = JWT.unverifiedPayload(idToken) else { throw AuthError.invalidIDToken }
+        var claims = payload
+        let issuedAt = nowSeconds
+        claims["iss"] = "https://session.firebase.google.com/" + configuration.projectID
+        claims["iat"] = issuedAt
+        claims["exp"] = issuedAt + duration
+        claims["sub"] = context.uid
+        return ["sessionCookie": try JWT.sign(payload: claims, key: key)]
+    }
+
     /// At most once an hour, drops revoked refresh tokens older than ``revokedTokenRetention``.
     func pruneRevokedTokensHourly() {
         let now = nowSeconds

@@ -401,3 +401,17 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
                                ["identifier": "link@b.co", "continueUri": "http://localhost"], admin: true)
     #expect(methods.json["signinMethods"] as? [String] == ["emailLink"])
 }
+
+@Test func sessionCookiesAreSignedAndBounded() throws {
+    let harness = try Harness()
+    let idToken = harness.client("signUp", ["email": "s@b.co", "password": "secret123"]).json["idToken"] as! String
+    let path = "/identitytoolkit.googleapis.com/v1/projects/demo-test:createSessionCookie"
+    #expect(errorMessage(harness.post(path, ["idToken": idToken, "validDuration": 60], admin: true).json)?
+        .hasPrefix("INVALID_DURATION") == true)
+    #expect(harness.post(path, ["idToken": idToken, "validDuration": 3600]).status == 401)
+    let cookie = try #require(harness.post(path, ["idToken": idToken, "validDuration": "3600"], admin: true).json["sessionCookie"] as? String)
+    let payload = try #require(Base64URL.decode(String(cookie.split(separator: ".")[1])))
+    let claims = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
+    #expect(claims["iss"] as? String == "https://session.firebase.google.com/demo-test")
+    #expect((claims["exp"] as? Int).map { $0 - (claims["iat"] as! Int) } == 3600)
+}
