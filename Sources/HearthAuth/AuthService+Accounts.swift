@@ -40,13 +40,6 @@ extension AuthService {
         return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
     }
 
-    func provider(of user: UserRecord) -> String { user.isAnonymous ? "anonymous" : "password" }
-
-    func loadUser(_ uid: String) throws -> UserRecord {
-        guard let user = try store.user(id: uid) else { throw AuthError.userNotFound }
-        return user
-    }
-
     // MARK: signUp (§2.1)
 
     func signUp(_ call: AuthCall) throws -> [String: Any] {

@@ -101,6 +101,7 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     let token = header + "." + payload + "."
     let emulator = try Harness(emulator: true)
     #expect(try emulator.service.verifier.verify(token).uid == "alice")
+    #expect(try emulator.service.verifier.verify(token).uid == "alice")  // again: no cached expiry check
     let production = try Harness(emulator: false, adminToken: "secret-admin")
     #expect(throws: TokenVerificationError(reason: .unsupportedAlgorithm)) { try production.service.verifier.verify(token) }
     let wrongProject = header + "." + Base64URL.encode(Array(#"{"iss":"x","aud":"other","sub":"a"}"#.utf8)) + "."
