@@ -198,7 +198,9 @@ extension AuthService {
         let verified = user.password
         guard let current = try store.modify(id: user.localId, { fresh in
             if fresh.disabled { throw AuthError.userDisabled }  // disabled while the hash was checked
-            if let upgraded, fresh.password == verified { fresh.password = upgraded }
+            // Changed while the hash was checked: the password just verified is no longer the account's.
+            guard fresh.password == verified else { throw AuthError.invalidLoginCredentials }
+            if let upgraded { fresh.password = upgraded }
             fresh.lastLoginAt = time
         }) else { throw AuthError.invalidLoginCredentials }
         user = current
