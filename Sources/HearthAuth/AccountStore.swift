@@ -61,6 +61,10 @@ public protocol AccountStore: AnyObject, Sendable {
     func insert(_ user: UserRecord) throws
     /// Replaces the record with the same `localId`; throws ``AccountStoreConflict`` when the new email is taken.
     func update(_ user: UserRecord) throws
+    /// Reads, changes and writes `id`'s record atomically (nil when there is no such user). Use it for every
+    /// change made after slow work (hashing), so a concurrent change (an admin disabling the account) is
+    /// not overwritten. `body` must not call the store. Throws ``AccountStoreConflict`` for a taken email.
+    @discardableResult func modify(id: String, _ body: (inout UserRecord) throws -> Void) throws -> UserRecord?
     /// Deletes the user, their refresh tokens and codes. Returns whether the user existed.
     @discardableResult func delete(id: String) throws -> Bool
     /// Users in `localId` order after `after`, at most `limit`.

@@ -27,7 +27,7 @@ extension AuthService {
     }
 
     func providerUserInfo(_ user: UserRecord) -> [[String: Any]] {
-        guard let email = user.email, user.password != nil else { return [] }
+        guard let email = user.email else { return [] }
         var entry: [String: Any] = ["providerId": "password", "federatedId": email, "email": email, "rawId": email]
         if let name = user.displayName { entry["displayName"] = name }
         if let photo = user.photoUrl { entry["photoUrl"] = photo }
@@ -38,13 +38,6 @@ extension AuthService {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
-    }
-
-    func provider(of user: UserRecord) -> String { user.isAnonymous ? "anonymous" : "password" }
-
-    func loadUser(_ uid: String) throws -> UserRecord {
-        guard let user = try store.user(id: uid) else { throw AuthError.userNotFound }
-        return user
     }
 
     // MARK: signUp (§2.1)
@@ -73,20 +66,27 @@ extension AuthService {
         if try store.user(email: canonical) != nil { throw AuthError.emailExists }
         try Self.checkPasswordStrength(password)
 
-        var user: UserRecord
-        if let idToken {
-            user = try authenticateUser(idToken: idToken).user  // link: upgrade this (anonymous) account
-        } else {
-            user = UserRecord(localId: Self.newLocalID(), createdAt: now)
-            user.lastLoginAt = now
+        let linked = try idToken.map { try authenticateUser(idToken: $0).user }  // link: upgrade this (anonymous) account
+        let credential = try hashPassword(password)
+        let time = now
+        func attach(_ user: inout UserRecord) {
+            user.email = canonical
+            user.emailVerified = false
+            user.password = credential
+            user.passwordUpdatedAt = time
+            if let name = body.string("displayName") { user.displayName = name }
         }
-        user.email = canonical
-        user.emailVerified = false
-        user.password = try hashPassword(password)
-        user.passwordUpdatedAt = now
-        if let name = body.string("displayName") { user.displayName = name }
+        var user: UserRecord
         do {
-            if idToken == nil { try store.insert(user) } else { try store.update(user) }
+            if let linked {
+                guard let updated = try store.modify(id: linked.localId, attach) else { throw AuthError.userNotFound }
+                user = updated
+            } else {
+                user = UserRecord(localId: Self.newLocalID(), createdAt: time)
+                user.lastLoginAt = time
+                attach(&user)
+                try store.insert(user)
+            }
         } catch is AccountStoreConflict {
             throw AuthError.emailExists
         }
@@ -104,7 +104,8 @@ extension AuthService {
         guard !uid.isEmpty, uid.utf8.count <= 128 else { throw AuthError.invalid("INVALID_LOCAL_ID") }
         if try store.user(id: uid) != nil { throw AuthError.invalid("DUPLICATE_LOCAL_ID") }
         var user = UserRecord(localId: uid, createdAt: now)
-        try applyAdminAttributes(body, to: &user)
+        try prepareAdminChanges(body).apply(to: &user)
+        if let email = user.email, try store.user(email: email) != nil { throw AuthError.emailExists }
         do { try store.insert(user) } catch is AccountStoreConflict { throw AuthError.emailExists }
         var response: [String: Any] = ["kind": "identitytoolkit#SignupNewUserResponse", "localId": uid]
         if let email = user.email { response["email"] = email }
@@ -112,33 +113,58 @@ extension AuthService {
         return response
     }
 
-    /// The attributes admins may set on create and update.
-    private func applyAdminAttributes(_ body: RequestBody, to user: inout UserRecord) throws {
+    /// The attributes admins may set on create and update, validated and (for a password) hashed up front,
+    /// so that applying them inside ``AccountStore/modify(id:_:)`` is quick and needs no store calls.
+    struct AdminChanges {
+        var email: String?
+        var password: PasswordCredential?
+        var displayName: String?
+        var photoUrl: String?
+        var emailVerified: Bool?
+        var disabled: Bool?
+        var customAttributes: String?
+        var validSince: Int64?
+        var time: Int64
+
+        func apply(to user: inout UserRecord) {
+            if let email, email != user.email { user.email = email }
+            if let password {
+                user.password = password
+                user.passwordUpdatedAt = time
+                user.validSince = time / 1000
+            }
+            if let displayName { user.displayName = displayName }
+            if let photoUrl { user.photoUrl = photoUrl }
+            if let emailVerified { user.emailVerified = emailVerified }
+            if let disabled { user.disabled = disabled }
+            if let customAttributes { user.customAttributes = customAttributes == "{}" ? nil : customAttributes }
+            if let validSince { user.validSince = validSince }
+        }
+    }
+
+    func prepareAdminChanges(_ body: RequestBody) throws -> AdminChanges {
         if body.has("phoneNumber") {
             throw AuthError.invalid("OPERATION_NOT_ALLOWED", "phone numbers are not supported by Hearth")
         }
+        var changes = AdminChanges(time: now)
         if let email = body.string("email") {
             guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
-            if canonical != user.email {
-                if let other = try store.user(email: canonical), other.localId != user.localId { throw AuthError.emailExists }
-                user.email = canonical
-            }
+            changes.email = canonical
         }
         if let password = body.string("password") {
             try Self.checkPasswordStrength(password)
-            user.password = try hashPassword(password)
-            user.passwordUpdatedAt = now
-            user.validSince = nowSeconds
+            changes.password = try hashPassword(password)
         }
-        if let name = body.string("displayName") { user.displayName = name }
-        if let photo = body.string("photoUrl") { user.photoUrl = photo }
-        if let verified = body.bool("emailVerified") { user.emailVerified = verified }
-        if let disabled = body.bool("disabled") ?? body.bool("disableUser") { user.disabled = disabled }
+        changes.displayName = body.string("displayName")
+        changes.photoUrl = body.string("photoUrl")
+        changes.emailVerified = body.bool("emailVerified")
+        changes.disabled = body.bool("disabled") ?? body.bool("disableUser")
         if let claims = body.string("customAttributes") {
             try Self.validateCustomAttributes(claims)
-            user.customAttributes = claims == "{}" ? nil : claims
+            changes.customAttributes = claims
         }
-        if let validSince = body.int64("validSince") { user.validSince = validSince }
+        changes.validSince = body.int64("validSince")
+        return changes
     }
 
     // MARK: signInWithPassword (§2.2)
@@ -163,13 +189,21 @@ extension AuthService {
             throw found == nil ? AuthError.invalid("EMAIL_NOT_FOUND") : AuthError.invalid("INVALID_PASSWORD")
         }
         if user.disabled { throw AuthError.userDisabled }
+        var upgraded: PasswordCredential?
         if case .firebaseScrypt = user.password {
-            user.password = try hashPassword(password)  // imported hash: upgrade to argon2id (§7.2)
+            upgraded = try hashPassword(password)  // imported hash: upgrade to argon2id (§7.2)
         } else if case .argon2id(let stored) = user.password, configuration.passwordHasher.needsRehash(stored) {
-            user.password = try hashPassword(password)
+            upgraded = try hashPassword(password)
         }
-        user.lastLoginAt = time
-        try store.update(user)
+        let verified = user.password
+        guard let current = try store.modify(id: user.localId, { fresh in
+            if fresh.disabled { throw AuthError.userDisabled }  // disabled while the hash was checked
+            // Changed while the hash was checked: the password just verified is no longer the account's.
+            guard fresh.password == verified else { throw AuthError.invalidLoginCredentials }
+            if let upgraded { fresh.password = upgraded }
+            fresh.lastLoginAt = time
+        }) else { throw AuthError.invalidLoginCredentials }
+        user = current
         var response: [String: Any] = [
             "kind": "identitytoolkit#VerifyPasswordResponse", "localId": user.localId, "email": email,
             "displayName": user.displayName ?? "", "registered": true,
@@ -206,12 +240,21 @@ extension AuthService {
         if let code = body.string("oobCode") { return try applyOobCode(code) }
         if call.privileged && !body.has("idToken") {
             guard let uid = body.string("localId") else { throw AuthError.missingLocalID }
-            var user = try loadUser(uid)
-            let before = user
-            try applyAdminAttributes(body, to: &user)
-            try deleteAttributes(body, from: &user)
-            if user.validSince != before.validSince { try store.revokeRefreshTokens(uid: uid) }
-            do { try store.update(user) } catch is AccountStoreConflict { throw AuthError.emailExists }
+            let changes = try prepareAdminChanges(body)
+            var revoked = false
+            let updated: UserRecord?
+            do {
+                updated = try store.modify(id: uid) { user in
+                    let before = user.validSince
+                    changes.apply(to: &user)
+                    Self.deleteAttributes(body, from: &user)
+                    revoked = user.validSince != before
+                }
+            } catch is AccountStoreConflict {
+                throw AuthError.emailExists
+            }
+            guard updated != nil else { throw AuthError.userNotFound }
+            if revoked { try store.revokeRefreshTokens(uid: uid) }
             return ["kind": "identitytoolkit#SetAccountInfoResponse", "localId": uid]
         }
         guard let idToken = body.string("idToken") else {
@@ -220,34 +263,47 @@ extension AuthService {
         if body.has("customAttributes") { throw AuthError.invalid("INSUFFICIENT_PERMISSION") }
         if body.has("disableUser") { throw AuthError.invalid("OPERATION_NOT_ALLOWED") }
         let (context, found) = try authenticateUser(idToken: idToken)
-        var user = found
-        var revokes = false
-        if body.isNull("displayName") { user.displayName = nil }
-        if body.isNull("photoUrl") { user.photoUrl = nil }
-        if let name = body.string("displayName") { user.displayName = name }
-        if let photo = body.string("photoUrl") { user.photoUrl = photo }
-        try deleteAttributes(body, from: &user)
+        // Validate and hash first; then apply everything in one atomic change.
+        var newEmail: String?
         if let email = body.string("email") {
             guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
-            if canonical != user.email {
+            if canonical != found.email {
                 if try store.user(email: canonical) != nil { throw AuthError.emailExists }
-                user.initialEmail = user.initialEmail ?? user.email
-                user.email = canonical
-                user.emailVerified = false
-                revokes = true
+                newEmail = canonical
             }
         }
+        var credential: PasswordCredential?
         if let password = body.string("password") {
             try Self.checkPasswordStrength(password)
-            user.password = try hashPassword(password)
-            user.passwordUpdatedAt = now
-            revokes = true
+            credential = try hashPassword(password)
         }
-        if revokes {
-            user.validSince = nowSeconds
-            try store.revokeRefreshTokens(uid: user.localId)
+        let revokes = newEmail != nil || credential != nil
+        let time = now
+        let updated: UserRecord?
+        do {
+            updated = try store.modify(id: found.localId) { user in
+                if user.disabled { throw AuthError.userDisabled }
+                if body.isNull("displayName") { user.displayName = nil }
+                if body.isNull("photoUrl") { user.photoUrl = nil }
+                if let name = body.string("displayName") { user.displayName = name }
+                if let photo = body.string("photoUrl") { user.photoUrl = photo }
+                Self.deleteAttributes(body, from: &user)
+                if let newEmail {
+                    user.initialEmail = user.initialEmail ?? user.email
+                    user.email = newEmail
+                    user.emailVerified = false
+                }
+                if let credential {
+                    user.password = credential
+                    user.passwordUpdatedAt = time
+                }
+                if revokes { user.validSince = time / 1000 }
+            }
+        } catch is AccountStoreConflict {
+            throw AuthError.emailExists
         }
-        do { try store.update(user) } catch is AccountStoreConflict { throw AuthError.emailExists }
+        guard let user = updated else { throw AuthError.userNotFound }
+        if revokes { try store.revokeRefreshTokens(uid: user.localId) }
         var response = setAccountInfoResponse(user)
         if body.bool("returnSecureToken") == true || revokes {
             // A fresh session, so the caller's own change does not sign it out (auth-api.md T5).
@@ -258,7 +314,7 @@ extension AuthService {
         return response
     }
 
-    private func deleteAttributes(_ body: RequestBody, from user: inout UserRecord) throws {
+    static func deleteAttributes(_ body: RequestBody, from user: inout UserRecord) {
         let names = ["USER_ATTRIBUTE_NAME_UNSPECIFIED", "EMAIL", "DISPLAY_NAME", "PROVIDER", "PHOTO_URL", "PASSWORD", "RAW_USER_INFO"]
         var attributes: [String] = []
         if let array = body.fields["deleteAttribute"] as? [Any] {
@@ -325,7 +381,7 @@ extension AuthService {
         ]
         if protectsEmails && !call.isAdmin { return response }
         let user = try store.user(email: email)
-        let methods = user?.password != nil ? ["password"] : []
+        let methods = user?.signInMethods ?? []
         response["registered"] = user != nil
         response["allProviders"] = methods
         response["signinMethods"] = methods
@@ -379,8 +435,13 @@ extension AuthService {
             try store.insert(user)
             isNew = true
         }
-        user.lastLoginAt = now
-        try store.update(user)
+        let time = now
+        if let current = try store.modify(id: uid, { fresh in
+            if fresh.disabled { throw AuthError.userDisabled }
+            fresh.lastLoginAt = time
+        }) {
+            user = current
+        }
         var response: [String: Any] = ["kind": "identitytoolkit#VerifyCustomTokenResponse", "isNewUser": isNew]
         response.merge(try issueTokens(for: user, provider: "custom", extraClaims: extraClaims)) { $1 }
         return response

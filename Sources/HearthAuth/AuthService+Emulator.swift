@@ -43,6 +43,20 @@ extension AuthService {
         }
     }
 
+    /// An email sign-in link sends the browser back to the app (`continueUrl`) with the link's parameters,
+    /// where the SDK calls `signInWithEmailLink` (§6.3). The code is not used here.
+    func signInRedirect(_ request: AuthHTTPRequest) -> AuthHTTPResponse? {
+        guard let continueUrl = request.query("continueUrl"), var components = URLComponents(string: continueUrl),
+            components.scheme != nil
+        else { return nil }
+        var items = components.queryItems ?? []
+        for name in ["mode", "oobCode", "apiKey", "lang"] {
+            if let value = request.query(name) { items.append(URLQueryItem(name: name, value: value)) }
+        }
+        components.queryItems = items
+        return AuthHTTPResponse(status: 303, headers: [("location", components.string ?? continueUrl)], body: [])
+    }
+
     private var emulatorConfig: [String: Any] {
         [
             "signIn": ["allowDuplicateEmails": false],
@@ -53,7 +67,9 @@ extension AuthService {
     /// `GET /emulator/action?mode=…&oobCode=…` (§6.3): what an emailed link does when opened. JSON, as the
     /// emulator answers; opening a link never consumes a code except by completing its action.
     private func action(_ request: AuthHTTPRequest) throws -> AuthHTTPResponse {
+        if request.method == "POST" { return try actionForm(request) }
         guard request.method == "GET" else { throw AuthError.notFound }
+        if request.headers["accept"]?.contains("text/html") == true { return actionPage(request) }
         guard let code = request.query("oobCode"), request.query("apiKey") != nil else {
             return .json(400, ["authEmulator": ["error": "missing apiKey or oobCode query parameter"]])
         }
@@ -66,9 +82,14 @@ extension AuthService {
         }
         do {
             switch request.query("mode") {
+            case "signIn":
+                return signInRedirect(request) ?? .json(400, ["authEmulator": ["error": "missing continueUrl query parameter"]])
             case "verifyEmail":
                 let result = try applyOobCode(code)
                 return done(["success": "The email has been successfully verified.", "email": result["email"] ?? ""])
+            case "verifyAndChangeEmail":
+                let result = try applyOobCode(code)
+                return done(["success": "The email has been successfully changed.", "newEmail": result["newEmail"] ?? ""])
             case "resetPassword":
                 guard let newPassword = request.query("newPassword"), newPassword != "NEW_PASSWORD_HERE" else {
                     return .json(400, ["authEmulator": [

@@ -42,8 +42,16 @@ extension AuthService {
         let continueUrl = body.string("continueUrl")
         if let continueUrl, URL(string: continueUrl)?.scheme == nil { throw AuthError.invalid("INVALID_CONTINUE_URI") }
 
-        let user: UserRecord
+        var user: UserRecord
+        var newEmail: String?
         switch requestType {
+        case "EMAIL_SIGNIN":
+            // Passwordless sign-in: works for unknown addresses (the account is created when the link is used).
+            guard let email = body.string("email") else { throw AuthError.missingEmail }
+            guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
+            guard continueUrl != nil else { throw AuthError.invalid("MISSING_CONTINUE_URI") }
+            user = try store.user(email: canonical) ?? UserRecord(localId: "", createdAt: now)
+            user.email = canonical
         case "VERIFY_EMAIL":
             if let idToken = body.string("idToken") {
                 user = try authenticateUser(idToken: idToken).user
@@ -65,18 +73,38 @@ extension AuthService {
                 throw AuthError.invalid("EMAIL_NOT_FOUND")
             }
             user = found
+        case "VERIFY_AND_CHANGE_EMAIL":
+            // JS verifyBeforeUpdateEmail: the link goes to the new address and changes the email when used.
+            if let idToken = body.string("idToken") {
+                user = try authenticateUser(idToken: idToken).user
+            } else if call.isAdmin, let email = body.string("email").flatMap(Self.canonicalEmail) {
+                guard let found = try store.user(email: email) else { throw AuthError.userNotFound }
+                user = found
+            } else {
+                throw AuthError.missingIDToken
+            }
+            guard let rawNewEmail = body.string("newEmail") else { throw AuthError.invalid("MISSING_NEW_EMAIL") }
+            guard let canonical = Self.canonicalEmail(rawNewEmail) else { throw AuthError.invalidEmail }
+            newEmail = canonical
+            if try store.user(email: canonical) != nil {
+                if protectsEmails && !returnLink {
+                    return ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": user.email ?? canonical]
+                }
+                throw AuthError.emailExists
+            }
         default:
             throw AuthError.invalid("OPERATION_NOT_ALLOWED", "\(requestType) codes are not supported by Hearth yet")
         }
         let email = user.email ?? ""
-        if !call.isAdmin && !emailsPerAddress.take(email, nowMilliseconds: now) {
+        if !call.isAdmin && !emailsPerAddress.take(newEmail ?? email, nowMilliseconds: now) {
             throw requestType == "PASSWORD_RESET" ? AuthError.invalid("RESET_PASSWORD_EXCEED_LIMIT") : AuthError.tooManyAttempts
         }
-        let lifetime = requestType == "PASSWORD_RESET" ? configuration.passwordResetLifetime : configuration.verifyEmailLifetime
+        // An hour for codes that sign in or change credentials, 72 h for verifying an address (§6.1).
+        let lifetime = requestType == "VERIFY_EMAIL" ? configuration.verifyEmailLifetime : configuration.passwordResetLifetime
         // 40 random bytes: 54 base64url characters, like Firebase's codes.
         let code = OobCode(
             code: Base64URL.encode(SecureRandom.bytes(40)), requestType: requestType, uid: user.localId, email: email,
-            newEmail: nil, createdAt: now, expiresAt: now + lifetime)
+            newEmail: newEmail, createdAt: now, expiresAt: now + lifetime)
         try store.insertOobCode(code)
         var response: [String: Any] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": email]
         let actionLink = link(for: code, request: call.request, apiKey: call.apiKey, continueUrl: continueUrl)
@@ -104,6 +132,33 @@ extension AuthService {
                     \(link)
 
                     If you didn't ask to reset your password, you can ignore this email.
+                    """,
+                requestType: code.requestType)
+        case "EMAIL_SIGNIN":
+            return OutgoingEmail(
+                to: code.email, subject: "Sign in to \(project)",
+                body: """
+                    Hello,
+
+                    Follow this link to sign in to \(project) with your \(code.email) account.
+
+                    \(link)
+
+                    If you didn't ask to sign in, you can ignore this email.
+                    """,
+                requestType: code.requestType)
+        case "VERIFY_AND_CHANGE_EMAIL":
+            let address = code.newEmail ?? code.email
+            return OutgoingEmail(
+                to: address, subject: "Verify your new email for \(project)",
+                body: """
+                    Hello,
+
+                    Follow this link to make \(address) the email address of your \(project) account.
+
+                    \(link)
+
+                    If you didn't ask to change your email address, you can ignore this email.
                     """,
                 requestType: code.requestType)
         default:
@@ -135,13 +190,86 @@ extension AuthService {
     /// `accounts:update` with `oobCode` (§2.4a): verifies the email.
     func applyOobCode(_ code: String) throws -> [String: Any] {
         let oob = try liveCode(code)
-        guard oob.requestType == "VERIFY_EMAIL" else { throw AuthError.invalidOobCode }
-        guard var user = try store.user(id: oob.uid), user.email == oob.email else { throw AuthError.invalidOobCode }
-        if user.disabled { throw AuthError.userDisabled }
-        user.emailVerified = true
-        try store.update(user)
+        guard oob.requestType == "VERIFY_EMAIL" || oob.requestType == "VERIFY_AND_CHANGE_EMAIL" else {
+            throw AuthError.invalidOobCode
+        }
+        let changesEmail = oob.requestType == "VERIFY_AND_CHANGE_EMAIL" && oob.newEmail != nil
+        let time = now
+        let updated: UserRecord?
+        do {
+            updated = try store.modify(id: oob.uid) { user in
+                guard (user.email ?? "") == oob.email else { throw AuthError.invalidOobCode }
+                if user.disabled { throw AuthError.userDisabled }
+                if changesEmail, let newEmail = oob.newEmail {
+                    // An email change ends other sessions, as a direct change does (auth-api.md §2.4a).
+                    user.initialEmail = user.initialEmail ?? user.email
+                    user.email = newEmail
+                    user.validSince = time / 1000
+                }
+                user.emailVerified = true
+            }
+        } catch is AccountStoreConflict {
+            throw AuthError.emailExists
+        }
+        guard let user = updated else { throw AuthError.invalidOobCode }
+        var response = setAccountInfoResponse(user)
+        if changesEmail {
+            try store.revokeRefreshTokens(uid: user.localId)
+            response["newEmail"] = oob.newEmail
+        }
         try store.deleteOobCode(code)
-        return setAccountInfoResponse(user)
+        return response
+    }
+
+    // MARK: signInWithEmailLink (§2.10)
+
+    func signInWithEmailLink(_ call: AuthCall) throws -> [String: Any] {
+        let body = call.body
+        guard let code = body.string("oobCode") else { throw AuthError.missingOobCode }
+        guard let rawEmail = body.string("email") else { throw AuthError.missingEmail }
+        guard let email = Self.canonicalEmail(rawEmail) else { throw AuthError.invalidEmail }
+        let oob = try liveCode(code)
+        guard oob.requestType == "EMAIL_SIGNIN" else { throw AuthError.invalidOobCode }
+        guard oob.email == email else {
+            throw AuthError.invalid("INVALID_EMAIL", "The email provided does not match the sign-in email address.")
+        }
+        let time = now
+        var isNew = false
+        var user: UserRecord
+        do {
+            if let idToken = body.string("idToken") {
+                // Link the address to the signed-in (for example anonymous) account.
+                let current = try authenticateUser(idToken: idToken).user
+                guard let updated = try store.modify(id: current.localId, { fresh in
+                    fresh.email = email
+                    fresh.emailVerified = true
+                    fresh.lastLoginAt = time
+                }) else { throw AuthError.userNotFound }
+                user = updated
+            } else if let existing = try store.user(email: email) {
+                guard let updated = try store.modify(id: existing.localId, { fresh in
+                    if fresh.disabled { throw AuthError.userDisabled }
+                    fresh.emailVerified = true  // the link reached the inbox
+                    fresh.lastLoginAt = time
+                }) else { throw AuthError.userNotFound }
+                user = updated
+            } else {
+                user = UserRecord(localId: Self.newLocalID(), createdAt: time)
+                user.email = email
+                user.emailVerified = true
+                user.lastLoginAt = time
+                try store.insert(user)
+                isNew = true
+            }
+        } catch is AccountStoreConflict {
+            throw AuthError.emailExists
+        }
+        try store.deleteOobCode(code)
+        var response: [String: Any] = [
+            "kind": "identitytoolkit#EmailLinkSigninResponse", "email": email, "localId": user.localId, "isNewUser": isNew,
+        ]
+        response.merge(try issueTokens(for: user, provider: "password")) { $1 }
+        return response
     }
 
     // MARK: resetPassword (§2.6)
@@ -158,13 +286,17 @@ extension AuthService {
         }
         guard oob.requestType == "PASSWORD_RESET" else { throw AuthError.invalidOobCode }
         try Self.checkPasswordStrength(newPassword)
-        guard var user = try store.user(id: oob.uid), user.email == oob.email else { throw AuthError.invalidOobCode }
-        if user.disabled { throw AuthError.userDisabled }
-        user.password = try hashPassword(newPassword)
-        user.passwordUpdatedAt = now
-        user.emailVerified = true  // the link reached the inbox
-        user.validSince = nowSeconds
-        try store.update(user)
+        let credential = try hashPassword(newPassword)
+        let time = now
+        let updated = try store.modify(id: oob.uid) { user in
+            guard user.email == oob.email else { throw AuthError.invalidOobCode }
+            if user.disabled { throw AuthError.userDisabled }
+            user.password = credential
+            user.passwordUpdatedAt = time
+            user.emailVerified = true  // the link reached the inbox
+            user.validSince = time / 1000
+        }
+        guard let user = updated else { throw AuthError.invalidOobCode }
         try store.revokeRefreshTokens(uid: user.localId)
         try store.deleteOobCode(code)
         failedSignIns.reset(oob.email)

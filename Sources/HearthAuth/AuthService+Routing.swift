@@ -29,7 +29,7 @@ extension AuthService {
         "signupNewUser": "signUp", "verifyPassword": "signInWithPassword", "getAccountInfo": "lookup",
         "setAccountInfo": "update", "getOobConfirmationCode": "sendOobCode", "resetPassword": "resetPassword",
         "deleteAccount": "delete", "verifyCustomToken": "signInWithCustomToken", "createAuthUri": "createAuthUri",
-        "uploadAccount": "batchCreate", "downloadAccount": "batchGet",
+        "emailLinkSignin": "signInWithEmailLink", "uploadAccount": "batchCreate", "downloadAccount": "batchGet",
     ]
 
     /// Headers browsers may send to the auth endpoints (auth-api.md §1.4.9), allowed in preflights when the
@@ -39,6 +39,12 @@ extension AuthService {
 
     /// Answers one request. Thread-safe; may block for an argon2id computation.
     public func handle(_ request: AuthHTTPRequest) -> AuthHTTPResponse {
+        var request = request
+        if request.remoteAddress == nil, configuration.trustForwardedFor,
+            let forwarded = request.headers["x-forwarded-for"]?.split(separator: ",").last
+        {
+            request.remoteAddress = forwarded.trimmingCharacters(in: .whitespaces)
+        }
         var response: AuthHTTPResponse
         if request.method == "OPTIONS" {
             return AuthHTTPResponse(status: 204, headers: [
@@ -86,9 +92,12 @@ extension AuthService {
             operation = String(path.dropFirst("/identitytoolkit.googleapis.com/v1/accounts:".count))
         } else if path.hasPrefix("/identitytoolkit.googleapis.com/v1/projects/") {
             let rest = path.dropFirst("/identitytoolkit.googleapis.com/v1/projects/".count)
-            let parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+            var parts = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 1, parts[0].hasSuffix(":createSessionCookie") { parts.append("") }
             guard parts.count == 2 else { throw AuthError.notFound }
-            if parts[1] == "accounts" {
+            if parts[0].hasSuffix(":createSessionCookie") {
+                operation = "createSessionCookie"
+            } else if parts[1] == "accounts" {
                 operation = "signUp"
             } else if parts[1].hasPrefix("accounts:") {
                 operation = String(parts[1].dropFirst("accounts:".count))
@@ -131,11 +140,13 @@ extension AuthService {
         case ("POST", "resetPassword"): result = try resetPassword(call)
         case ("POST", "signInWithCustomToken"): result = try signInWithCustomToken(call)
         case ("POST", "createAuthUri"): result = try createAuthUri(call)
+        case ("POST", "signInWithEmailLink"): result = try signInWithEmailLink(call)
         case ("POST", "token"): result = try refresh(call)
         case ("GET", "batchGet"), ("POST", "batchGet"): result = try batchGet(call)
         case ("POST", "batchCreate"): result = try batchCreate(call)
         case ("POST", "batchDelete"): result = try batchDelete(call)
         case ("POST", "query"): result = try queryAccounts(call)
+        case ("POST", "createSessionCookie"): result = try createSessionCookie(call)
         case ("GET", "passwordPolicy"): result = passwordPolicy
         default:
             throw operation.isEmpty ? AuthError.notFound : AuthError.notImplemented("\(request.method) accounts:\(operation)")

@@ -11,7 +11,7 @@ extension AuthService {
         let hash = SHA256.hash(token)
         guard let record = try store.refreshToken(hash: hash) else { throw AuthError.invalid("INVALID_REFRESH_TOKEN") }
         // Account state first, as Firebase answers it: a disabled user's (also revoked) token says USER_DISABLED.
-        guard var user = try store.user(id: record.uid) else { throw AuthError.userNotFound }
+        guard let user = try store.user(id: record.uid) else { throw AuthError.userNotFound }
         if user.disabled { throw AuthError.userDisabled }
         if record.revoked || record.issuedAt < user.validSince { throw AuthError.tokenExpired }
 
@@ -26,15 +26,35 @@ extension AuthService {
         guard try store.rotateRefreshToken(hash: hash, replacement: replacement) else { throw AuthError.tokenExpired }
         // lastRefreshAt is informational; updating it on every refresh would double the writes, so it is
         // written at most once a minute.
-        if (user.lastRefreshAt ?? 0) + 60_000 < now {
-            user.lastRefreshAt = now
-            try? store.update(user)
+        let time = now
+        if (user.lastRefreshAt ?? 0) + 60_000 < time {
+            _ = try? store.modify(id: user.localId) { $0.lastRefreshAt = time }
         }
         pruneRevokedTokensHourly()
         return [
             "access_token": idToken, "expires_in": "3600", "token_type": "Bearer", "refresh_token": next,
             "id_token": idToken, "user_id": user.localId, "project_id": configuration.projectID,
         ]
+    }
+
+    /// `projects/{p}:createSessionCookie` (§2.12, firebase-admin `create_session_cookie`): the ID token's
+    /// claims re-signed with a lifetime of 5 minutes to 14 days and issuer
+    /// `https://session.firebase.google.com/<project>`.
+    func createSessionCookie(_ call: AuthCall) throws -> [String: Any] {
+        guard call.privileged else { throw AuthError.unauthenticated }
+        guard let idToken = call.body.string("idToken") else { throw AuthError.missingIDToken }
+        guard let duration = call.body.int64("validDuration"), (300...1_209_600).contains(duration) else {
+            throw AuthError.invalid("INVALID_DURATION", "The duration must be between 5 minutes and 14 days.")
+        }
+        let (context, _) = try authenticateUser(idToken: idToken)
+        guard let payload = JWT.unverifiedPayload(idToken) else { throw AuthError.invalidIDToken }
+        var claims = payload
+        let issuedAt = nowSeconds
+        claims["iss"] = "https://session.firebase.google.com/" + configuration.projectID
+        claims["iat"] = issuedAt
+        claims["exp"] = issuedAt + duration
+        claims["sub"] = context.uid
+        return ["sessionCookie": try JWT.sign(payload: claims, key: key)]
     }
 
     /// At most once an hour, drops revoked refresh tokens older than ``revokedTokenRetention``.

@@ -22,9 +22,12 @@ public struct AuthConfiguration: Sendable {
     public var failedSignInsPerAccount = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 30)
     /// Password-reset and verification emails per address.
     public var emailsPerAddress = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 60)
+    /// Take the client address from the last `X-Forwarded-For` entry when the transport gives none: set
+    /// this only behind a reverse proxy that writes that header (otherwise clients choose their address).
+    public var trustForwardedFor = false
     /// Base of action links (`https://auth.example.com`); by default taken from the request's Host.
     public var publicURL: String?
-    /// Milliseconds a PASSWORD_RESET code stays valid (VERIFY_EMAIL codes live 72 h).
+    /// Milliseconds a PASSWORD_RESET, EMAIL_SIGNIN or VERIFY_AND_CHANGE_EMAIL code stays valid.
     public var passwordResetLifetime: Int64 = 3_600_000
     public var verifyEmailLifetime: Int64 = 72 * 3_600_000
     /// Delivers verification and reset emails (SMTP in `hearth serve`); called on a background queue.

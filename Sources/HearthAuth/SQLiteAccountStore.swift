@@ -123,6 +123,26 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     }
 
     @discardableResult
+    public func modify(id: String, _ body: (inout UserRecord) throws -> Void) throws -> UserRecord? {
+        try writing(id) {
+            try database.transaction { run -> UserRecord? in
+                guard let row = try run("SELECT record FROM auth_users WHERE uid = ?1", [.text(id)]).first else { return nil }
+                var user = try decode(row[0])
+                try body(&user)
+                user.localId = id
+                do {
+                    _ = try run(
+                        "UPDATE auth_users SET email = ?2, record = ?3 WHERE uid = ?1",
+                        [.text(id), user.email.map(SQLiteValue.text) ?? .null, .text(encode(user))])
+                } catch let failure as SQLiteDatabase.Failure where failure.isConstraintViolation {
+                    throw AccountStoreConflict()
+                }
+                return user
+            }
+        }
+    }
+
+    @discardableResult
     public func delete(id: String) throws -> Bool {
         try writing(id) { try deleteRows(id) }
     }

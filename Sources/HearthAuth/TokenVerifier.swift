@@ -82,7 +82,8 @@ public final class TokenVerifier: Sendable {
             return cached
         }
         let context = try verifyUncached(token, now: now)
-        if cacheCapacity > 0 {
+        // Only signed tokens are cached: the cached path re-checks expiry, which unsigned emulator tokens skip.
+        if cacheCapacity > 0 && token.utf8.last != UInt8(ascii: ".") {
             cache.withLock { entries in
                 if entries.count >= cacheCapacity { entries.removeAll(keepingCapacity: true) }
                 entries[token] = context

@@ -65,4 +65,10 @@ public struct UserRecord: Codable, Sendable, Equatable {
 
     /// The provider of a session started from this record without a custom token.
     var isAnonymous: Bool { email == nil && password == nil }
+
+    /// Sign-in methods for createAuthUri: `password`, and `emailLink` for an address without a password.
+    var signInMethods: [String] {
+        if password != nil { return ["password"] }
+        return email != nil ? ["emailLink"] : []
+    }
 }

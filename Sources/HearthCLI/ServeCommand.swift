@@ -24,6 +24,7 @@ struct ServeSettings: Equatable {
     var smtpUser: String?
     var smtpPassword: String?
     var smtpFrom: String?
+    var trustForwardedFor = false
 
     /// Each setting: flag, environment variable, config-file key, and what it means (drives `--help`).
     static let table: [(flag: String, environment: String, key: String, help: String)] = [
@@ -35,6 +36,8 @@ struct ServeSettings: Equatable {
         ("--tls-cert", "HEARTH_TLS_CERT", "tls-cert", "PEM certificate: serve HTTPS (with --tls-key)"),
         ("--tls-key", "HEARTH_TLS_KEY", "tls-key", "PEM private key for --tls-cert"),
         ("--public-url", "HEARTH_PUBLIC_URL", "public-url", "Base URL of emailed links (default: the request's Host)"),
+        ("--trust-forwarded-for", "HEARTH_TRUST_FORWARDED_FOR", "trust-forwarded-for",
+         "Behind a reverse proxy: rate-limit auth by the last X-Forwarded-For address (true/false)"),
         ("--smtp-url", "HEARTH_SMTP_URL", "smtp-url", "Send auth emails via smtp://host:587 (STARTTLS) or smtps://host:465"),
         ("--smtp-user", "HEARTH_SMTP_USER", "smtp-user", "SMTP login name"),
         ("--smtp-password", "HEARTH_SMTP_PASSWORD", "smtp-password", "SMTP password (prefer the environment variable)"),
@@ -127,6 +130,13 @@ struct ServeSettings: Equatable {
         settings.smtpPassword = values["smtp-password"]
         settings.smtpFrom = values["smtp-from"]
         if settings.smtpURL != nil && settings.smtpFrom == nil { throw .usage("--smtp-url needs --smtp-from") }
+        if let trust = values["trust-forwarded-for"] {
+            switch trust.lowercased() {
+            case "1", "true", "yes", "on": settings.trustForwardedFor = true
+            case "0", "false", "no", "off", "": settings.trustForwardedFor = false
+            default: throw .usage("trust-forwarded-for must be true or false, not '\(trust)'")
+            }
+        }
         if (settings.certificatePath == nil) != (settings.privateKeyPath == nil) {
             throw .usage("--tls-cert and --tls-key go together")
         }
@@ -198,6 +208,7 @@ extension HearthCommand {
             openEngine: { namespace in try SQLiteStorageEngine(directory: directory, namespace: namespace) })
         var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
         authConfiguration.publicURL = settings.publicURL
+        authConfiguration.trustForwardedFor = settings.trustForwardedFor
         if let url = settings.smtpURL, let from = settings.smtpFrom {
             let mailer = SMTPMailer(configuration: SMTPConfiguration(
                 url: url, username: settings.smtpUser, password: settings.smtpPassword, from: from))

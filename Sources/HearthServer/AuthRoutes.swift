@@ -11,6 +11,8 @@ import HearthAuth
 extension DatabaseServer {
     static let authQueue = DispatchQueue(label: "hearth.auth", qos: .userInitiated, attributes: .concurrent)
 
+    public func needsPeerAddress(path: String) -> Bool { authService != nil && AuthService.handles(path: path) }
+
     /// Whether `request` was an auth request (then it has been answered, or will be).
     func routeAuth(_ request: HTTPRequest, responder: any HTTPResponder) -> Bool {
         guard let auth = authService, AuthService.handles(path: request.path) else { return false }

@@ -33,7 +33,7 @@ public struct HTTPRequest: Sendable {
     public static let headerNames: [String] = [
         "host", "authorization", "accept", "content-type", "content-length", "if-match", "if-none-match",
         "x-firebase-etag", "x-http-method-override", "origin", "access-control-request-headers",
-        "access-control-request-method", "last-event-id", "x-goog-api-key",
+        "access-control-request-method", "last-event-id", "x-goog-api-key", "x-forwarded-for",
     ]
 }
 
@@ -94,6 +94,13 @@ public protocol HTTPHandler: AnyObject {
     func tick(nowMilliseconds: Int64)
     /// The loop is about to stop: end streams.
     func loopStopping()
+    /// Whether requests for `path` need ``HTTPRequest/remoteAddress`` (a system call per request, so
+    /// only asked for where it is used: auth's per-IP limits).
+    func needsPeerAddress(path: String) -> Bool
+}
+
+extension HTTPHandler {
+    public func needsPeerAddress(path: String) -> Bool { false }
 }
 
 // MARK: Realtime (WebSocket) sessions

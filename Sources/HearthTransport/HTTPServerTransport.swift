@@ -426,6 +426,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 path = "/"
             }
             request = HTTPRequest(method: method, path: path)
+            if transport.handler.needsPeerAddress(path: path) { request.remoteAddress = peerAddress() }
             request.queryItems = queryItems()
             for (name, token) in Self.headerTokens {
                 if let value = header(name, token: token) { request.headers[name] = value }
@@ -519,6 +520,14 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
         private func queryItems() -> [(name: String, value: String)] { Self.queryItems(wsi) }
 
+        /// The client's IP address as text.
+        private func peerAddress() -> String? {
+            let scratch = transport.headerScratch
+            guard lws_get_peer_simple(wsi, scratch.baseAddress, Int(scratch.count)) != nil else { return nil }
+            let text = String(cString: scratch.baseAddress!)
+            return text.isEmpty ? nil : text
+        }
+
         static func queryItems(_ wsi: OpaquePointer) -> [(name: String, value: String)] {
             var items: [(name: String, value: String)] = []
             let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
@@ -546,7 +555,8 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 ("host", WSI_TOKEN_HOST), ("authorization", WSI_TOKEN_HTTP_AUTHORIZATION), ("accept", WSI_TOKEN_HTTP_ACCEPT),
                 ("content-type", WSI_TOKEN_HTTP_CONTENT_TYPE), ("content-length", WSI_TOKEN_HTTP_CONTENT_LENGTH),
                 ("if-match", WSI_TOKEN_HTTP_IF_MATCH), ("if-none-match", WSI_TOKEN_HTTP_IF_NONE_MATCH),
-                ("origin", WSI_TOKEN_ORIGIN),
+                ("origin", WSI_TOKEN_ORIGIN), ("access-control-request-headers", WSI_TOKEN_HTTP_AC_REQUEST_HEADERS),
+                ("x-forwarded-for", WSI_TOKEN_X_FORWARDED_FOR),
             ]
             return (name, known.first { $0.0 == name }?.1)
         }

@@ -95,3 +95,26 @@ func temporaryPath(_ name: String) -> String {
     #expect(try store.refreshToken(hash: [2]) != nil)
     #expect(try store.refreshToken(hash: [3]) != nil)
 }
+
+@Test func modifyIsAtomicAndRollsBackWhenTheBodyThrows() throws {
+    struct Refused: Error {}
+    let store = try SQLiteAccountStore(path: temporaryPath("auth.sqlite"))
+    var a = UserRecord(localId: "a", createdAt: 1)
+    a.email = "a@b.co"
+    var b = UserRecord(localId: "b", createdAt: 1)
+    b.email = "b@b.co"
+    try store.insert(a)
+    try store.insert(b)
+    #expect(try store.modify(id: "missing") { $0.disabled = true } == nil)
+    #expect(try store.modify(id: "a") { $0.displayName = "Ann" }?.displayName == "Ann")
+    #expect(try store.user(id: "a")?.displayName == "Ann")
+    #expect(throws: AccountStoreConflict.self) { try store.modify(id: "a") { $0.email = "b@b.co" } }
+    #expect(throws: Refused.self) {
+        try store.modify(id: "a") { user in
+            user.displayName = "never"
+            throw Refused()
+        }
+    }
+    #expect(try store.user(id: "a")?.displayName == "Ann" && store.user(id: "a")?.email == "a@b.co")
+    try store.update(UserRecord(localId: "a", createdAt: 1))  // still usable after the rollbacks
+}

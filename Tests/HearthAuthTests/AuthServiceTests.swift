@@ -51,6 +51,7 @@ struct Harness {
         (response.status, (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:])
     }
 
+    @discardableResult
     func client(_ operation: String, _ body: [String: Any], address: String? = nil) -> (status: Int, json: [String: Any]) {
         post("/identitytoolkit.googleapis.com/v1/accounts:\(operation)", body, address: address)
     }
@@ -101,6 +102,7 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     let token = header + "." + payload + "."
     let emulator = try Harness(emulator: true)
     #expect(try emulator.service.verifier.verify(token).uid == "alice")
+    #expect(try emulator.service.verifier.verify(token).uid == "alice")  // again: no cached expiry check
     let production = try Harness(emulator: false, adminToken: "secret-admin")
     #expect(throws: TokenVerificationError(reason: .unsupportedAlgorithm)) { try production.service.verifier.verify(token) }
     let wrongProject = header + "." + Base64URL.encode(Array(#"{"iss":"x","aud":"other","sub":"a"}"#.utf8)) + "."
@@ -293,4 +295,125 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect(email.to == "m@b.co" && email.requestType == "PASSWORD_RESET")
     let code = try #require((harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]])?.first?["oobCode"] as? String)
     #expect(email.body.contains("https://auth.example.com/emulator/action?mode=resetPassword&lang=en&oobCode=\(code)&apiKey=fake"))
+}
+
+@Test func actionPagesVerifyAndResetOnlyOnPost() throws {
+    let harness = try Harness()
+    let signUp = harness.client("signUp", ["email": "p<b>@b.co", "password": "secret123"])
+    harness.client("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": signUp.json["idToken"]!])
+    let codes = { harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]] ?? [] }
+    let verify = try #require(codes().first?["oobCode"] as? String)
+    func page(_ query: String) -> AuthHTTPResponse {
+        harness.service.handle(AuthHTTPRequest(
+            method: "GET", path: "/emulator/action",
+            queryItems: query.split(separator: "&").map { let p = $0.split(separator: "="); return (String(p[0]), String(p[1])) },
+            headers: ["accept": "text/html,application/xhtml+xml", "host": "h"]))
+    }
+    func post(_ body: String) -> AuthHTTPResponse {
+        harness.service.handle(AuthHTTPRequest(
+            method: "POST", path: "/emulator/action", headers: ["content-type": "application/x-www-form-urlencoded"],
+            body: Array(body.utf8)))
+    }
+    let opened = page("mode=verifyEmail&oobCode=\(verify)&apiKey=k")
+    #expect(opened.status == 200 && opened.bodyText.contains("<form method=\"post\""))
+    #expect(opened.bodyText.contains("p&lt;b&gt;@b.co") && !opened.bodyText.contains("p<b>@b.co"))
+    #expect(codes().count == 1)  // opening the page did not use the code
+    #expect(post("mode=verifyEmail&oobCode=\(verify)&apiKey=k").bodyText.contains("is verified"))
+    #expect(codes().isEmpty)
+    #expect(page("mode=verifyEmail&oobCode=\(verify)&apiKey=k").status == 400)
+
+    harness.client("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "p<b>@b.co"])
+    let reset = try #require(codes().first?["oobCode"] as? String)
+    #expect(page("mode=resetPassword&oobCode=\(reset)&apiKey=k").bodyText.contains("name=\"newPassword\""))
+    #expect(post("mode=resetPassword&oobCode=\(reset)&newPassword=short").status == 400)
+    #expect(post("mode=resetPassword&oobCode=\(reset)&newPassword=long-enough%21").status == 200)
+    #expect(harness.client("signInWithPassword", ["email": "p<b>@b.co", "password": "long-enough!"]).status == 200)
+}
+
+@Test func forwardedAddressesCountOnlyWhenTrusted() throws {
+    for trusted in [false, true] {
+        let harness = try Harness(emulator: false, adminToken: "t") {
+            $0.attemptsPerIP = .init(capacity: 2, perSecond: 0)
+            $0.trustForwardedFor = trusted
+        }
+        var statuses: [Int] = []
+        for _ in 0..<3 {
+            let response = harness.service.handle(AuthHTTPRequest(
+                method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", queryItems: [("key", "k")],
+                headers: ["x-forwarded-for": "10.9.9.9, 192.0.2.7"], body: Array(#"{"email":"a@b.co","password":"whatever"}"#.utf8)))
+            statuses.append(response.status)
+            #expect(response.status == 400)
+            let message = errorMessage(harness.decode(response).json) ?? ""
+            #expect(message.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") == (trusted && statuses.count == 3))
+        }
+    }
+}
+
+/// JS verifyBeforeUpdateEmail: the code goes to the new address; using it changes the email and ends sessions.
+@Test func verifyAndChangeEmail() throws {
+    let harness = try Harness()
+    let signUp = harness.client("signUp", ["email": "old@b.co", "password": "secret123"])
+    harness.client("signUp", ["email": "taken@b.co", "password": "secret123"])
+    let idToken = signUp.json["idToken"] as! String
+    #expect(errorMessage(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken]).json)
+        == "MISSING_NEW_EMAIL")
+    // Under email-enumeration protection a taken address answers success and sends nothing.
+    #expect(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken, "newEmail": "taken@b.co"]).status == 200)
+    harness.client("sendOobCode", ["requestType": 7, "idToken": idToken, "newEmail": "New@b.co"])
+    let codes = harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]] ?? []
+    #expect(codes.count == 1)
+    let code = try #require(codes.first)
+    #expect(code["newEmail"] as? String == "new@b.co" && code["email"] as? String == "old@b.co")
+    #expect((code["oobLink"] as? String)?.contains("mode=verifyAndChangeEmail") == true)
+    let peek = harness.client("resetPassword", ["oobCode": code["oobCode"]!])
+    #expect(peek.json["newEmail"] as? String == "new@b.co" && peek.json["requestType"] as? String == "VERIFY_AND_CHANGE_EMAIL")
+    harness.clock.advance(seconds: 2)
+    let applied = harness.client("update", ["oobCode": code["oobCode"]!])
+    #expect(applied.json["email"] as? String == "new@b.co" && applied.json["emailVerified"] as? Bool == true)
+    #expect(errorMessage(harness.refresh(signUp.json["refreshToken"] as! String).json) == "TOKEN_EXPIRED")
+    #expect(harness.client("signInWithPassword", ["email": "new@b.co", "password": "secret123"]).status == 200)
+}
+
+/// Passwordless: sendOobCode EMAIL_SIGNIN → the link redirects to the app → signInWithEmailLink.
+@Test func emailLinkSignIn() throws {
+    let harness = try Harness()
+    #expect(errorMessage(harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "link@b.co"]).json)
+        == "MISSING_CONTINUE_URI")
+    harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "Link@b.co", "continueUrl": "https://app.test/finish?x=1", "canHandleCodeInApp": true])
+    let code = try #require((harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]])?.first)
+    #expect(code["requestType"] as? String == "EMAIL_SIGNIN" && code["email"] as? String == "link@b.co")
+    let oobCode = code["oobCode"] as! String
+    let peek = harness.client("resetPassword", ["oobCode": oobCode])
+    #expect(peek.json["requestType"] as? String == "EMAIL_SIGNIN" && peek.json["email"] == nil)
+
+    let redirect = harness.service.handle(AuthHTTPRequest(
+        method: "GET", path: "/emulator/action",
+        queryItems: [("mode", "signIn"), ("oobCode", oobCode), ("apiKey", "k"), ("continueUrl", "https://app.test/finish?x=1")]))
+    #expect(redirect.status == 303)
+    #expect(redirect.headers.first { $0.0 == "location" }?.1 == "https://app.test/finish?x=1&mode=signIn&oobCode=\(oobCode)&apiKey=k")
+
+    #expect(errorMessage(harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "other@b.co"]).json)
+        == "INVALID_EMAIL : The email provided does not match the sign-in email address.")
+    let signIn = harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "link@b.co", "returnSecureToken": true])
+    #expect(signIn.status == 200 && signIn.json["isNewUser"] as? Bool == true)
+    #expect(errorMessage(harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "link@b.co"]).json) == "INVALID_OOB_CODE")
+    let user = try #require((harness.client("lookup", ["idToken": signIn.json["idToken"]!]).json["users"] as? [[String: Any]])?.first)
+    #expect(user["emailVerified"] as? Bool == true && user["passwordHash"] == nil)
+    let methods = harness.post("/identitytoolkit.googleapis.com/v1/accounts:createAuthUri",
+                               ["identifier": "link@b.co", "continueUri": "http://localhost"], admin: true)
+    #expect(methods.json["signinMethods"] as? [String] == ["emailLink"])
+}
+
+@Test func sessionCookiesAreSignedAndBounded() throws {
+    let harness = try Harness()
+    let idToken = harness.client("signUp", ["email": "s@b.co", "password": "secret123"]).json["idToken"] as! String
+    let path = "/identitytoolkit.googleapis.com/v1/projects/demo-test:createSessionCookie"
+    #expect(errorMessage(harness.post(path, ["idToken": idToken, "validDuration": 60], admin: true).json)?
+        .hasPrefix("INVALID_DURATION") == true)
+    #expect(harness.post(path, ["idToken": idToken, "validDuration": 3600]).status == 401)
+    let cookie = try #require(harness.post(path, ["idToken": idToken, "validDuration": "3600"], admin: true).json["sessionCookie"] as? String)
+    let payload = try #require(Base64URL.decode(String(cookie.split(separator: ".")[1])))
+    let claims = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
+    #expect(claims["iss"] as? String == "https://session.firebase.google.com/demo-test")
+    #expect((claims["exp"] as? Int).map { $0 - (claims["iat"] as! Int) } == 3600)
 }

@@ -332,3 +332,15 @@ def test_users_cli_against_a_running_server(hearth, hearth_server, client, tmp_p
     assert hearth("users", "delete", uid, "--data", data).returncode == 0
     assert client.error("signInWithPassword", {"email": address, "password": "user1password"}) == "INVALID_LOGIN_CREDENTIALS"
     assert hearth("users", "add", "not-an-email", "secret123", "--data", data).returncode == 1
+
+
+def test_session_cookies(app, client):
+    address = email()
+    auth.create_user(email=address, password="secret123", app=app)
+    id_token = client.ok("signInWithPassword", {"email": address, "password": "secret123", "returnSecureToken": True})["idToken"]
+    cookie = auth.create_session_cookie(id_token, expires_in=3600, app=app)
+    claims = auth.verify_session_cookie(cookie, app=app)
+    assert claims["email"] == address and claims["exp"] - claims["iat"] == 3600
+    assert jwt.get_unverified_header(cookie)["alg"] == "RS256"
+    with pytest.raises(ValueError):
+        auth.create_session_cookie(id_token, expires_in=60, app=app)  # the SDK enforces 5 min – 14 days

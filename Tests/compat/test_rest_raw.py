@@ -81,6 +81,8 @@ def test_print_modes_method_override_and_cors(base):
     assert preflight.status_code in (200, 204)
     assert preflight.headers["Access-Control-Allow-Origin"] == "*"
     assert "PUT" in preflight.headers["Access-Control-Allow-Methods"]
+    # The headers the browser asks for are allowed by name (it refuses the call otherwise).
+    assert preflight.headers["Access-Control-Allow-Headers"] == "content-type,x-client-version"
     response = requests.get(url)
     assert response.headers["Access-Control-Allow-Origin"] == "*"
     assert response.headers["X-Content-Type-Options"] == "nosniff"
