@@ -153,13 +153,28 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             guard target.path == Path(".inspect/databases") && method == .get else {
                 throw RESTError(404, "Not found")
             }
+            guard caller.isAdmin || configuration.emulator else { throw .permissionDenied }
             let names = namespaces.keys.sorted().map { "{\"name\":\(Node($0).json())}" }.joined(separator: ",")
             responder.respond(Self.jsonResponse(200, Array("[\(names)]".utf8)))
             return
         }
+        guard mayOpen(namespaceName, isAdmin: caller.isAdmin) else { throw Self.noSuchNamespace(namespaceName) }
         withNamespace(namespaceName, responder: responder) { [self] namespace throws(RESTError) in
             try serve(request, method: method, target: target, caller: caller, namespace: namespace, responder: responder)
         }
+    }
+
+    /// Whether a request may open `name`: any namespace in emulator mode (created on first use, as the
+    /// emulator does); otherwise one that exists, unless an admin creates it. Strangers cannot make the
+    /// server create databases (disk, file descriptors) by naming them.
+    func mayOpen(_ name: String, isAdmin: Bool) -> Bool {
+        configuration.emulator || isAdmin || namespaces[name] != nil || loading[name] != nil || namespaceBytes(name) > 0
+    }
+
+    /// Firebase's answer for a database that does not exist, with what to do about it.
+    static func noSuchNamespace(_ name: String) -> RESTError {
+        RESTError(404, "Firebase error. Please ensure that you spelled the name of your Firebase correctly "
+            + "(namespace '\(name)' does not exist; an admin creates it, e.g. with hearth rules deploy \(name) RULES)")
     }
 
     /// A data request on its loaded namespace.
@@ -571,7 +586,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
         let pending = PendingWrite(
             server: self, namespace: namespace, responder: responder, reply: reply, kind: kind, path: path,
-            target: target, wantsETag: wantsETag)
+            target: target, wantsETag: wantsETag, caller: caller)
         let now = clock()
         apply(namespace.database, now, namespace.writeCheck(caller, now: now)) { result in
             executor.execute { pending.finish(result) }
@@ -589,11 +604,13 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         let path: Path
         let target: RESTTarget
         let wantsETag: Bool
+        let caller: Caller
 
         init(
             server: DatabaseServer, namespace: Namespace, responder: any HTTPResponder, reply: ((Node) -> [UInt8])?,
-            kind: Namespace.Write, path: Path, target: RESTTarget, wantsETag: Bool
+            kind: Namespace.Write, path: Path, target: RESTTarget, wantsETag: Bool, caller: Caller
         ) {
+            self.caller = caller
             self.server = server
             self.namespace = namespace
             self.responder = responder
@@ -612,7 +629,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
                 server.answerWrite(committed.root, path: path, target: target, wantsETag: wantsETag,
                                    responder: responder, reply: reply)
             case .failure(let error as DataError) where error.code == .hashMismatch:
-                server.answerPreconditionFailed(namespace: namespace, path: path, target: target, responder: responder)
+                server.answerPreconditionFailed(
+                    namespace: namespace, path: path, target: target, caller: caller, responder: responder)
             case .failure(is PermissionDenied):
                 responder.respond(DatabaseServer.errorResponse(RESTError.permissionDenied))
             case .failure(let error):
@@ -644,11 +662,15 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// 412 with the current value and its ETag (§6.5), once every write queued before has committed, so
     /// the value shown is durable and includes whatever made the condition fail.
     private func answerPreconditionFailed(
-        namespace: Namespace, path: Path, target: RESTTarget, responder: any HTTPResponder
+        namespace: Namespace, path: Path, target: RESTTarget, caller: Caller, responder: any HTTPResponder
     ) {
+        // The current value and its ETag are a read: only for callers the rules let read it.
+        guard namespace.mayRead(caller, at: path, query: nil, now: clock()) else {
+            return responder.respond(Self.errorResponse(RESTError.permissionDenied))
+        }
         let pending = PendingWrite(
             server: self, namespace: namespace, responder: responder, reply: nil, kind: .set(path), path: path,
-            target: target, wantsETag: true)
+            target: target, wantsETag: true, caller: caller)
         guard let executor else { return }
         namespace.database.engine.append(WriteBatch(operations: [])) { _ in
             executor.execute {

@@ -24,7 +24,8 @@ extension DatabaseServer: RealtimeHandler {
         let frames = session.machine.open(timestamp: clock(), host: host, sessionID: session.sessionID)
         for frame in frames { _ = sink.sendFrame(frame) }
         let lastSession = request.queryItems.first(where: { $0.name == Wire.lastSessionParameter })?.value
-        withNamespace(namespaceName) { result in
+        // A realtime connection has no credential yet: it may only open a namespace that exists.
+        let attach = { [self] (result: Result<Namespace, RESTError>) in
             switch result {
             case .success(let namespace):
                 // `ls`: the client's previous connection, if still open, is closed and its onDisconnect runs (§1.4).
@@ -40,6 +41,11 @@ extension DatabaseServer: RealtimeHandler {
                 session.machine.close(reason: error.message)
                 sink.close(reason: "namespace unavailable", immediately: false)
             }
+        }
+        if mayOpen(namespaceName, isAdmin: false) {
+            withNamespace(namespaceName, attach)
+        } else {
+            attach(.failure(Self.noSuchNamespace(namespaceName)))
         }
         return session
     }
@@ -196,7 +202,9 @@ final class RealtimeSession: RealtimeSessionHandle {
 
     /// One recorded overwrite (`om` records one per key).
     enum OnDisconnectOperation {
-        case set(Path, Node)
+        /// An overwrite, with who registered it: it runs with that credential, even if the connection
+        /// later signed out or its token expired (a presence flag must still go offline).
+        case set(Path, Node, Caller)
     }
 
     init(id: UInt64, server: DatabaseServer, sink: any RealtimeSink, sessionID: String) {
@@ -379,11 +387,13 @@ final class RealtimeSession: RealtimeSessionHandle {
             reply(WireEncoder.error(r, .failure, error.message))
             return
         }
-        guard namespace.mayRead(caller, at: path, query: params, now: server.clock()) else {
+        let tag = Self.tag(request)
+        // A listen without a tag is served the whole location (§2.4), so the rules decide it as a plain
+        // read: its query may not unlock what query-based rules allow only for a window.
+        guard namespace.mayRead(caller, at: path, query: tag == nil ? nil : params, now: server.clock()) else {
             reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
             return
         }
-        let tag = Self.tag(request)
         let key = ListenKey(path: path, tag: tag)
         guard listens[key] != nil || listens.count < ServerLimits.listensPerConnectionMax else {
             reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(ServerLimits.listensPerConnectionMax))"))
@@ -504,7 +514,7 @@ final class RealtimeSession: RealtimeSessionHandle {
                     return
                 }
                 cancelOnDisconnect(at: path)
-                onDisconnect.append(.set(path, value))
+                onDisconnect.append(.set(path, value, caller))
             case .onDisconnectMerge:
                 let values = try DatabaseServer.parseUpdate(request.fields[Wire.data] ?? Array("{}".utf8), at: path)
                 guard mayWriteNow(values.map { (path.appending(path: $0.0), $0.1) }, namespace: namespace) else {
@@ -513,7 +523,7 @@ final class RealtimeSession: RealtimeSessionHandle {
                 }
                 for (key, value) in values {
                     cancelOnDisconnect(at: path.appending(path: key))
-                    onDisconnect.append(.set(path.appending(path: key), value))
+                    onDisconnect.append(.set(path.appending(path: key), value, caller))
                 }
             default:
                 cancelOnDisconnect(at: path)
@@ -548,38 +558,51 @@ final class RealtimeSession: RealtimeSessionHandle {
     /// children so only the cancelled subtree is dropped and the rest is still written.
     private func cancelOnDisconnect(at path: Path) {
         var kept: [OnDisconnectOperation] = []
-        for case .set(let at, let value) in onDisconnect {
+        for case .set(let at, let value, let registrant) in onDisconnect {
             if path.contains(at) { continue }
             if at.contains(path) {
-                kept += Self.split(at: at, value: value, removing: path)
+                kept += Self.split(at: at, value: value, removing: path, caller: registrant)
             } else {
-                kept.append(.set(at, value))
+                kept.append(.set(at, value, registrant))
             }
         }
         onDisconnect = kept
     }
 
     /// The overwrite of `value` at `at`, as per-child overwrites that leave `removed` (below `at`) alone.
-    static func split(at: Path, value: Node, removing removed: Path) -> [OnDisconnectOperation] {
+    static func split(at: Path, value: Node, removing removed: Path, caller: Caller) -> [OnDisconnectOperation] {
         guard at != removed, let next = removed.relative(to: at)?.first else { return [] }
         var operations: [OnDisconnectOperation] = []
         value.children.forEach { key, child in
             if key == next {
-                operations += split(at: at.appending(key), value: child, removing: removed)
+                operations += split(at: at.appending(key), value: child, removing: removed, caller: caller)
             } else {
-                operations.append(.set(at.appending(key), child))
+                operations.append(.set(at.appending(key), child, caller))
             }
             return true
         }
         return operations
     }
 
+    /// Runs what is recorded as one atomic multi-path write per credential that registered it (the
+    /// recorded overwrites never overlap), so the rules decide it whole, as they did at registration.
     private func runOnDisconnect(_ namespace: Namespace) {
-        let operations = onDisconnect
+        var groups: [(caller: Caller, values: [(Path, Node)])] = []
+        for case .set(let path, let value, let registrant) in onDisconnect {
+            if let last = groups.indices.last, groups[last].caller.isAdmin == registrant.isAdmin,
+                groups[last].caller.auth == registrant.auth
+            {
+                groups[last].values.append((path, value))
+            } else {
+                groups.append((registrant, [(path, value)]))
+            }
+        }
         onDisconnect = []
-        for case .set(let path, let value) in operations {
-            server.realtimeWrite(.set(path), caller: caller, namespace: namespace, apply: { db, now, check, completion in
-                db.set(path, to: value, now: now, check: check, completion: completion)
+        for group in groups {
+            let values = group.values
+            server.realtimeWrite(.update(.root, values.map(\.0)), caller: group.caller, namespace: namespace, apply: {
+                db, now, check, completion in
+                db.update(.root, with: values, now: now, check: check, completion: completion)
             }, answered: { _ in })
         }
     }

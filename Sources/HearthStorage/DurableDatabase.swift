@@ -72,8 +72,15 @@ public final class DurableDatabase: Sendable {
         completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
         let target = path.last == .priorityKey ? (path.parent ?? path) : path
-        write(completion, targets: [target], check: check) { tree throws(DataError) in
-            try tree.set(path, to: value, ifHash: ifHash, now: now)
+        guard let check else {
+            return write(completion, targets: [target]) { tree throws(DataError) in
+                try tree.set(path, to: value, ifHash: ifHash, now: now)
+            }
+        }
+        // The rules decide before the hash is compared: a `datastale` or 412 must never tell a caller the
+        // rules would refuse anything about the data (whether a guess matched, or the value itself).
+        write(completion, targets: [target], check: check, ifHash: ifHash.map { (path, $0) }) { tree throws(DataError) in
+            try tree.set(path, to: value, now: now)
         }
     }
 
@@ -108,6 +115,7 @@ public final class DurableDatabase: Sendable {
         _ completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void,
         targets: [Path],
         check: WriteCheck? = nil,
+        ifHash: (path: Path, hash: String)? = nil,
         _ apply: (inout DatabaseTree) throws(DataError) -> ChangeSet
     ) {
         let refused: (any Error)? = state.withLock { state -> (any Error)? in
@@ -125,6 +133,9 @@ public final class DurableDatabase: Sendable {
                 var trial = state.pending
                 do { changes = try apply(&trial) } catch { return error }
                 if let denied = check(targets, state.pending.root, trial.root) { return denied }
+                if let (path, hash) = ifHash, state.pending.root.child(at: path).hash != hash {
+                    return DataError(.hashMismatch, "Transaction hash does not match")
+                }
                 state.pending = trial
             } else {
                 do { changes = try apply(&state.pending) } catch { return error }

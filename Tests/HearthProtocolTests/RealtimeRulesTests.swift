@@ -82,3 +82,26 @@ private let ownerOnly = """
     ])
     withExtendedLifetime(harness) {}
 }
+
+@Test func aListenWithoutATagIsDecidedAsAPlainRead() async throws {
+    let (harness, session, sink) = try await signedIn("ada", rules: #"{"rules": {"items": {".read": "query.limitToFirst <= 2"}}}"#)
+    send(session, #"{"t":"d","d":{"r":2,"a":"q","b":{"p":"/items","q":{"l":2,"vf":"l"},"h":""}}}"#)
+    send(session, #"{"t":"d","d":{"r":3,"a":"q","b":{"p":"/items","q":{"l":2,"vf":"l"},"t":7,"h":""}}}"#)
+    #expect(sink.frames.contains(#"{"t":"d","d":{"r":2,"b":{"s":"permission_denied","d":"Permission denied"}}}"#))
+    #expect(sink.frames.contains(#"{"t":"d","d":{"r":3,"b":{"s":"ok","d":{}}}}"#))
+    withExtendedLifetime(harness) {}
+}
+
+@Test func onDisconnectRunsWithTheCredentialThatRegisteredIt() async throws {
+    let (harness, session, sink) = try await signedIn("ada", rules: ownerOnly)
+    send(session, #"{"t":"d","d":{"r":2,"a":"o","b":{"p":"/users/ada/online","d":false}}}"#)
+    send(session, #"{"t":"d","d":{"r":3,"a":"unauth","b":{}}}"#)
+    #expect(sink.frames.last == #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":""}}}"#)
+    session.closed()
+    let namespace = try harness.server.open("demo-test")
+    for _ in 0..<500 where namespace.database.root.child(at: Path("users/ada/online")).isEmpty {
+        _ = harness.executor.drain()
+        try await Task.sleep(for: .milliseconds(2))
+    }
+    #expect(namespace.database.root.child(at: Path("users/ada/online")) == Node(false))
+}

@@ -48,6 +48,8 @@ final class Harness {
             openEngine: { _ in InMemoryStorageEngine() })
         server.clock = { 1_795_969_998_094 }
         server.loopStarted(executor: executor)
+        // Outside emulator mode a namespace must exist before a connection may open it (an admin makes it).
+        _ = try? server.open("demo-test")
     }
 
     func connect(host: String = "127.0.0.1:9000") -> (RealtimeSessionHandle, RecordingSink) {

@@ -127,6 +127,12 @@ func errorsAreFirebaseShaped(method: HTTPRequest.Method, url: String, body: Stri
 
 @Test func withoutEmulatorOnlyTheAdminTokenMayReadAndWrite() async throws {
     let server = makeServer(emulator: false, adminToken: "secret")
+    // A namespace nobody created: strangers cannot make the server create it by naming it.
+    let unknown = try await send(server, .get, "/x.json")
+    #expect(unknown.status == 404)
+    #expect(unknown.bodyText.contains("Please ensure that you spelled the name of your Firebase correctly"))
+    #expect(try await send(server, .get, "/.inspect/databases.json").status == 401)
+    #expect(try await send(server, .get, "/x.json?auth=secret").status == 200)  // the admin creates it
     let anonymous = try await send(server, .get, "/x.json")
     #expect(anonymous.status == 401)
     #expect(anonymous.bodyText == #"{"error":"Permission denied"}"#)

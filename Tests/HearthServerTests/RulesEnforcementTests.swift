@@ -93,3 +93,20 @@ private func deploy(_ server: DatabaseServer, _ rules: String) async throws {
     #expect(try await send(server, .get, #"/x.json?auth=secret&auth_variable_override={"uid":"u"}"#).status == 200)
     #expect(try await send(server, .get, "/x.json").status == 401)
 }
+
+@Test func aConditionalWriteTheRulesRefuseIsRefusedBeforeItsHashIsCompared() async throws {
+    let server = makeServer()
+    try await deploy(server, #"{"rules": {"secret": {".write": "auth != null"}, "items": {".read": "query.limitToFirst <= 2"}}}"#)
+    _ = try await send(server, .put, "/secret.json", body: #""s3cr3t""#, headers: ["authorization": "Bearer owner"])
+    // Signed out: 401, never a 412 carrying the current value.
+    for method in [HTTPRequest.Method.delete, .put] {
+        let refused = try await send(
+            server, method, "/secret.json?\(asUser(nil))", body: method == .put ? "1" : nil, headers: ["if-match": "\"bogus\""])
+        #expect(refused.status == 401)
+        #expect(!refused.bodyText.contains("s3cr3t"))
+    }
+    // Signed in, the write is allowed but the value is not readable: a stale hash answers 401, not the value.
+    let stale = try await send(server, .put, "/secret.json?\(asUser("ada"))", body: "1", headers: ["if-match": "\"bogus\""])
+    #expect(stale.status == 401)
+    #expect(!stale.bodyText.contains("s3cr3t"))
+}
