@@ -142,13 +142,13 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
         let namespaceName = target.namespace ?? Self.namespace(fromHost: request.headers["host"])
             ?? configuration.defaultNamespace
-        let caller = try caller(of: request, target: target)
-
         if target.path.first?.string == ".settings" {
-            try settings(request, method: method, target: target, namespaceName: namespaceName, caller: caller,
-                         responder: responder)
+            guard mayManageRules(request, target: target) else { throw .permissionDenied }
+            try settings(request, method: method, target: target, namespaceName: namespaceName, responder: responder)
             return
         }
+        let caller = try caller(of: request, target: target)
+
         if target.path.first?.string == ".inspect" {
             guard target.path == Path(".inspect/databases") && method == .get else {
                 throw RESTError(404, "Not found")
@@ -337,16 +337,29 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// Who a REST request acts as: its credential (`Authorization: Bearer`, `auth=`, `access_token=`)
     /// and, for an admin, `auth_variable_override`.
     private func caller(of request: HTTPRequest, target: RESTTarget) throws(RESTError) -> Caller {
-        var credential = target.credential
-        if let header = request.headers["authorization"] {
-            let parts = header.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" { credential = String(parts[1]) }
-        }
-        guard let credential else { return .signedOut }
+        guard let credential = Self.credential(of: request, target: target) else { return .signedOut }
         switch caller(credential: credential, authVariable: target.authVariableOverride) {
         case .success(let caller): return caller
         case .failure: throw RESTError(401, "Could not parse auth token.")
         }
+    }
+
+    /// The credential a REST request presents: `Authorization: Bearer`, else `auth=` / `access_token=`.
+    static func credential(of request: HTTPRequest, target: RESTTarget) -> String? {
+        if let header = request.headers["authorization"] {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1]) }
+        }
+        return target.credential
+    }
+
+    /// Who may read and replace a namespace's rules (§8.1): an admin; in emulator mode also a bearer of
+    /// any credential that is not a user's ID token (firebase-admin for Node sends its own OAuth token
+    /// there), but nobody without one.
+    private func mayManageRules(_ request: HTTPRequest, target: RESTTarget) -> Bool {
+        guard let credential = Self.credential(of: request, target: target) else { return false }
+        if case .success(let caller) = caller(credential: credential, authVariable: nil), caller.isAdmin { return true }
+        return configuration.emulator && Self.unverifiedClaims(credential) == nil
     }
 
     /// What a credential makes its bearer. An admin credential with an auth variable acts as that user
@@ -402,11 +415,10 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     // MARK: Rules storage (§8.1)
 
     private func settings(
-        _ request: HTTPRequest, method: HTTPRequest.Method, target: RESTTarget, namespaceName: String, caller: Caller,
+        _ request: HTTPRequest, method: HTTPRequest.Method, target: RESTTarget, namespaceName: String,
         responder: any HTTPResponder
     ) throws(RESTError) {
         guard target.path == Path(".settings/rules") else { throw RESTError(404, "Not found") }
-        guard caller.isAdmin || configuration.emulator else { throw .permissionDenied }
         withNamespace(namespaceName, responder: responder) { [self] namespace throws(RESTError) in
             try rulesSettings(request, method: method, namespace: namespace, responder: responder)
         }

@@ -145,10 +145,17 @@ func errorsAreFirebaseShaped(method: HTTPRequest.Method, url: String, body: Stri
 @Test func rulesAreStoredAndReadBack() async throws {
     let server = makeServer()
     let source = "{\n  // comment\n  \"rules\": {\".read\": true}\n}"
-    #expect(try await send(server, .put, "/.settings/rules.json", body: source).status == 200)
-    #expect(try await send(server, .get, "/.settings/rules.json").bodyText == source)
-    #expect(try await send(server, .get, "/.settings/rules.json?format=strict").bodyText == #"{"rules":{".read":true}}"#)
-    #expect(try await send(server, .put, "/.settings/rules.json", body: "{}").status == 400)
+    let owner = ["authorization": "Bearer owner"]
+    #expect(try await send(server, .put, "/.settings/rules.json", body: source, headers: owner).status == 200)
+    #expect(try await send(server, .get, "/.settings/rules.json", headers: owner).bodyText == source)
+    #expect(try await send(server, .get, "/.settings/rules.json?format=strict", headers: owner).bodyText == #"{"rules":{".read":true}}"#)
+    #expect(try await send(server, .put, "/.settings/rules.json", body: "{}", headers: owner).status == 400)
+    // Without a credential, or with a user's ID token, nobody manages the rules, even in emulator mode; any
+    // other bearer (firebase-admin for Node sends its OAuth token to the emulator) may.
+    #expect(try await send(server, .get, "/.settings/rules.json").status == 401)
+    let userToken = "eyJhbGciOiJub25lIn0.eyJzdWIiOiJ1In0."
+    #expect(try await send(server, .get, "/.settings/rules.json", headers: ["authorization": "Bearer \(userToken)"]).status == 401)
+    #expect(try await send(server, .get, "/.settings/rules.json", headers: ["authorization": "Bearer ya29.oauth"]).status == 200)
 }
 
 @Test func streamsSendTheInitialPutThenOneEventPerWrite() async throws {

@@ -67,7 +67,7 @@ private func deploy(_ server: DatabaseServer, _ rules: String) async throws {
         headers: ["authorization": "Bearer owner"])
     #expect(bad.status == 400)
     #expect(bad.bodyText.contains("Line 3"))
-    #expect(try await send(server, .get, "/.settings/rules.json").bodyText == profileRules)
+    #expect(try await send(server, .get, "/.settings/rules.json", headers: ["authorization": "Bearer owner"]).bodyText == profileRules)
 }
 
 @Test func newRulesCancelStreamsThatLostTheirRead() async throws {

@@ -103,10 +103,14 @@ def test_rules_are_stored_with_comments(base):
     source = '{\n  // allow all while testing\n  "rules": {".read": true, ".write": true}\n}'
     assert requests.put(base + "/.settings/rules.json?ns=rules", data=source,
                         headers={"Authorization": "Bearer owner"}).status_code == 200
-    assert requests.get(base + "/.settings/rules.json?ns=rules").text == source
-    strict = requests.get(base + "/.settings/rules.json?ns=rules&format=strict").json()
+    owner = {"Authorization": "Bearer owner"}
+    assert requests.get(base + "/.settings/rules.json?ns=rules", headers=owner).text == source
+    strict = requests.get(base + "/.settings/rules.json?ns=rules&format=strict", headers=owner).json()
     assert strict == {"rules": {".read": True, ".write": True}}
-    assert requests.put(base + "/.settings/rules.json?ns=rules", data="{}").status_code == 400
+    assert requests.put(base + "/.settings/rules.json?ns=rules", data="{}", headers=owner).status_code == 400
+    # Without a credential nobody reads or replaces the rules, even in emulator mode.
+    assert requests.get(base + "/.settings/rules.json?ns=rules").status_code == 401
+    assert requests.put(base + "/.settings/rules.json?ns=rules", data=source).status_code == 401
 
 
 def test_etag_mismatch_is_412_with_current_value(base):
