@@ -140,14 +140,17 @@ final class LoadLoop {
         _ = cepoll_add(epoll, fd, CEPOLL_OUT)
     }
 
-    /// Closes every connection at once, without a goodbye (RST, as a dropped network would), and opens
-    /// them all again; ``readyCount`` counts them back.
-    func reconnectAll(source: UInt32?) throws(Failure) {
+    /// Closes every connection at once, without a goodbye (RST, as a dropped network would); each comes
+    /// back with ``reconnect(_:source:)``, and ``readyCount`` counts them back.
+    func dropAll() {
         for connection in connections where connection.fd >= 0 { abort(connection) }
         readyCount = 0
         closedCount = 0
         lastError = nil
-        for connection in connections { try connect(connection, source: source) }
+    }
+
+    func reconnect(_ connection: LoadConnection, source: UInt32?) throws(Failure) {
+        try connect(connection, source: source)
     }
 
     private func abort(_ connection: LoadConnection) {

@@ -9,7 +9,8 @@
 /// - `stats`: prints `stats <delivered> <acknowledged> <ready> <closed> <minLastStamp> <delivery histogram>
 ///   <acknowledgement histogram>` and starts counting afresh;
 /// - `write <window>`: every writer connection keeps `window` writes in flight (0 stops);
-/// - `reconnect`: drops every connection at once and opens them all again, then prints `ready` again;
+/// - `reconnect <ms>`: drops every connection at once, opens them again spread evenly over `ms`
+///   milliseconds, and prints `ready` again once all are listening;
 /// - `quit`.
 struct LoadWorkerOptions: Equatable {
     var wire = LoadProtocol.realtime
@@ -113,6 +114,8 @@ enum LoadWorker {
             }
         }
         var awaitingReady = true
+        /// Connections still to reconnect, latest first: (due time, connection).
+        var reconnects: [(Int64, LoadConnection)] = []
         var setupStart = monotonicNanoseconds()
         while !finished {
             // Open more while fewer than `setupConcurrency` are between connect and ready.
@@ -121,8 +124,13 @@ enum LoadWorker {
             {
                 try loop.open(role: role, path: options.path(of: loop.connections.count), source: options.source)
             }
-            loop.poll(timeout: 20)
-            if awaitingReady, loop.connections.count == options.connections, loop.readyCount + loop.closedCount == options.connections {
+            let now = monotonicNanoseconds()
+            while let (due, connection) = reconnects.last, due <= now {
+                reconnects.removeLast()
+                try loop.reconnect(connection, source: options.source)
+            }
+            loop.poll(timeout: reconnects.isEmpty ? 20 : 1)
+            if awaitingReady, reconnects.isEmpty, loop.connections.count == options.connections, loop.readyCount + loop.closedCount == options.connections {
                 awaitingReady = false
                 let milliseconds = Double(monotonicNanoseconds() - setupStart) / 1e6
                 say("ready \(loop.readyCount) \(loop.closedCount) \(Int(milliseconds)) \(loop.lastError ?? "-")")
@@ -137,8 +145,14 @@ enum LoadWorker {
                 case "write":
                     loop.startWriting(window: words.count > 1 ? Int(words[1]) ?? 0 : 0)
                 case "reconnect":
+                    // Every connection drops now and comes back at its own moment within the spread.
                     setupStart = monotonicNanoseconds()
-                    try loop.reconnectAll(source: options.source)
+                    let spread = words.count > 1 ? Int64(words[1]) ?? 0 : 0
+                    loop.dropAll()
+                    reconnects = loop.connections.enumerated().map { index, connection in
+                        (setupStart + spread * 1_000_000 * Int64(index) / Int64(max(1, loop.connections.count)), connection)
+                    }
+                    reconnects.reverse()
                     awaitingReady = true
                 case "quit":
                     finished = true
