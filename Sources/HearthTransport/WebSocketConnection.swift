@@ -43,8 +43,44 @@ final class WebSocketConnection: RealtimeSink {
         }
         queue.append(.text(bytes))
         queuedByteCount += bytes.count
-        lws_callback_on_writable(wsi)
+        if !flushScheduled {
+            flushScheduled = true
+            transport.webSocketsToFlush.append(self)
+        }
         return true
+    }
+
+    /// Whether this socket is on the transport's list to flush before the loop next polls.
+    private var flushScheduled = false
+
+    /// Writes what was queued during this loop iteration straight away, without asking lws for a
+    /// writable callback first: that round trip cost two `epoll_ctl`s and a wake-up per delivery, most
+    /// of a fan-out's time (docs/BENCHMARKS.md, ws.fanout). Whatever lws cannot send now it buffers and
+    /// finishes itself; what is left in the queue goes out from writable callbacks as before.
+    func flushBeforePoll() {
+        flushScheduled = false
+        guard !isClosed, closeReason == nil, queueStart < queue.count else { return }
+        if lws_partial_buffered(wsi) != 0 {
+            lws_callback_on_writable(wsi)
+            return
+        }
+        let pre = CHearthLWS_pre()
+        let written: Int32
+        if case .text = queue[queueStart], queueStart + 1 < queue.count, case .text = queue[queueStart + 1] {
+            written = writeCoalescedTextFrames(pre: pre)
+        } else {
+            written = writeOne(pre: pre)
+        }
+        if written < 0 {
+            close(reason: "write failed", immediately: true)
+            return
+        }
+        if queueStart == queue.count {
+            queue.removeAll(keepingCapacity: queue.capacity <= 4096)
+            queueStart = 0
+        } else {
+            lws_callback_on_writable(wsi)
+        }
     }
 
     func close(reason: String, immediately: Bool) {
