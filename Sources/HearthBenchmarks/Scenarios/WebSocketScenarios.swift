@@ -126,6 +126,8 @@ extension Scenario {
             var closed = 0
             var p50: Double?, p99: Double?, max: Double?, ackP50: Double?, ackP99: Double?
             var latencyDelivered = 0, latencyExpected = 0
+            /// One write per second: how long fanning a single write out to every listener takes.
+            var singleP50: Double?, singleP99: Double?
         }
 
         /// Throughput runs: the writer keeps `window` writes in flight for `seconds`; deliveries counted
@@ -155,10 +157,17 @@ extension Scenario {
 
         /// Open-loop writes at `writesPerSecond` for `seconds`; every delivery timed from its write's send.
         func latency(_ target: LoadTarget, fleet: LoadFleet, writesPerSecond: Double, side: inout Side) throws {
+            var single = Side()
+            try openLoop(target, fleet: fleet, writesPerSecond: 1, side: &single)
+            (side.singleP50, side.singleP99) = (single.p50, single.p99)
+            try openLoop(target, fleet: fleet, writesPerSecond: writesPerSecond, side: &side)
+        }
+
+        func openLoop(_ target: LoadTarget, fleet: LoadFleet, writesPerSecond: Double, side: inout Side) throws {
             let (loop, writer) = try RealtimeLoad.publisher(target)
             _ = try fleet.stats()
             let interval = 1e9 / max(writesPerSecond, 0.1)
-            let writes = max(10, Int(seconds * writesPerSecond))
+            let writes = max(5, Int(seconds * writesPerSecond))
             let start = monotonicNanoseconds()
             for index in 0..<writes {
                 let due = start + Int64(Double(index) * interval)
@@ -209,6 +218,8 @@ extension Scenario {
                 ("p50ms", hearth.p50 ?? .nan), ("p99ms", hearth.p99 ?? .nan), ("maxMs", hearth.max ?? .nan),
                 ("ackP50ms", hearth.ackP50 ?? .nan), ("ackP99ms", hearth.ackP99 ?? .nan),
                 ("redisP50ms", redis.p50 ?? .nan), ("redisP99ms", redis.p99 ?? .nan),
+                ("oneWritePerSecondP50ms", hearth.singleP50 ?? .nan), ("oneWritePerSecondP99ms", hearth.singleP99 ?? .nan),
+                ("redisOneWritePerSecondP50ms", redis.singleP50 ?? .nan), ("redisOneWritePerSecondP99ms", redis.singleP99 ?? .nan),
                 ("closed", Double(hearth.closed)), ("latencyDelivered", Double(hearth.latencyDelivered)),
                 ("latencyExpected", Double(hearth.latencyExpected)),
             ])
