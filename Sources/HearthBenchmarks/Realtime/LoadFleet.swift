@@ -10,6 +10,8 @@ final class LoadFleet {
     struct Stats {
         var delivered = 0
         var acknowledged = 0
+        /// recv calls that returned data, over all connections.
+        var reads = 0
         var ready = 0
         var closed = 0
         /// The oldest "newest value seen" among ready connections (CLOCK_MONOTONIC ns).
@@ -122,11 +124,12 @@ final class LoadFleet {
         for index in workers.indices {
             guard let line = line(from: index, deadline: deadline) else { throw ServerHarness.Failure("load worker \(index) did not answer") }
             let fields = line.split(separator: " ")
-            guard fields.first == "stats", fields.count == 8,
+            guard fields.first == "stats", fields.count == 9,
                 let delivery = LatencyHistogram(encoded: fields[6]), let acknowledgement = LatencyHistogram(encoded: fields[7])
             else { throw ServerHarness.Failure("load worker \(index): \(line)") }
             total.delivered += Int(fields[1]) ?? 0
             total.acknowledged += Int(fields[2]) ?? 0
+            total.reads += Int(fields[8]) ?? 0
             total.ready += Int(fields[3]) ?? 0
             total.closed += Int(fields[4]) ?? 0
             total.minLastStamp = min(total.minLastStamp, Int64(fields[5]) ?? 0)

@@ -46,6 +46,8 @@ final class LoadConnection {
 /// What a loop counted since the last ``LoadLoop/takeCounters()``.
 struct LoadCounters {
     var delivered = 0
+    /// recv calls that returned data: deliveries per read show how many messages the server sent at once.
+    var reads = 0
     var acknowledged = 0
     var deliveryLatency = LatencyHistogram()
     var acknowledgementLatency = LatencyHistogram()
@@ -272,6 +274,7 @@ final class LoadLoop {
         while connection.fd >= 0 {
             let count = readBuffer.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) }
             if count == 0 { return fail(connection, "closed by the server") }
+            if count > 0 { counters.reads += 1 }
             if count < 0 {
                 if errno == EAGAIN || errno == EINTR { return }
                 return fail(connection, "recv: \(String(cString: strerror(errno)))")

@@ -7,7 +7,7 @@
 /// standard input:
 ///
 /// - `stats`: prints `stats <delivered> <acknowledged> <ready> <closed> <minLastStamp> <delivery histogram>
-///   <acknowledgement histogram>` and starts counting afresh;
+///   <acknowledgement histogram> <reads>` and starts counting afresh;
 /// - `write <window>`: every writer connection keeps `window` writes in flight (0 stops);
 /// - `reconnect <ms>`: drops every connection at once, opens them again spread evenly over `ms`
 ///   milliseconds, and prints `ready` again once all are listening;
@@ -141,7 +141,7 @@ enum LoadWorker {
                 case "stats":
                     let counters = loop.takeCounters()
                     let minLast = loop.connections.filter { $0.phase == .ready }.map(\.lastStamp).min() ?? 0
-                    say("stats \(counters.delivered) \(counters.acknowledged) \(loop.readyCount) \(loop.closedCount) \(minLast) \(counters.deliveryLatency.encoded) \(counters.acknowledgementLatency.encoded)")
+                    say("stats \(counters.delivered) \(counters.acknowledged) \(loop.readyCount) \(loop.closedCount) \(minLast) \(counters.deliveryLatency.encoded) \(counters.acknowledgementLatency.encoded) \(counters.reads)")
                 case "write":
                     loop.startWriting(window: words.count > 1 ? Int(words[1]) ?? 0 : 0)
                 case "reconnect":

@@ -147,7 +147,7 @@ extension Scenario {
                 let acks = loop.takeCounters()
                 let rate = Double(stats.delivered) / elapsed
                 let label = run == 0 ? "warm-up" : "run \(run)/\(runs)"
-                print("   \(target.label.padding(toLength: 10)) \(label.padding(toLength: 9)) \(Int(rate)) deliveries/s  \(Int(Double(acks.acknowledged) / elapsed)) acked writes/s  ack p50 \(RealtimeLoad.milliseconds(acks.acknowledgementLatency.percentileMilliseconds(0.5)))  ready \(stats.ready)  closed \(stats.closed)")
+                print("   \(target.label.padding(toLength: 10)) \(label.padding(toLength: 9)) \(Int(rate)) deliveries/s  \(Int(Double(acks.acknowledged) / elapsed)) acked writes/s  ack p50 \(RealtimeLoad.milliseconds(acks.acknowledgementLatency.percentileMilliseconds(0.5)))  \(rounded(Double(stats.delivered) / Double(max(1, stats.reads)), places: 2)) messages per client read  ready \(stats.ready)  closed \(stats.closed)")
                 usleep(300_000)
                 if run > 0 { side.rates.append(rate) }
                 side.closed = stats.closed
