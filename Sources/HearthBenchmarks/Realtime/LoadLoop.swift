@@ -68,6 +68,9 @@ final class LoadLoop {
     private var byFD: [LoadConnection?] = Array(repeating: nil, count: 1 << 16)
     private(set) var connections: [LoadConnection] = []
     private var readBuffer = [UInt8](repeating: 0, count: 256 * 1024)
+    /// What one epoll_wait reports, allocated once.
+    private var readyFDs = [Int32](repeating: 0, count: 1024)
+    private var readyEvents = [UInt32](repeating: 0, count: 1024)
     private(set) var counters = LoadCounters()
     private(set) var readyCount = 0
     private(set) var closedCount = 0
@@ -173,10 +176,9 @@ final class LoadLoop {
 
     /// Waits up to `timeout` ms for sockets to become ready and handles them.
     func poll(timeout: Int32) {
-        var fds = [Int32](repeating: 0, count: 1024)
-        var events = [UInt32](repeating: 0, count: 1024)
-        let count = Int(cepoll_wait(epoll, &fds, &events, 1024, timeout))
+        let count = Int(cepoll_wait(epoll, &readyFDs, &readyEvents, Int32(readyFDs.count), timeout))
         guard count > 0 else { return }
+        let fds = readyFDs, events = readyEvents
         for slot in 0..<count {
             let fd = fds[slot]
             guard let connection = byFD[Int(fd)] else {
