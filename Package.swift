@@ -28,6 +28,8 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
+        /// Linux epoll for hearth-bench's load-generator workers (Glibc's Swift module lacks it).
+        .systemLibrary(name: "CEpoll", path: "Sources/CEpoll"),
         .target(name: "HearthSupport", swiftSettings: strict),
         .target(name: "HearthCore", dependencies: ["HearthSupport"], swiftSettings: engine),
         /// Debian's libsqlite3 (3.40 on bookworm); imported only by HearthSQLite.
@@ -80,7 +82,7 @@ let package = Package(
             name: "HearthBenchmarks",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
-                "HearthRules", "HearthAuth", "HearthCrypto",
+                "HearthRules", "HearthAuth", "HearthCrypto", "CEpoll",
             ],
             swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),

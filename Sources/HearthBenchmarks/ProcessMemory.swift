@@ -10,9 +10,9 @@
 /// gives `VmHWM`, the peak resident set size in kB, which writing "5" to `/proc/[pid]/clear_refs` resets.
 /// Every function returns `nil` where these files do not exist (macOS).
 enum ProcessMemory {
-    /// The resident set size now, in bytes.
-    static func residentBytes() -> Int? {
-        guard let statm = readProcFile("/proc/self/statm") else { return nil }
+    /// The resident set size now, in bytes, of this process or of process `pid` (a server under test).
+    static func residentBytes(pid: Int32? = nil) -> Int? {
+        guard let statm = readProcFile("/proc/\(pid.map(String.init) ?? "self")/statm") else { return nil }
         let fields = statm.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))

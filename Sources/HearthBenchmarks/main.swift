@@ -21,6 +21,9 @@ let scenarios: [Scenario] = [
     .storageWrite,
     .storageLoad,
     .wsFanout,
+    .wsIdle,
+    .wsWrites,
+    .wsReconnect,
     .restReadWrite,
     .sseFanout,
     .rulesEval,
@@ -29,5 +32,10 @@ let scenarios: [Scenario] = [
     .authRefresh,
     .authVerify,
 ]
+
+// `hearth-bench --worker …` is one process of the realtime load generator, started by the ws.* scenarios.
+if CommandLine.arguments.dropFirst().first == "--worker" {
+    exit(LoadWorker.main(arguments: Array(CommandLine.arguments.dropFirst(2))))
+}
 
 exit(BenchmarkRunner.main(arguments: Array(CommandLine.arguments.dropFirst()), scenarios: scenarios))

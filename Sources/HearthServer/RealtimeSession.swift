@@ -621,6 +621,9 @@ final class RealtimeSession: RealtimeSessionHandle {
                 listen.window = window
                 guard send(WireEncoder.set(path: listen.path, node: window, tag: listen.tag)) else { return false }
             } else {
+                // Most listens are elsewhere (64 clients each on its own path): skip them before the
+                // cache's hashing, which was half the server's time per write in ws.writes.
+                guard Self.mayPush(write, to: listen.path) else { continue }
                 let messages: [[UInt8]]
                 if let cached = cache[listen.path] {
                     messages = cached
@@ -632,6 +635,13 @@ final class RealtimeSession: RealtimeSessionHandle {
             }
         }
         return true
+    }
+
+    /// False only where ``pushes(for:at:root:changes:)`` is surely empty: the write is neither above,
+    /// at nor below `location` (a merge at or under `location` always pushes, even with no keys).
+    static func mayPush(_ write: Namespace.Write, to location: Path) -> Bool {
+        if case .update(let path, _) = write, location.contains(path) { return true }
+        return touches(write, location)
     }
 
     static func touches(_ write: Namespace.Write, _ location: Path) -> Bool {

@@ -78,6 +78,9 @@ public final class HTTPServerTransport: @unchecked Sendable {
     /// callbacks came from one pass of lws over its input or from separate ones.
     private var iterationCounter: UnsafeMutablePointer<uv_prepare_t>
     fileprivate var loopIteration: UInt64 = 0
+    /// WebSockets given frames since the loop last polled: written once per iteration, before it polls
+    /// (see ``WebSocketConnection/flushBeforePoll()``).
+    var webSocketsToFlush: [WebSocketConnection] = []
     private var context: OpaquePointer?
     private var protocols: UnsafeMutablePointer<lws_protocols>
     private var connections: [OpaquePointer: Connection] = [:]
@@ -143,6 +146,13 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
     // MARK: The loop
 
+    private func flushWebSockets() {
+        guard !webSocketsToFlush.isEmpty else { return }
+        let sockets = webSocketsToFlush
+        webSocketsToFlush.removeAll(keepingCapacity: true)
+        for socket in sockets { socket.flushBeforePoll() }
+    }
+
     private func runLoop() {
         loopPthread = pthread_self()
         precondition(uv_loop_init(loop) == 0, "uv_loop_init failed")
@@ -158,7 +168,9 @@ public final class HTTPServerTransport: @unchecked Sendable {
         uv_prepare_init(loop, iterationCounter)
         uv_prepare_start(iterationCounter) { handle in
             guard let data = handle?.pointee.data else { return }
-            Unmanaged<HTTPServerTransport>.fromOpaque(data).takeUnretainedValue().loopIteration &+= 1
+            let transport = Unmanaged<HTTPServerTransport>.fromOpaque(data).takeUnretainedValue()
+            transport.loopIteration &+= 1
+            transport.flushWebSockets()
         }
         let tick = UInt64(configuration.tickIntervalMilliseconds)
         uv_timer_start(timer, { handle in

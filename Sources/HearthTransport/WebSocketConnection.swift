@@ -43,8 +43,44 @@ final class WebSocketConnection: RealtimeSink {
         }
         queue.append(.text(bytes))
         queuedByteCount += bytes.count
-        lws_callback_on_writable(wsi)
+        if !flushScheduled {
+            flushScheduled = true
+            transport.webSocketsToFlush.append(self)
+        }
         return true
+    }
+
+    /// Whether this socket is on the transport's list to flush before the loop next polls.
+    private var flushScheduled = false
+
+    /// Writes what was queued during this loop iteration straight away, without asking lws for a
+    /// writable callback first: that round trip cost two `epoll_ctl`s and a wake-up per delivery, most
+    /// of a fan-out's time (docs/BENCHMARKS.md, ws.fanout). Whatever lws cannot send now it buffers and
+    /// finishes itself; what is left in the queue goes out from writable callbacks as before.
+    func flushBeforePoll() {
+        flushScheduled = false
+        guard !isClosed, closeReason == nil, queueStart < queue.count else { return }
+        if lws_partial_buffered(wsi) != 0 {
+            lws_callback_on_writable(wsi)
+            return
+        }
+        let pre = CHearthLWS_pre()
+        let written: Int32
+        if case .text = queue[queueStart], queueStart + 1 < queue.count, case .text = queue[queueStart + 1] {
+            written = writeCoalescedTextFrames(pre: pre)
+        } else {
+            written = writeOne(pre: pre)
+        }
+        if written < 0 {
+            close(reason: "write failed", immediately: true)
+            return
+        }
+        if queueStart == queue.count {
+            queue.removeAll(keepingCapacity: queue.capacity <= 4096)
+            queueStart = 0
+        } else {
+            lws_callback_on_writable(wsi)
+        }
     }
 
     func close(reason: String, immediately: Bool) {
@@ -114,9 +150,66 @@ final class WebSocketConnection: RealtimeSink {
             return -1
         }
         guard queueStart < queue.count else { return 0 }
+        let pre = CHearthLWS_pre()
+        let written: Int32
+        if case .text = queue[queueStart], queueStart + 1 < queue.count, case .text = queue[queueStart + 1] {
+            written = writeCoalescedTextFrames(pre: pre)
+        } else {
+            written = writeOne(pre: pre)
+        }
+        if written < 0 { return -1 }
+        if queueStart == queue.count {
+            queue.removeAll(keepingCapacity: queue.capacity <= 4096)
+            queueStart = 0
+            if closeReason != nil { lws_callback_on_writable(wsi) }
+        } else {
+            lws_callback_on_writable(wsi)
+        }
+        return 0
+    }
+
+    /// Most bytes of ready-made frames one write sends (lws's `tx_packet_size`).
+    static let coalescedBytesMax = 64 * 1024
+
+    /// Writes the queued text messages at the head of the queue, up to ``coalescedBytesMax``, as
+    /// ready-made unmasked WebSocket frames in one `lws_write`: a fan-out queues one or more pushes per
+    /// commit on every listener, and one send for all of them instead of one send and one writable
+    /// round trip per frame is most of what a delivery costs (docs/BENCHMARKS.md, ws.fanout). lws passes
+    /// `LWS_WRITE_HTTP` bytes through unframed (and buffers a partial send itself).
+    private func writeCoalescedTextFrames(pre: Int) -> Int32 {
+        var buffer = [UInt8](repeating: 0, count: pre)
+        buffer.reserveCapacity(pre + Self.coalescedBytesMax + 16)
+        while queueStart < queue.count, case .text(let bytes) = queue[queueStart],
+            buffer.count == pre || buffer.count - pre + bytes.count + 10 <= Self.coalescedBytesMax
+        {
+            Self.appendServerTextFrame(bytes, to: &buffer)
+            queuedByteCount -= bytes.count
+            queueStart += 1
+        }
+        let length = buffer.count - pre
+        return buffer.withUnsafeMutableBufferPointer { raw in
+            lws_write(wsi, raw.baseAddress! + pre, length, LWS_WRITE_HTTP)
+        }
+    }
+
+    /// One final, unmasked text frame (RFC 6455 §5.2), as lws would frame it.
+    static func appendServerTextFrame(_ payload: [UInt8], to buffer: inout [UInt8]) {
+        buffer.append(0x81)
+        if payload.count < 126 {
+            buffer.append(UInt8(payload.count))
+        } else if payload.count < 65536 {
+            buffer += [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        } else {
+            buffer.append(127)
+            for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8((payload.count >> shift) & 0xFF)) }
+        }
+        buffer += payload
+    }
+
+    /// Writes the one item at the head of the queue through lws's own framing.
+    private func writeOne(pre: Int) -> Int32 {
         let item = queue[queueStart]
         queueStart += 1
-        let pre = CHearthLWS_pre()
         let written: Int32
         switch item {
         case .text(let bytes):
@@ -136,14 +229,6 @@ final class WebSocketConnection: RealtimeSink {
                 lws_write(wsi, raw.baseAddress! + pre, 0, LWS_WRITE_PING)
             }
         }
-        if written < 0 { return -1 }
-        if queueStart == queue.count {
-            queue.removeAll(keepingCapacity: queue.capacity <= 4096)
-            queueStart = 0
-            if closeReason != nil { lws_callback_on_writable(wsi) }
-        } else {
-            lws_callback_on_writable(wsi)
-        }
-        return 0
+        return written
     }
 }

@@ -1,3 +1,4 @@
+import CEpoll  // SOCK_STREAM and IPPROTO_TCP (through <sys/socket.h>, <netinet/tcp.h>)
 import Foundation
 import Synchronization
 #if canImport(Glibc)
