@@ -28,6 +28,7 @@ let scenarios: [Scenario] = [
     .sseFanout,
     .rulesEval,
     .rulesWrite,
+    .wsFanoutRules,
     .authSignIn,
     .authRefresh,
     .authVerify,

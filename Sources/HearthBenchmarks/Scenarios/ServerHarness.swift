@@ -139,11 +139,14 @@ enum ServerHarness {
 
     /// One HTTP/1.1 request on a fresh connection; returns the status line's code.
     @discardableResult
-    static func request(port: Int, _ method: String, _ target: String, body: String = "") throws(Failure) -> Int {
+    static func request(
+        port: Int, _ method: String, _ target: String, body: String = "", credential: String? = nil
+    ) throws(Failure) -> Int {
         let fd = connectLoopback(port: port)
         guard fd >= 0 else { throw Failure("cannot connect to port \(port)") }
         defer { close(fd) }
-        let text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
+        let authorization = credential.map { "Authorization: Bearer \($0)\r\n" } ?? ""
+        let text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(authorization)Content-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n\(body)"
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         var response: [UInt8] = []
