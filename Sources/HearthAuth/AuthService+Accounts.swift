@@ -375,7 +375,7 @@ extension AuthService {
         guard let identifier = body.string("identifier") else { throw AuthError.invalid("MISSING_IDENTIFIER") }
         guard let email = Self.canonicalEmail(identifier) else { throw AuthError.invalid("INVALID_IDENTIFIER") }
         guard let continueUri = body.string("continueUri") else { throw AuthError.invalid("MISSING_CONTINUE_URI") }
-        guard URL(string: continueUri)?.scheme != nil else { throw AuthError.invalid("INVALID_CONTINUE_URI") }
+        try checkContinueURL(continueUri)
         var response: [String: Any] = [
             "kind": "identitytoolkit#CreateAuthUriResponse", "sessionId": Base64URL.encode(SecureRandom.bytes(18)),
         ]

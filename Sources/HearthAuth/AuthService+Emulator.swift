@@ -44,10 +44,13 @@ extension AuthService {
     }
 
     /// An email sign-in link sends the browser back to the app (`continueUrl`) with the link's parameters,
-    /// where the SDK calls `signInWithEmailLink` (§6.3). The code is not used here.
+    /// where the SDK calls `signInWithEmailLink` (§6.3). The code is not used here, but it must be a live
+    /// EMAIL_SIGNIN code and the target on an authorized domain: otherwise anyone could bounce visitors (and
+    /// codes) to a host of their choosing. Nil when the link is not one to follow.
     func signInRedirect(_ request: AuthHTTPRequest) -> AuthHTTPResponse? {
-        guard let continueUrl = request.query("continueUrl"), var components = URLComponents(string: continueUrl),
-            components.scheme != nil
+        guard let code = request.query("oobCode"), let oob = try? liveCode(code), oob.requestType == "EMAIL_SIGNIN",
+            let continueUrl = request.query("continueUrl"), isAuthorizedContinueURL(continueUrl),
+            var components = URLComponents(string: continueUrl)
         else { return nil }
         var items = components.queryItems ?? []
         for name in ["mode", "oobCode", "apiKey", "lang"] {
@@ -75,7 +78,7 @@ extension AuthService {
         }
         let continueUrl = request.query("continueUrl")
         func done(_ fields: [String: Any]) -> AuthHTTPResponse {
-            if let continueUrl, URL(string: continueUrl)?.scheme != nil {
+            if let continueUrl, isAuthorizedContinueURL(continueUrl) {
                 return AuthHTTPResponse(status: 303, headers: [("location", continueUrl)], body: [])
             }
             return .json(200, ["authEmulator": fields])
@@ -83,7 +86,9 @@ extension AuthService {
         do {
             switch request.query("mode") {
             case "signIn":
-                return signInRedirect(request) ?? .json(400, ["authEmulator": ["error": "missing continueUrl query parameter"]])
+                return signInRedirect(request) ?? .json(400, ["authEmulator": [
+                    "error": "INVALID_OOB_CODE: the sign-in link is expired or used, or its continueUrl is missing or not on an authorized domain.",
+                ]])
             case "verifyEmail":
                 let result = try applyOobCode(code)
                 return done(["success": "The email has been successfully verified.", "email": result["email"] ?? ""])

@@ -40,7 +40,7 @@ extension AuthService {
         let returnLink = body.bool("returnOobLink") == true
         if returnLink && !call.isAdmin { throw AuthError.invalid("INSUFFICIENT_PERMISSION") }
         let continueUrl = body.string("continueUrl")
-        if let continueUrl, URL(string: continueUrl)?.scheme == nil { throw AuthError.invalid("INVALID_CONTINUE_URI") }
+        if let continueUrl { try checkContinueURL(continueUrl) }
 
         var user: UserRecord
         var newEmail: String?

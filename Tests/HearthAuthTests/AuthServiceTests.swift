@@ -376,7 +376,7 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
 
 /// Passwordless: sendOobCode EMAIL_SIGNIN → the link redirects to the app → signInWithEmailLink.
 @Test func emailLinkSignIn() throws {
-    let harness = try Harness()
+    let harness = try Harness { $0.authorizedDomains.append("app.test") }
     #expect(errorMessage(harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "link@b.co"]).json)
         == "MISSING_CONTINUE_URI")
     harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "Link@b.co", "continueUrl": "https://app.test/finish?x=1", "canHandleCodeInApp": true])
