@@ -308,7 +308,7 @@ extension AuthService {
         if body.bool("returnSecureToken") == true || revokes {
             // A fresh session, so the caller's own change does not sign it out (auth-api.md T5).
             let provider = user.isAnonymous ? "anonymous" : (context.provider == "anonymous" ? "password" : context.provider)
-            let authTime = Int64(context.claims.child("auth_time").numberValue ?? Double(nowSeconds))
+            let authTime = context.authTime ?? nowSeconds
             response.merge(try issueTokens(for: user, provider: provider, authTime: authTime)) { $1 }
         }
         return response
@@ -407,7 +407,7 @@ extension AuthService {
             else {
                 throw AuthError.invalid("INVALID_CUSTOM_TOKEN", "The custom token is not signed by this Hearth server.")
             }
-            let expires = (payload["exp"] as? NSNumber)?.int64Value ?? 0
+            let expires = (payload["exp"] as? NSNumber).flatMap(RequestBody.exactInt64) ?? 0
             guard expires > nowSeconds else { throw AuthError.invalid("INVALID_CUSTOM_TOKEN", "The custom token has expired.") }
         }
         guard payload["aud"] as? String == Self.customTokenAudience else {
