@@ -22,8 +22,9 @@ public struct AuthConfiguration: Sendable {
     public var failedSignInsPerAccount = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 30)
     /// Password-reset and verification emails per address.
     public var emailsPerAddress = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 60)
-    /// Take the client address from the last `X-Forwarded-For` entry when the transport gives none: set
-    /// this only behind a reverse proxy that writes that header (otherwise clients choose their address).
+    /// Take the client address from the last `X-Forwarded-For` entry (the one the proxy appended) instead of
+    /// the peer address, which behind a proxy is the proxy's: set this only behind a reverse proxy that
+    /// writes that header (otherwise clients choose their address).
     public var trustForwardedFor = false
     /// Base of action links (`https://auth.example.com`); by default taken from the request's Host.
     public var publicURL: String?

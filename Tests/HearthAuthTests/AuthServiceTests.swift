@@ -349,6 +349,30 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     }
 }
 
+/// The transport always reports the peer, which behind a proxy is the proxy: with the option on, the header's
+/// last entry (what the proxy appended) must count instead, and a client-written first entry must not.
+@Test func trustedForwardedForWinsOverThePeerAddress() throws {
+    for trusted in [false, true] {
+        let harness = try Harness(emulator: false, adminToken: "t") {
+            $0.attemptsPerIP = .init(capacity: 2, perSecond: 0)
+            $0.trustForwardedFor = trusted
+        }
+        func attempt(_ forwardedFor: String, peer: String) -> String {
+            let response = harness.service.handle(AuthHTTPRequest(
+                method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", queryItems: [("key", "k")],
+                headers: ["x-forwarded-for": forwardedFor], body: Array(#"{"email":"a@b.co","password":"whatever"}"#.utf8),
+                remoteAddress: peer))
+            return errorMessage(harness.decode(response).json) ?? ""
+        }
+        // Three clients behind one proxy: limited by the proxy's address only when the header is not trusted.
+        let viaProxy = ["192.0.2.1", "192.0.2.2", "192.0.2.3"].map { attempt($0, peer: "10.0.0.1") }
+        #expect(viaProxy.last?.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") == !trusted)
+        // One client through three proxy connections, spoofing a different first entry each time.
+        let oneClient = ["1.1.1.1", "2.2.2.2", "3.3.3.3"].enumerated().map { attempt("\($1), 198.51.100.9", peer: "10.0.1.\($0)") }
+        #expect(oneClient.last?.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") == trusted)
+    }
+}
+
 /// JS verifyBeforeUpdateEmail: the code goes to the new address; using it changes the email and ends sessions.
 @Test func verifyAndChangeEmail() throws {
     let harness = try Harness()
