@@ -268,6 +268,11 @@ extension AuthService {
         if let email = body.string("email") {
             guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
             if canonical != found.email {
+                // Under email-enumeration protection Firebase refuses the direct change (its EMAIL_EXISTS would
+                // reveal accounts); clients use sendOobCode VERIFY_AND_CHANGE_EMAIL (auth-api.md §8.1).
+                if protectsEmails {
+                    throw AuthError.invalid("OPERATION_NOT_ALLOWED", "Please verify the new email before changing email.")
+                }
                 if try store.user(email: canonical) != nil { throw AuthError.emailExists }
                 newEmail = canonical
             }

@@ -441,3 +441,29 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect(claims["iss"] as? String == "https://session.firebase.google.com/demo-test")
     #expect((claims["exp"] as? Int).map { $0 - (claims["iat"] as! Int) } == 3600)
 }
+
+/// Email-enumeration protection (auth-api.md §8.1): a direct email change is refused the same way whether the
+/// address is free or taken; verify-before-update still works; without protection the old behaviour stays.
+@Test func directEmailChangeIsRefusedUnderEnumerationProtection() throws {
+    let harness = try Harness()
+    let idToken = harness.client("signUp", ["email": "me@b.co", "password": "secret123"]).json["idToken"] as! String
+    harness.client("signUp", ["email": "taken@b.co", "password": "secret123"])
+    let refused = "OPERATION_NOT_ALLOWED : Please verify the new email before changing email."
+    for address in ["taken@b.co", "free@b.co"] {
+        let update = harness.client("update", ["idToken": idToken, "email": address, "returnSecureToken": true])
+        #expect(update.status == 400 && errorMessage(update.json) == refused, "\(address)")
+    }
+    #expect(errorMessage(harness.client("update", ["idToken": idToken, "email": "not an email"]).json) == "INVALID_EMAIL")
+    #expect(harness.client("update", ["idToken": idToken, "email": "ME@b.co", "displayName": "Me"]).status == 200)  // no change
+    let user = (harness.client("lookup", ["idToken": idToken]).json["users"] as? [[String: Any]])?.first
+    #expect(user?["email"] as? String == "me@b.co")
+    #expect(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken, "newEmail": "free@b.co"]).status == 200)
+
+    // The emulator's switch turns protection off: then the direct change and EMAIL_EXISTS are back.
+    let patch = harness.service.handle(AuthHTTPRequest(
+        method: "PATCH", path: "/emulator/v1/projects/demo-test/config", headers: ["content-type": "application/json"],
+        body: Array(#"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":false}}"#.utf8)))
+    #expect(patch.status == 200)
+    #expect(errorMessage(harness.client("update", ["idToken": idToken, "email": "taken@b.co"]).json) == "EMAIL_EXISTS")
+    #expect(harness.client("update", ["idToken": idToken, "email": "free@b.co"]).json["email"] as? String == "free@b.co")
+}
