@@ -17,10 +17,12 @@ extension AuthService {
         switch (request.method, parts[4]) {
         case ("GET", "oobCodes"):
             let codes = try store.oobCodes().filter { $0.expiresAt > now }.map { code -> [String: Any] in
-                var entry: [String: Any] = [
-                    "email": code.email, "oobCode": code.code, "requestType": code.requestType,
-                    "oobLink": link(for: code, request: request, apiKey: nil),
-                ]
+                // Codes that were emailed are stored only as hashes: listed without code or link.
+                var entry: [String: Any] = ["email": code.email, "requestType": code.requestType]
+                if code.outboxShowsCode {
+                    entry["oobCode"] = code.code
+                    entry["oobLink"] = link(for: code, request: request, apiKey: nil)
+                }
                 if let newEmail = code.newEmail { entry["newEmail"] = newEmail }
                 return entry
             }

@@ -104,7 +104,7 @@ extension AuthService {
         // 40 random bytes: 54 base64url characters, like Firebase's codes.
         let code = OobCode(
             code: Base64URL.encode(SecureRandom.bytes(40)), requestType: requestType, uid: user.localId, email: email,
-            newEmail: newEmail, createdAt: now, expiresAt: now + lifetime)
+            newEmail: newEmail, createdAt: now, expiresAt: now + lifetime, outboxShowsCode: outboxDeliversCodes)
         try store.insertOobCode(code)
         var response: [String: Any] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": email]
         let actionLink = link(for: code, request: call.request, apiKey: call.apiKey, continueUrl: continueUrl)
@@ -176,6 +176,10 @@ extension AuthService {
                 requestType: code.requestType)
         }
     }
+
+    /// Whether the outbox is how codes reach people (emulator mode, or no mailer): only then does the store
+    /// keep each code itself, for the outbox to list; otherwise only its SHA-256.
+    var outboxDeliversCodes: Bool { configuration.emulator || configuration.deliverEmail == nil }
 
     /// A stored, unexpired code (expired ones are deleted on sight).
     func liveCode(_ code: String) throws -> OobCode {
