@@ -45,10 +45,13 @@ public struct OobCode: Sendable, Equatable {
     public var expiresAt: Int64
     /// Whether the store keeps the code itself so that the outbox can list it.
     public var outboxShowsCode: Bool
+    /// Where the link leads afterwards (already checked against the authorized domains), so that the
+    /// outbox's link is the emailed one and an email sign-in link can redirect.
+    public var continueUrl: String?
 
     public init(
         code: String, requestType: String, uid: String, email: String, newEmail: String?, createdAt: Int64, expiresAt: Int64,
-        outboxShowsCode: Bool = true
+        outboxShowsCode: Bool = true, continueUrl: String? = nil
     ) {
         self.code = code
         self.requestType = requestType
@@ -58,6 +61,7 @@ public struct OobCode: Sendable, Equatable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.outboxShowsCode = outboxShowsCode
+        self.continueUrl = continueUrl
     }
 }
 

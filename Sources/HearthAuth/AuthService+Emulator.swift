@@ -48,10 +48,11 @@ extension AuthService {
     /// An email sign-in link sends the browser back to the app (`continueUrl`) with the link's parameters,
     /// where the SDK calls `signInWithEmailLink` (§6.3). The code is not used here, but it must be a live
     /// EMAIL_SIGNIN code and the target on an authorized domain: otherwise anyone could bounce visitors (and
-    /// codes) to a host of their choosing. Nil when the link is not one to follow.
+    /// codes) to a host of their choosing. The `continueUrl` stored with the code wins over the link's, so
+    /// an edited link cannot be pointed elsewhere. Nil when the link is not one to follow.
     func signInRedirect(_ request: AuthHTTPRequest) -> AuthHTTPResponse? {
         guard let code = request.query("oobCode"), let oob = try? liveCode(code), oob.requestType == "EMAIL_SIGNIN",
-            let continueUrl = request.query("continueUrl"), isAuthorizedContinueURL(continueUrl),
+            let continueUrl = oob.continueUrl ?? request.query("continueUrl"), isAuthorizedContinueURL(continueUrl),
             var components = URLComponents(string: continueUrl)
         else { return nil }
         var items = components.queryItems ?? []

@@ -71,6 +71,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
             CREATE TABLE IF NOT EXISTS auth_oob_code_hashes (
                 code_hash BLOB PRIMARY KEY NOT NULL,
                 outbox_code TEXT,
+                continue_url TEXT,
                 request_type TEXT NOT NULL,
                 uid TEXT NOT NULL,
                 email TEXT NOT NULL,
@@ -242,12 +243,13 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     public func insertOobCode(_ code: OobCode) throws {
         try database.query(
             """
-            INSERT INTO auth_oob_code_hashes (code_hash, outbox_code, request_type, uid, email, new_email, created_at, expires_at)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+            INSERT INTO auth_oob_code_hashes
+                (code_hash, outbox_code, request_type, uid, email, new_email, created_at, expires_at, continue_url)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
             """,
             [.blob(SHA256.hash(code.code)), code.outboxShowsCode ? .text(code.code) : .null, .text(code.requestType),
              .text(code.uid), .text(code.email), code.newEmail.map(SQLiteValue.text) ?? .null, .integer(code.createdAt),
-             .integer(code.expiresAt)])
+             .integer(code.expiresAt), code.continueUrl.map(SQLiteValue.text) ?? .null])
     }
 
     public func oobCode(_ code: String) throws -> OobCode? {
@@ -265,7 +267,8 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     private func oobCodes(where clause: String, _ parameters: [SQLiteValue]) throws -> [OobCode] {
         let rows = try database.query(
             """
-            SELECT outbox_code, request_type, uid, email, new_email, created_at, expires_at FROM auth_oob_code_hashes \(clause)
+            SELECT outbox_code, request_type, uid, email, new_email, created_at, expires_at, continue_url
+            FROM auth_oob_code_hashes \(clause)
             ORDER BY created_at
             """,
             parameters)
@@ -273,7 +276,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
             OobCode(
                 code: row[0].text ?? "", requestType: row[1].text ?? "", uid: row[2].text ?? "", email: row[3].text ?? "",
                 newEmail: row[4].text, createdAt: row[5].integer ?? 0, expiresAt: row[6].integer ?? 0,
-                outboxShowsCode: row[0].text != nil)
+                outboxShowsCode: row[0].text != nil, continueUrl: row[7].text)
         }
     }
 

@@ -61,21 +61,26 @@ private func outbox(_ harness: Harness) -> [[String: Any]] {
     func signIn(_ code: String, _ continueUrl: String) -> AuthHTTPResponse {
         action(harness, [("mode", "signIn"), ("oobCode", code), ("apiKey", "k"), ("continueUrl", continueUrl)])
     }
-    // A live code to an unauthorized host, an unknown code, a code of another type: no redirect.
+    // An edited link keeps leading where the code was sent for; an unknown code or one of another type: no redirect.
     let evil = signIn(code, "https://evil.example/steal")
-    #expect(evil.status == 400 && location(evil) == nil)
+    #expect(location(evil)?.hasPrefix("http://localhost/finish?") == true)
     let unknown = signIn("made-up-code", "http://localhost/finish")
     #expect(unknown.status == 400 && location(unknown) == nil)
     let idToken = harness.client("signUp", ["email": "s@b.co", "password": "secret123"]).json["idToken"] as! String
     harness.client("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": idToken])
     let verifyCode = try #require(outbox(harness).first { $0["requestType"] as? String == "VERIFY_EMAIL" }?["oobCode"] as? String)
     #expect(signIn(verifyCode, "http://localhost/finish").status == 400)
-    // The HTML page refuses the same way.
+    // The HTML page behaves the same way.
     let page = harness.service.handle(AuthHTTPRequest(
         method: "GET", path: "/emulator/action",
         queryItems: [("mode", "signIn"), ("oobCode", code), ("apiKey", "k"), ("continueUrl", "https://evil.example/")],
         headers: ["accept": "text/html"]))
-    #expect(page.status == 400 && location(page) == nil)
+    #expect(location(page)?.hasPrefix("http://localhost/finish?") == true)
+    let unknownPage = harness.service.handle(AuthHTTPRequest(
+        method: "GET", path: "/emulator/action",
+        queryItems: [("mode", "signIn"), ("oobCode", "made-up"), ("apiKey", "k"), ("continueUrl", "http://localhost/finish")],
+        headers: ["accept": "text/html"]))
+    #expect(unknownPage.status == 400 && location(unknownPage) == nil)
     // The real link redirects.
     let good = signIn(code, "http://localhost/finish")
     #expect(good.status == 303 && location(good)?.hasPrefix("http://localhost/finish?mode=signIn&oobCode=\(code)") == true)
@@ -83,4 +88,22 @@ private func outbox(_ harness: Harness) -> [[String: Any]] {
     // After verifying an email, an unauthorized continueUrl gets the JSON answer, not a redirect.
     let verified = action(harness, [("mode", "verifyEmail"), ("oobCode", verifyCode), ("apiKey", "k"), ("continueUrl", "https://evil.example/")])
     #expect(verified.status == 200 && location(verified) == nil)
+}
+
+/// Security review finding 6: the outbox link of an email sign-in code carries its continueUrl, so opening
+/// it redirects to the app instead of answering 400.
+@Test func outboxSignInLinksCarryTheirContinueUrl() throws {
+    let harness = try Harness()
+    harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "o@b.co", "continueUrl": "http://localhost:3000/finish?x=1"])
+    let entry = try #require(outbox(harness).first)
+    let code = try #require(entry["oobCode"] as? String)
+    let link = try #require(URLComponents(string: entry["oobLink"] as? String ?? ""))
+    let items = (link.queryItems ?? []).map { ($0.name, $0.value ?? "") }
+    #expect(items.contains { $0 == ("continueUrl", "http://localhost:3000/finish?x=1") })
+    let opened = action(harness, items)
+    #expect(opened.status == 303)
+    #expect(location(opened) == "http://localhost:3000/finish?x=1&mode=signIn&oobCode=\(code)&apiKey=fake-api-key&lang=en")
+    // The link without its continueUrl still leads back to the stored one.
+    let trimmed = action(harness, items.filter { $0.0 != "continueUrl" })
+    #expect(location(trimmed)?.hasPrefix("http://localhost:3000/finish?x=1&") == true)
 }

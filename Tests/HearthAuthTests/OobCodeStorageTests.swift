@@ -38,8 +38,10 @@ private func fileText(_ path: String) -> String {
     let hidden = "hidden-code-\(UUID().uuidString)", shown = "shown-code-\(UUID().uuidString)"
     try store.insertOobCode(OobCode(code: hidden, requestType: "PASSWORD_RESET", uid: "u", email: "e@b.co", newEmail: nil,
                                     createdAt: 1, expiresAt: 2, outboxShowsCode: false))
-    try store.insertOobCode(OobCode(code: shown, requestType: "VERIFY_EMAIL", uid: "u", email: "e@b.co", newEmail: nil,
-                                    createdAt: 2, expiresAt: 3))
+    try store.insertOobCode(OobCode(code: shown, requestType: "EMAIL_SIGNIN", uid: "", email: "e@b.co", newEmail: nil,
+                                    createdAt: 2, expiresAt: 3, continueUrl: "http://localhost/finish"))
+    #expect(try store.oobCode(shown)?.continueUrl == "http://localhost/finish")
+    #expect(try store.oobCodes().last?.continueUrl == "http://localhost/finish")
     #expect(try store.oobCode(hidden)?.requestType == "PASSWORD_RESET")
     #expect(try store.oobCode(hidden)?.code == hidden)
     #expect(try store.oobCode("other") == nil)
