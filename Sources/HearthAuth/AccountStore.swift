@@ -29,7 +29,12 @@ public struct RefreshTokenRecord: Sendable, Equatable {
 }
 
 /// An out-of-band code (email verification, password reset), kept until used or expired.
+///
+/// Stores keep only a SHA-256 of `code` to find it by, as for refresh tokens: a copy of the database must
+/// not hand out password resets. The code itself is kept only when `outboxShowsCode` (the outbox is how
+/// codes reach people: emulator mode, or no mailer configured).
 public struct OobCode: Sendable, Equatable {
+    /// The code; empty when read back from ``AccountStore/oobCodes()`` for a code the outbox may not show.
     public var code: String
     public var requestType: String
     public var uid: String
@@ -38,9 +43,15 @@ public struct OobCode: Sendable, Equatable {
     /// Milliseconds.
     public var createdAt: Int64
     public var expiresAt: Int64
+    /// Whether the store keeps the code itself so that the outbox can list it.
+    public var outboxShowsCode: Bool
+    /// Where the link leads afterwards (already checked against the authorized domains), so that the
+    /// outbox's link is the emailed one and an email sign-in link can redirect.
+    public var continueUrl: String?
 
     public init(
-        code: String, requestType: String, uid: String, email: String, newEmail: String?, createdAt: Int64, expiresAt: Int64
+        code: String, requestType: String, uid: String, email: String, newEmail: String?, createdAt: Int64, expiresAt: Int64,
+        outboxShowsCode: Bool = true, continueUrl: String? = nil
     ) {
         self.code = code
         self.requestType = requestType
@@ -49,6 +60,8 @@ public struct OobCode: Sendable, Equatable {
         self.newEmail = newEmail
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.outboxShowsCode = outboxShowsCode
+        self.continueUrl = continueUrl
     }
 }
 
@@ -84,8 +97,10 @@ public protocol AccountStore: AnyObject, Sendable {
     func pruneRevokedRefreshTokens(issuedBefore: Int64) throws
 
     func insertOobCode(_ code: OobCode) throws
+    /// The code whose SHA-256 matches `code`'s.
     func oobCode(_ code: String) throws -> OobCode?
     func deleteOobCode(_ code: String) throws
+    /// Every stored code, oldest first; `code` is empty for those the outbox may not show.
     func oobCodes() throws -> [OobCode]
 }
 

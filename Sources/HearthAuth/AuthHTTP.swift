@@ -128,10 +128,17 @@ struct RequestBody {
 
     func int64(_ key: String) -> Int64? {
         switch fields[key] {
-        case let number as NSNumber: return number.int64Value
+        case let number as NSNumber: return Self.exactInt64(number)
         case let text as String: return Int64(text)
         default: return nil
         }
+    }
+
+    /// The integer a JSON number holds; nil for fractions and values outside Int64, which `int64Value`
+    /// would silently turn into Int64.min or truncate.
+    static func exactInt64(_ number: NSNumber) -> Int64? {
+        let value = number.int64Value
+        return Double(value) == number.doubleValue ? value : nil
     }
 
     func strings(_ key: String) -> [String] {

@@ -268,6 +268,11 @@ extension AuthService {
         if let email = body.string("email") {
             guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
             if canonical != found.email {
+                // Under email-enumeration protection Firebase refuses the direct change (its EMAIL_EXISTS would
+                // reveal accounts); clients use sendOobCode VERIFY_AND_CHANGE_EMAIL (auth-api.md §8.1).
+                if protectsEmails {
+                    throw AuthError.invalid("OPERATION_NOT_ALLOWED", "Please verify the new email before changing email.")
+                }
                 if try store.user(email: canonical) != nil { throw AuthError.emailExists }
                 newEmail = canonical
             }
@@ -308,7 +313,7 @@ extension AuthService {
         if body.bool("returnSecureToken") == true || revokes {
             // A fresh session, so the caller's own change does not sign it out (auth-api.md T5).
             let provider = user.isAnonymous ? "anonymous" : (context.provider == "anonymous" ? "password" : context.provider)
-            let authTime = Int64(context.claims.child("auth_time").numberValue ?? Double(nowSeconds))
+            let authTime = context.authTime ?? nowSeconds
             response.merge(try issueTokens(for: user, provider: provider, authTime: authTime)) { $1 }
         }
         return response
@@ -375,7 +380,7 @@ extension AuthService {
         guard let identifier = body.string("identifier") else { throw AuthError.invalid("MISSING_IDENTIFIER") }
         guard let email = Self.canonicalEmail(identifier) else { throw AuthError.invalid("INVALID_IDENTIFIER") }
         guard let continueUri = body.string("continueUri") else { throw AuthError.invalid("MISSING_CONTINUE_URI") }
-        guard URL(string: continueUri)?.scheme != nil else { throw AuthError.invalid("INVALID_CONTINUE_URI") }
+        try checkContinueURL(continueUri)
         var response: [String: Any] = [
             "kind": "identitytoolkit#CreateAuthUriResponse", "sessionId": Base64URL.encode(SecureRandom.bytes(18)),
         ]
@@ -407,7 +412,7 @@ extension AuthService {
             else {
                 throw AuthError.invalid("INVALID_CUSTOM_TOKEN", "The custom token is not signed by this Hearth server.")
             }
-            let expires = (payload["exp"] as? NSNumber)?.int64Value ?? 0
+            let expires = (payload["exp"] as? NSNumber).flatMap(RequestBody.exactInt64) ?? 0
             guard expires > nowSeconds else { throw AuthError.invalid("INVALID_CUSTOM_TOKEN", "The custom token has expired.") }
         }
         guard payload["aud"] as? String == Self.customTokenAudience else {

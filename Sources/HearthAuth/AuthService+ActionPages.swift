@@ -9,7 +9,7 @@ extension AuthService {
             return page(400, "Invalid link", "<p>This link is incomplete. Open the link from the email again.</p>")
         }
         if mode == "signIn" {
-            return signInRedirect(request) ?? page(400, "Invalid link", "<p>This sign-in link has no way back to the app.</p>")
+            return signInRedirect(request) ?? page(400, "Invalid link", "<p>This sign-in link has expired, has been used, or has no authorized way back to the app.</p>")
         }
         let oob: OobCode
         do { oob = try liveCode(code) } catch {
@@ -45,7 +45,7 @@ extension AuthService {
         guard let code = form.string("oobCode"), let mode = form.string("mode") else {
             return page(400, "Invalid request", "<p>The form is incomplete.</p>")
         }
-        let continueUrl = form.string("continueUrl").flatMap { URL(string: $0)?.scheme?.hasPrefix("http") == true ? $0 : nil }
+        let continueUrl = form.string("continueUrl").flatMap { isAuthorizedContinueURL($0) ? $0 : nil }
         let next = continueUrl.map { "<p><a href=\"\(html($0))\">Continue</a></p>" } ?? ""
         do {
             switch mode {

@@ -125,7 +125,10 @@ extension AuthService {
         guard call.privileged else { throw AuthError.unauthenticated }
         let limit = Int(call.body.int64("limit") ?? 500)
         let offset = Int(call.body.int64("offset") ?? 0)
-        guard (1...500).contains(limit), offset >= 0 else { throw AuthError.invalid("INVALID_ARGUMENT", "limit 1–500, offset ≥ 0") }
+        // Bounded so that `offset + limit` below cannot overflow.
+        guard (1...500).contains(limit), (0...Int(Int32.max)).contains(offset) else {
+            throw AuthError.invalid("INVALID_ARGUMENT", "limit 1–500, offset 0–2147483647")
+        }
         if let sortBy = call.body.string("sortBy"), sortBy != "USER_ID" {
             throw AuthError.invalid("INVALID_ARGUMENT", "Hearth sorts by USER_ID only")
         }

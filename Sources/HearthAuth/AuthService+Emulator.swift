@@ -17,10 +17,12 @@ extension AuthService {
         switch (request.method, parts[4]) {
         case ("GET", "oobCodes"):
             let codes = try store.oobCodes().filter { $0.expiresAt > now }.map { code -> [String: Any] in
-                var entry: [String: Any] = [
-                    "email": code.email, "oobCode": code.code, "requestType": code.requestType,
-                    "oobLink": link(for: code, request: request, apiKey: nil),
-                ]
+                // Codes that were emailed are stored only as hashes: listed without code or link.
+                var entry: [String: Any] = ["email": code.email, "requestType": code.requestType]
+                if code.outboxShowsCode {
+                    entry["oobCode"] = code.code
+                    entry["oobLink"] = link(for: code, request: request, apiKey: nil)
+                }
                 if let newEmail = code.newEmail { entry["newEmail"] = newEmail }
                 return entry
             }
@@ -44,10 +46,14 @@ extension AuthService {
     }
 
     /// An email sign-in link sends the browser back to the app (`continueUrl`) with the link's parameters,
-    /// where the SDK calls `signInWithEmailLink` (§6.3). The code is not used here.
+    /// where the SDK calls `signInWithEmailLink` (§6.3). The code is not used here, but it must be a live
+    /// EMAIL_SIGNIN code and the target on an authorized domain: otherwise anyone could bounce visitors (and
+    /// codes) to a host of their choosing. The `continueUrl` stored with the code wins over the link's, so
+    /// an edited link cannot be pointed elsewhere. Nil when the link is not one to follow.
     func signInRedirect(_ request: AuthHTTPRequest) -> AuthHTTPResponse? {
-        guard let continueUrl = request.query("continueUrl"), var components = URLComponents(string: continueUrl),
-            components.scheme != nil
+        guard let code = request.query("oobCode"), let oob = try? liveCode(code), oob.requestType == "EMAIL_SIGNIN",
+            let continueUrl = oob.continueUrl ?? request.query("continueUrl"), isAuthorizedContinueURL(continueUrl),
+            var components = URLComponents(string: continueUrl)
         else { return nil }
         var items = components.queryItems ?? []
         for name in ["mode", "oobCode", "apiKey", "lang"] {
@@ -75,7 +81,7 @@ extension AuthService {
         }
         let continueUrl = request.query("continueUrl")
         func done(_ fields: [String: Any]) -> AuthHTTPResponse {
-            if let continueUrl, URL(string: continueUrl)?.scheme != nil {
+            if let continueUrl, isAuthorizedContinueURL(continueUrl) {
                 return AuthHTTPResponse(status: 303, headers: [("location", continueUrl)], body: [])
             }
             return .json(200, ["authEmulator": fields])
@@ -83,7 +89,9 @@ extension AuthService {
         do {
             switch request.query("mode") {
             case "signIn":
-                return signInRedirect(request) ?? .json(400, ["authEmulator": ["error": "missing continueUrl query parameter"]])
+                return signInRedirect(request) ?? .json(400, ["authEmulator": [
+                    "error": "INVALID_OOB_CODE: the sign-in link is expired or used, or its continueUrl is missing or not on an authorized domain.",
+                ]])
             case "verifyEmail":
                 let result = try applyOobCode(code)
                 return done(["success": "The email has been successfully verified.", "email": result["email"] ?? ""])

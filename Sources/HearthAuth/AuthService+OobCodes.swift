@@ -17,14 +17,14 @@ extension AuthService {
         }
     }
 
-    /// The action link of a code: `<base>/emulator/action?mode=…&lang=en&oobCode=…&apiKey=…` (§6.2).
-    func link(for code: OobCode, request: AuthHTTPRequest, apiKey: String?, continueUrl: String? = nil) -> String {
+    /// The action link of a code: `<base>/emulator/action?mode=…&lang=en&oobCode=…&apiKey=…[&continueUrl=…]` (§6.2).
+    func link(for code: OobCode, request: AuthHTTPRequest, apiKey: String?) -> String {
         let base = configuration.publicURL ?? "http://" + (request.headers["host"] ?? "localhost")
         var query: [URLQueryItem] = [
             URLQueryItem(name: "mode", value: Self.mode(of: code.requestType)), URLQueryItem(name: "lang", value: "en"),
             URLQueryItem(name: "oobCode", value: code.code), URLQueryItem(name: "apiKey", value: apiKey ?? "fake-api-key"),
         ]
-        if let continueUrl { query.append(URLQueryItem(name: "continueUrl", value: continueUrl)) }
+        if let continueUrl = code.continueUrl { query.append(URLQueryItem(name: "continueUrl", value: continueUrl)) }
         var components = URLComponents()
         components.queryItems = query
         return base + "/emulator/action" + (components.string ?? "")
@@ -40,7 +40,7 @@ extension AuthService {
         let returnLink = body.bool("returnOobLink") == true
         if returnLink && !call.isAdmin { throw AuthError.invalid("INSUFFICIENT_PERMISSION") }
         let continueUrl = body.string("continueUrl")
-        if let continueUrl, URL(string: continueUrl)?.scheme == nil { throw AuthError.invalid("INVALID_CONTINUE_URI") }
+        if let continueUrl { try checkContinueURL(continueUrl) }
 
         var user: UserRecord
         var newEmail: String?
@@ -104,10 +104,11 @@ extension AuthService {
         // 40 random bytes: 54 base64url characters, like Firebase's codes.
         let code = OobCode(
             code: Base64URL.encode(SecureRandom.bytes(40)), requestType: requestType, uid: user.localId, email: email,
-            newEmail: newEmail, createdAt: now, expiresAt: now + lifetime)
+            newEmail: newEmail, createdAt: now, expiresAt: now + lifetime, outboxShowsCode: outboxDeliversCodes,
+            continueUrl: continueUrl)
         try store.insertOobCode(code)
         var response: [String: Any] = ["kind": "identitytoolkit#GetOobConfirmationCodeResponse", "email": email]
-        let actionLink = link(for: code, request: call.request, apiKey: call.apiKey, continueUrl: continueUrl)
+        let actionLink = link(for: code, request: call.request, apiKey: call.apiKey)
         if returnLink {
             response["oobCode"] = code.code
             response["oobLink"] = actionLink
@@ -176,6 +177,10 @@ extension AuthService {
                 requestType: code.requestType)
         }
     }
+
+    /// Whether the outbox is how codes reach people (emulator mode, or no mailer): only then does the store
+    /// keep each code itself, for the outbox to list; otherwise only its SHA-256.
+    var outboxDeliversCodes: Bool { configuration.emulator || configuration.deliverEmail == nil }
 
     /// A stored, unexpired code (expired ones are deleted on sight).
     func liveCode(_ code: String) throws -> OobCode {

@@ -40,10 +40,13 @@ extension AuthService {
     /// Answers one request. Thread-safe; may block for an argon2id computation.
     public func handle(_ request: AuthHTTPRequest) -> AuthHTTPResponse {
         var request = request
-        if request.remoteAddress == nil, configuration.trustForwardedFor,
-            let forwarded = request.headers["x-forwarded-for"]?.split(separator: ",").last
+        // Behind a trusted proxy the peer is the proxy itself, so the header wins over the transport's address.
+        // The last entry is the one the proxy appended; earlier ones are whatever the client sent.
+        if configuration.trustForwardedFor,
+            let forwarded = request.headers["x-forwarded-for"]?.split(separator: ",").last?.trimmingCharacters(in: .whitespaces),
+            !forwarded.isEmpty
         {
-            request.remoteAddress = forwarded.trimmingCharacters(in: .whitespaces)
+            request.remoteAddress = forwarded
         }
         var response: AuthHTTPResponse
         if request.method == "OPTIONS" {

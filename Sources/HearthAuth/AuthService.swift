@@ -22,11 +22,17 @@ public struct AuthConfiguration: Sendable {
     public var failedSignInsPerAccount = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 30)
     /// Password-reset and verification emails per address.
     public var emailsPerAddress = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 60)
-    /// Take the client address from the last `X-Forwarded-For` entry when the transport gives none: set
-    /// this only behind a reverse proxy that writes that header (otherwise clients choose their address).
+    /// Take the client address from the last `X-Forwarded-For` entry (the one the proxy appended) instead of
+    /// the peer address, which behind a proxy is the proxy's: set this only behind a reverse proxy that
+    /// writes that header (otherwise clients choose their address).
     public var trustForwardedFor = false
     /// Base of action links (`https://auth.example.com`); by default taken from the request's Host.
     public var publicURL: String?
+    /// Hosts an action code's `continueUrl` (and `createAuthUri`'s `continueUri`) may name: Firebase's
+    /// "authorized domains". An email sign-in link sends its code to that URL, so an open list would let
+    /// anyone collect codes for any address. The host of `publicURL` is always authorized too. Exact host
+    /// match, case-insensitive, any port.
+    public var authorizedDomains: [String] = ["localhost", "127.0.0.1"]
     /// Milliseconds a PASSWORD_RESET, EMAIL_SIGNIN or VERIFY_AND_CHANGE_EMAIL code stays valid.
     public var passwordResetLifetime: Int64 = 3_600_000
     public var verifyEmailLifetime: Int64 = 72 * 3_600_000

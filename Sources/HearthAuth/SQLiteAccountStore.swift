@@ -1,5 +1,6 @@
 import Foundation
 public import HearthSQLite
+import HearthCrypto
 import Synchronization
 
 /// ``AccountStore`` in SQLite tables prefixed `auth_`.
@@ -27,8 +28,23 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     private static let cacheCapacity = 10_000
 
     /// - Parameter externalChangeCheck: seconds between checks for changes made by other processes.
+    /// The file (and its `-wal`/`-shm`, which SQLite creates with the database file's mode) is private to
+    /// the owner: it holds password hashes, sessions and pending codes.
     public convenience init(path: String, externalChangeCheck: Double = 0.025) throws {
+        try Self.createPrivately(path)
         try self.init(database: SQLiteDatabase(path: path), externalChangeCheck: externalChangeCheck)
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"] where FileManager.default.fileExists(atPath: file) {
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)  // older installs: 0644
+        }
+    }
+
+    /// Creates an empty file with mode 0600 when there is none (SQLite treats an empty file as a new database).
+    private static func createPrivately(_ path: String) throws {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:"), !FileManager.default.fileExists(atPath: path)
+        else { return }
+        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
     }
 
     public init(database: SQLiteDatabase, externalChangeCheck: Double = 0.025) throws {
@@ -51,8 +67,11 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
                 revoked INTEGER NOT NULL DEFAULT 0
             ) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS auth_refresh_tokens_uid ON auth_refresh_tokens(uid);
-            CREATE TABLE IF NOT EXISTS auth_oob_codes (
-                code TEXT PRIMARY KEY NOT NULL,
+            DROP TABLE IF EXISTS auth_oob_codes;
+            CREATE TABLE IF NOT EXISTS auth_oob_code_hashes (
+                code_hash BLOB PRIMARY KEY NOT NULL,
+                outbox_code TEXT,
+                continue_url TEXT,
                 request_type TEXT NOT NULL,
                 uid TEXT NOT NULL,
                 email TEXT NOT NULL,
@@ -60,7 +79,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
                 created_at INTEGER NOT NULL,
                 expires_at INTEGER NOT NULL
             ) WITHOUT ROWID;
-            CREATE INDEX IF NOT EXISTS auth_oob_codes_uid ON auth_oob_codes(uid);
+            CREATE INDEX IF NOT EXISTS auth_oob_code_hashes_uid ON auth_oob_code_hashes(uid);
             """)
         try database.checkpointInBackground()
     }
@@ -152,7 +171,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
             let existed = try !run("SELECT 1 FROM auth_users WHERE uid = ?1", [.text(id)]).isEmpty
             _ = try run("DELETE FROM auth_users WHERE uid = ?1", [.text(id)])
             _ = try run("DELETE FROM auth_refresh_tokens WHERE uid = ?1", [.text(id)])
-            _ = try run("DELETE FROM auth_oob_codes WHERE uid = ?1", [.text(id)])
+            _ = try run("DELETE FROM auth_oob_code_hashes WHERE uid = ?1", [.text(id)])
             return existed
         }
     }
@@ -170,7 +189,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     public func deleteAllUsers() throws {
         try cache.withLock { cache throws in
             cache.entries.removeAll()
-            try database.executeScript("DELETE FROM auth_users; DELETE FROM auth_refresh_tokens; DELETE FROM auth_oob_codes;")
+            try database.executeScript("DELETE FROM auth_users; DELETE FROM auth_refresh_tokens; DELETE FROM auth_oob_code_hashes;")
         }
     }
 
@@ -224,31 +243,40 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     public func insertOobCode(_ code: OobCode) throws {
         try database.query(
             """
-            INSERT INTO auth_oob_codes (code, request_type, uid, email, new_email, created_at, expires_at)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            INSERT INTO auth_oob_code_hashes
+                (code_hash, outbox_code, request_type, uid, email, new_email, created_at, expires_at, continue_url)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
             """,
-            [.text(code.code), .text(code.requestType), .text(code.uid), .text(code.email),
-             code.newEmail.map(SQLiteValue.text) ?? .null, .integer(code.createdAt), .integer(code.expiresAt)])
+            [.blob(SHA256.hash(code.code)), code.outboxShowsCode ? .text(code.code) : .null, .text(code.requestType),
+             .text(code.uid), .text(code.email), code.newEmail.map(SQLiteValue.text) ?? .null, .integer(code.createdAt),
+             .integer(code.expiresAt), code.continueUrl.map(SQLiteValue.text) ?? .null])
     }
 
     public func oobCode(_ code: String) throws -> OobCode? {
-        try oobCodes(where: "WHERE code = ?1", [.text(code)]).first
+        guard var found = try oobCodes(where: "WHERE code_hash = ?1", [.blob(SHA256.hash(code))]).first else { return nil }
+        found.code = code
+        return found
     }
 
     public func deleteOobCode(_ code: String) throws {
-        try database.query("DELETE FROM auth_oob_codes WHERE code = ?1", [.text(code)])
+        try database.query("DELETE FROM auth_oob_code_hashes WHERE code_hash = ?1", [.blob(SHA256.hash(code))])
     }
 
     public func oobCodes() throws -> [OobCode] { try oobCodes(where: "", []) }
 
     private func oobCodes(where clause: String, _ parameters: [SQLiteValue]) throws -> [OobCode] {
         let rows = try database.query(
-            "SELECT code, request_type, uid, email, new_email, created_at, expires_at FROM auth_oob_codes \(clause) ORDER BY created_at",
+            """
+            SELECT outbox_code, request_type, uid, email, new_email, created_at, expires_at, continue_url
+            FROM auth_oob_code_hashes \(clause)
+            ORDER BY created_at
+            """,
             parameters)
         return rows.map { row in
             OobCode(
                 code: row[0].text ?? "", requestType: row[1].text ?? "", uid: row[2].text ?? "", email: row[3].text ?? "",
-                newEmail: row[4].text, createdAt: row[5].integer ?? 0, expiresAt: row[6].integer ?? 0)
+                newEmail: row[4].text, createdAt: row[5].integer ?? 0, expiresAt: row[6].integer ?? 0,
+                outboxShowsCode: row[0].text != nil, continueUrl: row[7].text)
         }
     }
 

@@ -14,6 +14,8 @@ public struct AuthContext: Sendable {
     public let issuedAt: Int64
     /// Seconds; for unsigned emulator tokens this is whatever the token says (never enforced).
     public let expiresAt: Int64
+    /// `auth_time` in seconds, when the token has one.
+    public let authTime: Int64?
     /// The decoded payload: `auth.token` in rules.
     public let claims: Node
 
@@ -143,11 +145,27 @@ public final class TokenVerifier: Sendable {
         let context = AuthContext(
             uid: uid,
             provider: claims.child("firebase").child("sign_in_provider").stringValue ?? (signed ? "password" : "custom"),
-            issuedAt: Int64(claims.child("iat").numberValue ?? 0),
-            expiresAt: Int64(claims.child("exp").numberValue ?? 0),
+            issuedAt: try Self.seconds(claims.child("iat")) ?? 0,
+            expiresAt: try Self.seconds(claims.child("exp")) ?? 0,
+            authTime: try Self.seconds(claims.child("auth_time")),
             claims: claims)
         try checkTimes(context, now: now, signed: signed)
         return context
+    }
+
+    /// Largest NumericDate accepted: 2^53 s, the last integer every JSON reader keeps exactly, and far
+    /// enough from Int64's limits that adding clock skew or converting to milliseconds cannot overflow.
+    static let maxSeconds: Int64 = 1 << 53
+
+    /// A NumericDate claim as whole seconds; nil when absent. Anything else (a string, a fraction, 1e300:
+    /// unsigned emulator tokens carry whatever the client wrote) is malformed rather than a trapping
+    /// conversion.
+    static func seconds(_ claim: Node) throws(TokenVerificationError) -> Int64? {
+        if claim.isEmpty { return nil }
+        guard let number = claim.numberValue, let seconds = Int64(exactly: number), abs(seconds) <= maxSeconds else {
+            throw TokenVerificationError(reason: .malformed)
+        }
+        return seconds
     }
 
     private func checkTimes(_ context: AuthContext, now: Int64, signed: Bool) throws(TokenVerificationError) {

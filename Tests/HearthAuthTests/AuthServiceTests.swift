@@ -349,6 +349,30 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     }
 }
 
+/// The transport always reports the peer, which behind a proxy is the proxy: with the option on, the header's
+/// last entry (what the proxy appended) must count instead, and a client-written first entry must not.
+@Test func trustedForwardedForWinsOverThePeerAddress() throws {
+    for trusted in [false, true] {
+        let harness = try Harness(emulator: false, adminToken: "t") {
+            $0.attemptsPerIP = .init(capacity: 2, perSecond: 0)
+            $0.trustForwardedFor = trusted
+        }
+        func attempt(_ forwardedFor: String, peer: String) -> String {
+            let response = harness.service.handle(AuthHTTPRequest(
+                method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", queryItems: [("key", "k")],
+                headers: ["x-forwarded-for": forwardedFor], body: Array(#"{"email":"a@b.co","password":"whatever"}"#.utf8),
+                remoteAddress: peer))
+            return errorMessage(harness.decode(response).json) ?? ""
+        }
+        // Three clients behind one proxy: limited by the proxy's address only when the header is not trusted.
+        let viaProxy = ["192.0.2.1", "192.0.2.2", "192.0.2.3"].map { attempt($0, peer: "10.0.0.1") }
+        #expect(viaProxy.last?.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") == !trusted)
+        // One client through three proxy connections, spoofing a different first entry each time.
+        let oneClient = ["1.1.1.1", "2.2.2.2", "3.3.3.3"].enumerated().map { attempt("\($1), 198.51.100.9", peer: "10.0.1.\($0)") }
+        #expect(oneClient.last?.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") == trusted)
+    }
+}
+
 /// JS verifyBeforeUpdateEmail: the code goes to the new address; using it changes the email and ends sessions.
 @Test func verifyAndChangeEmail() throws {
     let harness = try Harness()
@@ -376,7 +400,7 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
 
 /// Passwordless: sendOobCode EMAIL_SIGNIN → the link redirects to the app → signInWithEmailLink.
 @Test func emailLinkSignIn() throws {
-    let harness = try Harness()
+    let harness = try Harness { $0.authorizedDomains.append("app.test") }
     #expect(errorMessage(harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "link@b.co"]).json)
         == "MISSING_CONTINUE_URI")
     harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "Link@b.co", "continueUrl": "https://app.test/finish?x=1", "canHandleCodeInApp": true])
@@ -416,4 +440,30 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     let claims = try #require(try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])
     #expect(claims["iss"] as? String == "https://session.firebase.google.com/demo-test")
     #expect((claims["exp"] as? Int).map { $0 - (claims["iat"] as! Int) } == 3600)
+}
+
+/// Email-enumeration protection (auth-api.md §8.1): a direct email change is refused the same way whether the
+/// address is free or taken; verify-before-update still works; without protection the old behaviour stays.
+@Test func directEmailChangeIsRefusedUnderEnumerationProtection() throws {
+    let harness = try Harness()
+    let idToken = harness.client("signUp", ["email": "me@b.co", "password": "secret123"]).json["idToken"] as! String
+    harness.client("signUp", ["email": "taken@b.co", "password": "secret123"])
+    let refused = "OPERATION_NOT_ALLOWED : Please verify the new email before changing email."
+    for address in ["taken@b.co", "free@b.co"] {
+        let update = harness.client("update", ["idToken": idToken, "email": address, "returnSecureToken": true])
+        #expect(update.status == 400 && errorMessage(update.json) == refused, "\(address)")
+    }
+    #expect(errorMessage(harness.client("update", ["idToken": idToken, "email": "not an email"]).json) == "INVALID_EMAIL")
+    #expect(harness.client("update", ["idToken": idToken, "email": "ME@b.co", "displayName": "Me"]).status == 200)  // no change
+    let user = (harness.client("lookup", ["idToken": idToken]).json["users"] as? [[String: Any]])?.first
+    #expect(user?["email"] as? String == "me@b.co")
+    #expect(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken, "newEmail": "free@b.co"]).status == 200)
+
+    // The emulator's switch turns protection off: then the direct change and EMAIL_EXISTS are back.
+    let patch = harness.service.handle(AuthHTTPRequest(
+        method: "PATCH", path: "/emulator/v1/projects/demo-test/config", headers: ["content-type": "application/json"],
+        body: Array(#"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":false}}"#.utf8)))
+    #expect(patch.status == 200)
+    #expect(errorMessage(harness.client("update", ["idToken": idToken, "email": "taken@b.co"]).json) == "EMAIL_EXISTS")
+    #expect(harness.client("update", ["idToken": idToken, "email": "free@b.co"]).json["email"] as? String == "free@b.co")
 }
