@@ -20,6 +20,8 @@ struct ServeSettings: Equatable {
     var certificatePath: String?
     var privateKeyPath: String?
     var publicURL: String?
+    /// Hosts emailed links may continue to (`continueUrl`), besides localhost and the public URL's.
+    var authorizedDomains: [String] = []
     var smtpURL: String?
     var smtpUser: String?
     var smtpPassword: String?
@@ -36,6 +38,8 @@ struct ServeSettings: Equatable {
         ("--tls-cert", "HEARTH_TLS_CERT", "tls-cert", "PEM certificate: serve HTTPS (with --tls-key)"),
         ("--tls-key", "HEARTH_TLS_KEY", "tls-key", "PEM private key for --tls-cert"),
         ("--public-url", "HEARTH_PUBLIC_URL", "public-url", "Base URL of emailed links (default: the request's Host)"),
+        ("--authorized-domains", "HEARTH_AUTHORIZED_DOMAINS", "authorized-domains",
+         "Comma-separated hosts your apps run on: emailed links may continue there (localhost always may)"),
         ("--trust-forwarded-for", "HEARTH_TRUST_FORWARDED_FOR", "trust-forwarded-for",
          "Behind a reverse proxy: rate-limit auth by the last X-Forwarded-For address (true/false)"),
         ("--smtp-url", "HEARTH_SMTP_URL", "smtp-url", "Send auth emails via smtp://host:587 (STARTTLS) or smtps://host:465"),
@@ -125,6 +129,8 @@ struct ServeSettings: Equatable {
         settings.certificatePath = values["tls-cert"]
         settings.privateKeyPath = values["tls-key"]
         settings.publicURL = values["public-url"]
+        settings.authorizedDomains = (values["authorized-domains"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         settings.smtpURL = values["smtp-url"]
         settings.smtpUser = values["smtp-user"]
         settings.smtpPassword = values["smtp-password"]
@@ -147,16 +153,23 @@ struct ServeSettings: Equatable {
         var text = """
             Usage: hearth serve [options]
 
-            Serves Firebase Realtime Database's REST API and streaming (SSE) over HTTP, for many databases
-            (namespaces) at once, with the data in one SQLite file per namespace.
+            Serves Firebase Realtime Database (the SDKs' realtime protocol, REST and streaming) and Firebase
+            Auth on one port, for many databases (namespaces) at once, with the data in one SQLite file per
+            namespace and accounts in auth.sqlite, all under the data directory.
 
             Options (each also from an environment variable, or a line 'key = value' in the config file):
 
             """
         for entry in table {
             let name = entry.key == "emulator" ? entry.flag : "\(entry.flag) VALUE"
-            text += "  \(name.padding(toLength: 18, withPad: " ", startingAt: 0))\(entry.help)\n"
-            text += "  \("".padding(toLength: 18, withPad: " ", startingAt: 0))env \(entry.environment), config key '\(entry.key)'\n"
+            // Names longer than the column go on their own line rather than being cut.
+            let width = 22
+            if name.count >= width {
+                text += "  \(name)\n  \("".padding(toLength: width, withPad: " ", startingAt: 0))\(entry.help)\n"
+            } else {
+                text += "  \(name.padding(toLength: width, withPad: " ", startingAt: 0))\(entry.help)\n"
+            }
+            text += "  \("".padding(toLength: width, withPad: " ", startingAt: 0))env \(entry.environment), config key '\(entry.key)'\n"
         }
         text += """
               --config FILE     Config file (env HEARTH_CONFIG; default ./hearth.conf when it exists)
@@ -208,6 +221,7 @@ extension HearthCommand {
             openEngine: { namespace in try SQLiteStorageEngine(directory: directory, namespace: namespace) })
         var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
         authConfiguration.publicURL = settings.publicURL
+        authConfiguration.authorizedDomains += settings.authorizedDomains
         authConfiguration.trustForwardedFor = settings.trustForwardedFor
         if let url = settings.smtpURL, let from = settings.smtpFrom {
             let mailer = SMTPMailer(configuration: SMTPConfiguration(
