@@ -671,21 +671,26 @@ public final class HTTPServerTransport: @unchecked Sendable {
             _ name: String, _ value: String, at cursor: inout UnsafeMutablePointer<UInt8>?, end: UnsafeMutablePointer<UInt8>
         ) -> Bool {
             guard var out = cursor, end - out >= name.utf8.count + value.utf8.count + 4 else { return false }
-            for byte in name.utf8 {
-                out.pointee = byte
-                out += 1
-            }
+            copyUTF8(name, to: &out)
             out[0] = UInt8(ascii: ":")
             out[1] = UInt8(ascii: " ")
             out += 2
-            for byte in value.utf8 {
-                out.pointee = byte
-                out += 1
-            }
+            copyUTF8(value, to: &out)
             out[0] = 13
             out[1] = 10
             cursor = out + 2
             return true
+        }
+
+        /// `text`'s UTF-8 bytes at `out`, one copy (a byte-by-byte loop over `utf8` cost ~4k instructions
+        /// per response's headers, measured with callgrind).
+        private static func copyUTF8(_ text: String, to out: inout UnsafeMutablePointer<UInt8>) {
+            var text = text
+            let count = text.withUTF8 { bytes in
+                if let base = bytes.baseAddress { out.update(from: base, count: bytes.count) }
+                return bytes.count
+            }
+            out += count
         }
 
         func startStream(status: Int, headers: [(String, String)]) {
