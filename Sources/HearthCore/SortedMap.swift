@@ -15,7 +15,7 @@ public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Se
     /// entries is one sorted array (one allocation) and only larger maps become a B-tree.
     @usableFromInline
     enum Storage: Sendable {
-        case small(ContiguousArray<Element>)
+        case small(ContiguousArray<SortedMapEntry<Key, Value>>)
         case tree(SortedMapNode<Key, Value>)
     }
 
@@ -35,6 +35,12 @@ public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Se
     /// the map is small).
     @inlinable
     public init(sortedUniqueArray array: ContiguousArray<Element>) {
+        self.init(sortedUniqueEntries: ContiguousArray(array.lazy.map { SortedMapEntry($0) }))
+    }
+
+    /// Adopts an array of entries already sorted by key with no duplicates.
+    @inlinable
+    init(sortedUniqueEntries array: ContiguousArray<SortedMapEntry<Key, Value>>) {
         if array.isEmpty {
             storage = nil
         } else if array.count <= Self.smallCountMax {
@@ -101,7 +107,7 @@ public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Se
     public mutating func insert(_ value: Value, for key: Key) -> Value? {
         switch storage {
         case nil:
-            storage = .small([(key, value)])
+            storage = .small([SortedMapEntry(key: key, value: value)])
             return nil
         case .small(var entries)?:
             storage = nil  // drop this reference so `entries` is uniquely held and mutates in place
@@ -111,9 +117,9 @@ public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Se
                 previous = entries[index].value
                 entries[index].value = value
             } else {
-                entries.insert((key, value), at: index)
+                entries.insert(SortedMapEntry(key: key, value: value), at: index)
             }
-            self = SortedMap(sortedUniqueArray: entries)
+            self = SortedMap(sortedUniqueEntries: entries)
             return previous
         case .tree(var root)?:
             storage = nil
@@ -190,8 +196,8 @@ public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Se
     @inlinable public func element(atRank rank: Int) -> Element {
         precondition(rank >= 0 && rank < count, "rank out of range")
         switch storage! {
-        case .small(let entries): return entries[rank]
-        case .tree(let node): return node.element(atRank: rank)
+        case .small(let entries): return entries[rank].tuple
+        case .tree(let node): return node.element(atRank: rank).tuple
         }
     }
 
@@ -269,13 +275,35 @@ extension SortedMap: Sequence {
     }
 }
 
+/// One stored key and value (see `SortedMapNode.Element`).
+@usableFromInline
+struct SortedMapEntry<Key: Sendable, Value: Sendable>: Sendable {
+    @usableFromInline var key: Key
+    @usableFromInline var value: Value
+
+    @inlinable init(key: Key, value: Value) {
+        self.key = key
+        self.value = value
+    }
+
+    @inlinable init(_ element: (key: Key, value: Value)) {
+        key = element.key
+        value = element.value
+    }
+
+    @inlinable var tuple: (key: Key, value: Value) { (key, value) }
+}
+
 /// One B-tree node. A node is shared between maps until one of them mutates it; mutation happens
 /// only on nodes the mutating map holds uniquely (`isKnownUniquelyReferenced`), so shared nodes are
 /// never changed.
 @usableFromInline
 final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: @unchecked Sendable {
     // Sendable: a node is mutated only while uniquely referenced, so no other thread can see it.
-    @usableFromInline typealias Element = (key: Key, value: Value)
+    /// A struct rather than the map's public `(key:value:)` tuple: arrays of tuples are copied
+    /// and destroyed through the runtime's generic tuple witnesses (`tuple_destroy`, 2.5% of a
+    /// parse and most of freeing a parsed tree under callgrind); a struct's are specialized code.
+    @usableFromInline typealias Element = SortedMapEntry<Key, Value>
 
     /// Most entries in a node; a node that grows past it splits.
     @usableFromInline static var maxEntries: Int { 32 }
@@ -358,7 +386,7 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
             return (previous, nil)
         }
         if isLeaf {
-            entries.insert((key, value), at: index)
+            entries.insert(Element(key: key, value: value), at: index)
             count += 1
         } else {
             makeChildUnique(index)
@@ -630,16 +658,16 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
     /// allocates through the standard library's unspecialized `_allocateBufferUninitialized`, which
     /// looks up the array storage's generic metadata on every call (≈ 290 instructions, 3% of a
     /// parse under callgrind); the specialized path caches it.
-    static func moveArray(from source: UnsafeMutablePointer<Element>, count: Int) -> ContiguousArray<Element> {
+    static func moveArray(from source: UnsafeMutablePointer<(key: Key, value: Value)>, count: Int) -> ContiguousArray<Element> {
         var array = ContiguousArray<Element>()
         array.reserveCapacity(count)
-        for i in 0..<count { array.append((source + i).move()) }
+        for i in 0..<count { array.append(Element((source + i).move())) }
         return array
     }
 
     /// `build(_:)`, moving the elements out of `source` instead of copying them.
     @inlinable
-    static func build(moving source: UnsafeMutablePointer<Element>, count: Int) -> SortedMapNode {
+    static func build(moving source: UnsafeMutablePointer<(key: Key, value: Value)>, count: Int) -> SortedMapNode {
         var height = 0
         while capacity(height: height) < count { height += 1 }
         return build(moving: source, count: count, height: height)
@@ -647,7 +675,7 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
 
     /// `build(_:height:)`, moving the elements out of `source`; same shape.
     @inlinable
-    static func build(moving source: UnsafeMutablePointer<Element>, count n: Int, height: Int) -> SortedMapNode {
+    static func build(moving source: UnsafeMutablePointer<(key: Key, value: Value)>, count n: Int, height: Int) -> SortedMapNode {
         if height == 0 { return SortedMapNode(entries: moveArray(from: source, count: n), children: [], count: n) }
         let childCapacity = capacity(height: height - 1)
         let childCount = max(2, (n + 1 + childCapacity) / (childCapacity + 1))
@@ -662,7 +690,7 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
             children.append(build(moving: source + start, count: size, height: height - 1))
             start += size
             if i < childCount - 1 {
-                entries.append((source + start).move())
+                entries.append(Element((source + start).move()))
                 start += 1
             }
         }

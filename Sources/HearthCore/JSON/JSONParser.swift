@@ -404,8 +404,21 @@ struct JSONParser {
     }
 
     /// See `KeyOrder.orderWord(ofUTF8:)`.
+    ///
+    /// Inline for the common key of 8 or more bytes whose first seven are ASCII and that cannot be
+    /// an integer key (its second byte is not a digit): the word is then those seven bytes, one
+    /// load. Calling `orderWord` for every key was 4% of a parse under callgrind.
     @inline(__always)
-    static func order(ofKey raw: UnsafeBufferPointer<UInt8>) -> UInt64 { KeyOrder.orderWord(ofUTF8: raw) }
+    static func order(ofKey raw: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        if raw.count >= 8, let base = raw.baseAddress {
+            let word = UInt64(bigEndian: UnsafeRawPointer(base).loadUnaligned(as: UInt64.self))
+            let second = UInt8(truncatingIfNeeded: word >> 48)
+            if (second &- UInt8(ascii: "0")) >= 10 && word & 0x8080_8080_8080_8000 == 0 {
+                return (1 << 63) | (word >> 8)
+            }
+        }
+        return KeyOrder.orderWord(ofUTF8: raw)
+    }
 
     static func order(of key: String) -> UInt64 { KeyOrder.orderWord(of: key) }
 
