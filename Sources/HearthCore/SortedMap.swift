@@ -56,6 +56,15 @@ public struct SortedMap<Key: ThreeWayComparable & Sendable, Value: Sendable>: Se
     /// tuples runs the runtime's generic `swift_arrayInitWithCopy` (8% of a parse under callgrind).
     @inlinable
     public init(movingSortedUnique source: UnsafeMutablePointer<Element>, count: Int) {
+        let entries = UnsafeMutablePointer<SortedMapEntry<Key, Value>>.allocate(capacity: count)
+        defer { entries.deallocate() }
+        for i in 0..<count { (entries + i).initialize(to: SortedMapEntry((source + i).move())) }
+        self.init(movingSortedUniqueEntries: entries, count: count)
+    }
+
+    /// `init(movingSortedUnique:count:)` from entries, which move without conversion.
+    @inlinable
+    init(movingSortedUniqueEntries source: UnsafeMutablePointer<SortedMapEntry<Key, Value>>, count: Int) {
         if count == 0 {
             storage = nil
         } else if count <= Self.smallCountMax {
@@ -652,22 +661,31 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
     }
 
     /// An array that takes over `count` elements from `source`, leaving it uninitialized.
-    @inlinable
     ///
-    /// `reserveCapacity` and `append` rather than `init(unsafeUninitializedCapacity:)`: that one
-    /// allocates through the standard library's unspecialized `_allocateBufferUninitialized`, which
-    /// looks up the array storage's generic metadata on every call (≈ 290 instructions, 3% of a
-    /// parse under callgrind); the specialized path caches it.
-    static func moveArray(from source: UnsafeMutablePointer<(key: Key, value: Value)>, count: Int) -> ContiguousArray<Element> {
+    /// Small arrays use `reserveCapacity` and `append`: `init(unsafeUninitializedCapacity:)`
+    /// allocates through the standard library's unspecialized `_allocateBufferUninitialized`,
+    /// which looks up the array storage's generic metadata on every call (≈ 290 instructions, 3%
+    /// of a parse under callgrind), while the specialized path caches it. From
+    /// `moveArrayInOneCopyCountMin` elements on, its single bulk move pays for the lookup.
+    @inlinable
+    static func moveArray(from source: UnsafeMutablePointer<Element>, count: Int) -> ContiguousArray<Element> {
+        if count >= moveArrayInOneCopyCountMin {
+            return ContiguousArray(unsafeUninitializedCapacity: count) { buffer, initialized in
+                buffer.baseAddress!.moveInitialize(from: source, count: count)
+                initialized = count
+            }
+        }
         var array = ContiguousArray<Element>()
         array.reserveCapacity(count)
-        for i in 0..<count { array.append(Element((source + i).move())) }
+        for i in 0..<count { array.append((source + i).move()) }
         return array
     }
 
+    @usableFromInline static var moveArrayInOneCopyCountMin: Int { 20 }
+
     /// `build(_:)`, moving the elements out of `source` instead of copying them.
     @inlinable
-    static func build(moving source: UnsafeMutablePointer<(key: Key, value: Value)>, count: Int) -> SortedMapNode {
+    static func build(moving source: UnsafeMutablePointer<Element>, count: Int) -> SortedMapNode {
         var height = 0
         while capacity(height: height) < count { height += 1 }
         return build(moving: source, count: count, height: height)
@@ -675,7 +693,7 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
 
     /// `build(_:height:)`, moving the elements out of `source`; same shape.
     @inlinable
-    static func build(moving source: UnsafeMutablePointer<(key: Key, value: Value)>, count n: Int, height: Int) -> SortedMapNode {
+    static func build(moving source: UnsafeMutablePointer<Element>, count n: Int, height: Int) -> SortedMapNode {
         if height == 0 { return SortedMapNode(entries: moveArray(from: source, count: n), children: [], count: n) }
         let childCapacity = capacity(height: height - 1)
         let childCount = max(2, (n + 1 + childCapacity) / (childCapacity + 1))
@@ -690,7 +708,7 @@ final class SortedMapNode<Key: ThreeWayComparable & Sendable, Value: Sendable>: 
             children.append(build(moving: source + start, count: size, height: height - 1))
             start += size
             if i < childCount - 1 {
-                entries.append(Element((source + start).move()))
+                entries.append((source + start).move())
                 start += 1
             }
         }

@@ -6,7 +6,7 @@
 /// and merge, and took 7% of a parse under callgrind where maps of 20–60 uids are common. Order
 /// words decide almost every comparison; only equal words look at the keys.
 final class JSONChildSorter {
-    typealias Element = ChildrenMap.Element
+    typealias Element = JSONParser.PendingChildren.Element
 
     /// Sorting input: a child's order word and its position among the pending children.
     struct SortKey {

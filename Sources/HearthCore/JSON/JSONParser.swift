@@ -348,7 +348,8 @@ struct JSONParser {
     /// Moving instead of copying removed the retain/release pair per child that, with the
     /// `PendingChild` initializer, took 13% of a parse under callgrind.
     final class PendingChildren {
-        typealias Element = ChildrenMap.Element
+        /// The map's own entry type, so finished children move into its array in one copy.
+        typealias Element = SortedMapEntry<ChildKey, Node>
 
         private(set) var elements: UnsafeMutablePointer<Element>
         private(set) var orders: UnsafeMutablePointer<UInt64>
@@ -370,7 +371,7 @@ struct JSONParser {
         @inline(__always)
         func append(_ key: consuming ChildKey, _ value: consuming Node, order: UInt64) {
             if count == capacity { grow() }
-            (elements + count).initialize(to: (key, value))
+            (elements + count).initialize(to: Element(key: key, value: value))
             orders[count] = order
             count += 1
         }
@@ -450,7 +451,7 @@ struct JSONParser {
         }
         if sorted {
             // Sorted with no duplicates and no empty values: move them all.
-            let map = ChildrenMap(movingSortedUnique: elements + start, count: end - start)
+            let map = ChildrenMap(movingSortedUniqueEntries: elements + start, count: end - start)
             pending.forget(from: start)
             return Node(children: map)
         }
@@ -472,7 +473,7 @@ struct JSONParser {
             (sortedElements + kept).moveInitialize(from: elements + position, count: 1)
             kept += 1
         }
-        let map = ChildrenMap(movingSortedUnique: sortedElements, count: kept)
+        let map = ChildrenMap(movingSortedUniqueEntries: sortedElements, count: kept)
         pending.forget(from: start)
         return Node(children: map)
     }
