@@ -145,6 +145,21 @@ private func parseError(_ json: String, at path: Path? = nil) -> DataError? {
         #expect(try parse("5e-324").numberValue == .leastNonzeroMagnitude)
     }
 
+    /// The parser's inline order word (one load, padding masked off) must be `KeyOrder`'s.
+    @Test func inlineKeyOrderWordsMatchKeyOrder() {
+        var random = SeededGenerator(seed: 7)
+        let alphabet = Array("-0123456789az_.AZ\u{0}\u{7F}é🔥".utf8)
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 0...12, using: &random)
+            var bytes = (0..<count).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }
+            bytes += (0..<8).map { _ in UInt8.random(in: 0...255, using: &random) }  // readable tail
+            bytes.withUnsafeBufferPointer { all in
+                let key = UnsafeBufferPointer(rebasing: all[0..<count])
+                #expect(JSONParser.order(ofKey: key, canLoadWord: true) == KeyOrder.orderWord(ofUTF8: key), "\(Array(key))")
+            }
+        }
+    }
+
     /// Short decimals skip `strtod` (`JSONDecimal`); they must round exactly as `Double(String)`.
     @Test func shortDecimalsRoundLikeTheStandardLibrary() throws {
         var random = SeededGenerator(seed: 53)
