@@ -180,7 +180,7 @@ struct JSONParser {
             if firstKeyOffset == 0 { firstKeyOffset = keyOffset }
             // The key is moved, never copied, into `pending`: a copy was a retain and a release
             // per key (3% of a parse under callgrind).
-            var parsed = try parseKey()
+            let parsed = try parseKey()
             let keyBytes = parsed.byteCount
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
@@ -216,7 +216,8 @@ struct JSONParser {
                     hasServerValue = true
                     let value = try parseValue(nesting: nesting, depth: depth, pathBytes: pathBytes)
                     if !value.isEmpty {
-                        pending.append(parsed.takeKey(), value, order: parsed.order)
+                        let order = parsed.order
+                        pending.append(parsed.takeKey(), value, order: order)
                     }
                     handled = true
                 default:
@@ -240,7 +241,8 @@ struct JSONParser {
                 if validating { pathKeys.removeLast() }
                 // Kept even when empty, so a later `"a": null` still overrides an earlier `"a"`;
                 // `makeNode` drops empty children.
-                pending.append(parsed.takeKey(), value, order: parsed.order)
+                let order = parsed.order
+                pending.append(parsed.takeKey(), value, order: order)
             }
 
             skipWhitespace()
@@ -493,13 +495,10 @@ struct JSONParser {
         var byteCount: Int
         var startsWithDot: Bool
 
-        /// Moves the key out, leaving an empty one: no retain and release, as copying would.
+        /// Ends the parsed key, moving its key out: no retain and release, as a copy would cost,
+        /// and no placeholder left to release either.
         @inline(__always)
-        mutating func takeKey() -> ChildKey {
-            var taken = ChildKey("", order: 0)
-            swap(&taken, &key)
-            return taken
-        }
+        consuming func takeKey() -> ChildKey { key }
     }
 
     /// Reads an object key starting at the opening quote.
