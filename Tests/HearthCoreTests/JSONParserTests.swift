@@ -145,6 +145,50 @@ private func parseError(_ json: String, at path: Path? = nil) -> DataError? {
         #expect(try parse("5e-324").numberValue == .leastNonzeroMagnitude)
     }
 
+    /// The parser's inline order word (one load, padding masked off) must be `KeyOrder`'s.
+    @Test func inlineKeyOrderWordsMatchKeyOrder() {
+        var random = SeededGenerator(seed: 7)
+        let alphabet = Array("-0123456789az_.AZ\u{0}\u{7F}é🔥".utf8)
+        for _ in 0..<20_000 {
+            let count = Int.random(in: 0...12, using: &random)
+            var bytes = (0..<count).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &random)] }
+            bytes += (0..<8).map { _ in UInt8.random(in: 0...255, using: &random) }  // readable tail
+            bytes.withUnsafeBufferPointer { all in
+                let key = UnsafeBufferPointer(rebasing: all[0..<count])
+                #expect(JSONParser.order(ofKey: key, canLoadWord: true) == KeyOrder.orderWord(ofUTF8: key), "\(Array(key))")
+            }
+        }
+    }
+
+    /// Short decimals skip `strtod` (`JSONDecimal`); they must round exactly as `Double(String)`.
+    @Test func shortDecimalsRoundLikeTheStandardLibrary() throws {
+        var random = SeededGenerator(seed: 53)
+        for _ in 0..<20_000 {
+            let digits = Int.random(in: 1...19, using: &random)
+            var text = Int.random(in: 0...1, using: &random) == 0 ? "" : "-"
+            let integerDigits = Int.random(in: 1...digits, using: &random)
+            for position in 0..<digits {
+                if position == integerDigits { text += "." }
+                let digit = position == 0 && integerDigits > 1 ? Int.random(in: 1...9, using: &random) : Int.random(in: 0...9, using: &random)
+                text += String(digit)
+            }
+            // Without a fraction an exponent is needed, or the literal would be an exact integer.
+            if integerDigits == digits || Int.random(in: 0...2, using: &random) == 0 {
+                text += ["e", "E", "e+", "e-"][Int.random(in: 0...3, using: &random)] + String(Int.random(in: 0...30, using: &random))
+            }
+            let expected = try #require(Double(text))
+            #expect(try parse(text) == Node(expected), "\(text)")
+            #expect(try parse(text).numberValue == expected, "\(text)")
+        }
+        #expect(try parse("9007199254740993.0").numberValue == 9_007_199_254_740_992)  // above 2^53: strtod
+        #expect(try parse("0.30000000000000004").numberValue == 0.30000000000000004)
+        #expect(try parse("123456789012345678.5e-3").numberValue == 123_456_789_012_345.6785)
+        #expect(try parse("1e22").numberValue == 1e22)
+        #expect(try parse("1e23").numberValue == 1e23)
+        #expect(try parse("4.7e-22").numberValue == 4.7e-22)
+        #expect(try parse("0e99999") == Node(Int64(0)))
+    }
+
     @Test(arguments: [
         ("1e400", 0), ("[-1e400]", 1), ("01", 1), ("-01", 2), ("1.", 2), (".5", 0), ("1e", 2), ("+1", 0),
         ("-", 1), ("[1,]", 3), ("{\"a\":1,}", 7), ("{\"a\" 1}", 5), ("[1 2]", 3), ("tru", 3), ("nul", 3),
