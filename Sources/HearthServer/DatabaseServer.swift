@@ -1,5 +1,5 @@
 public import HearthAuth
-public import HearthCore
+import HearthCore
 import HearthProtocol
 import HearthRules
 public import HearthStorage
