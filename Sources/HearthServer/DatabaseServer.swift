@@ -158,6 +158,10 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             responder.respond(Self.jsonResponse(200, Array("[\(names)]".utf8)))
             return
         }
+        // Loaded already (nearly always): served here, without making a closure for a load to call.
+        if let namespace = namespaces[namespaceName] {
+            return try serve(request, method: method, target: target, caller: caller, namespace: namespace, responder: responder)
+        }
         guard mayOpen(namespaceName, isAdmin: caller.isAdmin) else { throw Self.noSuchNamespace(namespaceName) }
         withNamespace(namespaceName, responder: responder) { [self] namespace throws(RESTError) in
             try serve(request, method: method, target: target, caller: caller, namespace: namespace, responder: responder)

@@ -57,7 +57,8 @@ public struct RESTTarget: Sendable {
         let keys = trimmed.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) }
         path = Path(keys)
         // The emulator's reserved endpoints (§6.1, §8): `/.settings/…`, `/.inspect/…`.
-        let reserved = [".settings", ".inspect"].contains(keys.first?.string ?? "")
+        let first = keys.first?.string
+        let reserved = first == ".settings" || first == ".inspect"
         for (index, key) in keys.enumerated() {
             // `.priority` may end a write path (PUT /a/.priority.json sets a priority).
             if index == keys.count - 1 && key.string == ".priority" { continue }

@@ -448,6 +448,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
             request = HTTPRequest(method: method, path: path)
             if transport.handler.needsPeerAddress(path: path) { request.remoteAddress = peerAddress() }
             request.queryItems = queryItems()
+            request.headers.reserveCapacity(8)  // grown one insert at a time it rehashed several times
             for (name, token) in Self.headerTokens {
                 if let value = header(name, token: token) { request.headers[name] = value }
             }
