@@ -98,3 +98,22 @@ def test_js_sdk_compat_bundles_in_headless_chromium(hearth_server, tmp_path):
         process.wait()
     assert result is not None, "the page did not report within 60 s"
     assert result["ok"], result
+
+
+def test_the_seed_tutorials_apps_run_on_the_js_sdk(hearth_binary, hearth_server, tmp_path):
+    """The apps of ../shared/seeds (jokes with votes, profiles with followers and a username index,
+    verified-only per-user posts with server timestamps, a message board's events), as the JS SDK runs
+    them, under Examples/rules/seed-apps.bolt deployed with `hearth rules deploy`."""
+    rules = Path(__file__).resolve().parents[2] / "Examples" / "rules" / "seed-apps.bolt"
+    deployed = subprocess.run(
+        [str(hearth_binary), "rules", "deploy", "jsseeds", str(rules), "--url", hearth_server.url],
+        capture_output=True, text=True, timeout=60)
+    assert deployed.returncode == 0, deployed.stderr
+    completed = subprocess.run(
+        ["node", str(Path(__file__).parent / "js" / "seed_apps.cjs"), hearth_server.host, str(hearth_server.port),
+         "jsseeds", "demo-test"],
+        env=dict(os.environ, NODE_PATH=SDK), capture_output=True, text=True, timeout=120)
+    lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no result (exit {completed.returncode}):\n{completed.stdout}\n{completed.stderr}"
+    result = json.loads(lines[-1])
+    assert result["ok"], result["error"]
