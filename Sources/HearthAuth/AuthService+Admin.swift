@@ -23,7 +23,7 @@ extension AuthService {
         let users = body.objects("users")
         if users.isEmpty { throw AuthError.invalid("MISSING_USER_ACCOUNT") }
         if users.count > 1000 { throw AuthError.invalid("MAXIMUM_USER_COUNT_EXCEEDED") }
-        var scrypt: FirebaseScryptParameters?
+        var scrypt: FirebaseScrypt?
         if users.contains(where: { $0.has("passwordHash") }) {
             guard let algorithm = body.string("hashAlgorithm") else { throw AuthError.invalid("MISSING_HASH_ALGORITHM") }
             guard algorithm == "SCRYPT" else {
@@ -32,10 +32,10 @@ extension AuthService {
             guard let signerKey = body.string("signerKey").flatMap(Base64URL.decode), !signerKey.isEmpty else {
                 throw AuthError.invalid("INVALID_HASH_SIGNER_KEY")
             }
-            let parameters = FirebaseScryptParameters(
+            let parameters = FirebaseScrypt(
                 signerKey: signerKey, saltSeparator: body.string("saltSeparator").flatMap(Base64URL.decode) ?? [],
                 rounds: Int(body.int64("rounds") ?? 8), memoryCost: Int(body.int64("memoryCost") ?? 14))
-            guard parameters.scrypt.isValid else { throw AuthError.invalid("INVALID_HASH_ROUNDS", "rounds 1–8, memoryCost 1–14") }
+            guard parameters.isValid else { throw AuthError.invalid("INVALID_HASH_ROUNDS", "rounds 1–8, memoryCost 1–14") }
             scrypt = parameters
         }
         var seenIDs: Set<String> = [], seenEmails: Set<String> = []
@@ -60,7 +60,7 @@ extension AuthService {
 
     private struct ImportFailure: Error { let message: String }
 
-    private func importUser(_ fields: RequestBody, scrypt: FirebaseScryptParameters?) throws {
+    private func importUser(_ fields: RequestBody, scrypt: FirebaseScrypt?) throws {
         guard let uid = fields.string("localId"), !uid.isEmpty, uid.utf8.count <= 128 else {
             throw ImportFailure(message: "localId is missing")
         }

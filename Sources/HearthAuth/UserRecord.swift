@@ -1,4 +1,4 @@
-import HearthCrypto
+public import HearthCrypto
 
 /// How a user's password is stored. New and re-hashed passwords use argon2id; users imported from a
 /// Firebase export keep Firebase's scrypt hash until their first successful sign-in re-hashes it.
@@ -6,33 +6,14 @@ public enum PasswordCredential: Codable, Sendable, Equatable {
     /// An argon2id PHC string (it names its own parameters).
     case argon2id(String)
     /// Firebase's modified scrypt (auth-api.md §7.2): the hash, the user's salt and the project parameters.
-    case firebaseScrypt(hash: [UInt8], salt: [UInt8], parameters: FirebaseScryptParameters)
+    case firebaseScrypt(hash: [UInt8], salt: [UInt8], parameters: FirebaseScrypt)
 
     public func verify(_ password: String) -> Bool {
         switch self {
         case .argon2id(let stored): return Argon2id.verify(password, against: stored)
         case .firebaseScrypt(let hash, let salt, let parameters):
-            return parameters.scrypt.verify(password, salt: salt, expected: hash)
+            return parameters.verify(password, salt: salt, expected: hash)
         }
-    }
-}
-
-/// The four project-wide parameters of a Firebase scrypt export, in a Codable form.
-public struct FirebaseScryptParameters: Codable, Sendable, Equatable {
-    public var signerKey: [UInt8]
-    public var saltSeparator: [UInt8]
-    public var rounds: Int
-    public var memoryCost: Int
-
-    public init(signerKey: [UInt8], saltSeparator: [UInt8], rounds: Int, memoryCost: Int) {
-        self.signerKey = signerKey
-        self.saltSeparator = saltSeparator
-        self.rounds = rounds
-        self.memoryCost = memoryCost
-    }
-
-    var scrypt: FirebaseScrypt {
-        FirebaseScrypt(signerKey: signerKey, saltSeparator: saltSeparator, rounds: rounds, memoryCost: memoryCost)
     }
 }
 

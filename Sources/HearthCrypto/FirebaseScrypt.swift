@@ -3,7 +3,7 @@ internal import COpenSSL
 /// Firebase Auth's modified scrypt (auth-api.md §7.2): the password hash is the project's signer key
 /// encrypted with AES-256-CTR (zero IV) under the first 32 bytes of scrypt(password, salt ‖ separator,
 /// N = 2^memCost, r = rounds, p = 1). Used to verify passwords of users imported from a Firebase export.
-public struct FirebaseScrypt: Sendable, Equatable {
+public struct FirebaseScrypt: Codable, Sendable, Equatable {
     public var signerKey: [UInt8]
     public var saltSeparator: [UInt8]
     /// scrypt's r (Firebase allows 1–8).

@@ -25,7 +25,7 @@ extension DatabaseServer: RealtimeHandler {
         for frame in frames { _ = sink.sendFrame(frame) }
         let lastSession = request.queryItems.first(where: { $0.name == Wire.lastSessionParameter })?.value
         // A realtime connection has no credential yet: it may only open a namespace that exists.
-        let attach = { [self] (result: Result<Namespace, RESTError>) in
+        let attach = { (result: Result<Namespace, RESTError>) in
             switch result {
             case .success(let namespace):
                 // `ls`: the client's previous connection, if still open, is closed and its onDisconnect runs (§1.4).

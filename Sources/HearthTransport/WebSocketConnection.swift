@@ -64,13 +64,7 @@ final class WebSocketConnection: RealtimeSink {
             lws_callback_on_writable(wsi)
             return
         }
-        let pre = CHearthLWS_pre()
-        let written: Int32
-        if case .text = queue[queueStart], queueStart + 1 < queue.count, case .text = queue[queueStart + 1] {
-            written = writeCoalescedTextFrames(pre: pre)
-        } else {
-            written = writeOne(pre: pre)
-        }
+        let written = writeNext()
         if written < 0 {
             close(reason: "write failed", immediately: true)
             return
@@ -81,6 +75,16 @@ final class WebSocketConnection: RealtimeSink {
         } else {
             lws_callback_on_writable(wsi)
         }
+    }
+
+    /// Writes the head of the queue: every text message up to the packet size in one write when two or
+    /// more are waiting, otherwise the one entry (a ping, or a lone message).
+    private func writeNext() -> Int32 {
+        let pre = CHearthLWS_pre()
+        if case .text = queue[queueStart], queueStart + 1 < queue.count, case .text = queue[queueStart + 1] {
+            return writeCoalescedTextFrames(pre: pre)
+        }
+        return writeOne(pre: pre)
     }
 
     func close(reason: String, immediately: Bool) {
@@ -150,13 +154,7 @@ final class WebSocketConnection: RealtimeSink {
             return -1
         }
         guard queueStart < queue.count else { return 0 }
-        let pre = CHearthLWS_pre()
-        let written: Int32
-        if case .text = queue[queueStart], queueStart + 1 < queue.count, case .text = queue[queueStart + 1] {
-            written = writeCoalescedTextFrames(pre: pre)
-        } else {
-            written = writeOne(pre: pre)
-        }
+        let written = writeNext()
         if written < 0 { return -1 }
         if queueStart == queue.count {
             queue.removeAll(keepingCapacity: queue.capacity <= 4096)

@@ -37,23 +37,7 @@ extension Scenario {
                 fanPath: "/fan", writePath: "/w", stop: {})
             let fleet = try RealtimeLoad.listeners(target, count: listenerCount)
             defer { fleet.stop() }
-            let (loop, writer) = try RealtimeLoad.publisher(target)
-            var rates: [Double] = []
-            for run in 0...runs {
-                _ = try fleet.stats()
-                let start = monotonicNanoseconds()
-                loop.startWriting(window: window)
-                RealtimeLoad.pump(loop, seconds: seconds)
-                let stats = try fleet.stats()
-                let elapsed = Double(monotonicNanoseconds() - start) / 1e9
-                loop.startWriting(window: 0)
-                RealtimeLoad.drain(loop, writer)
-                let rate = Double(stats.delivered) / elapsed
-                print("   \(label.padding(toLength: 12)) \((run == 0 ? "warm-up" : "run \(run)/\(runs)").padding(toLength: 9)) \(Int(rate)) deliveries/s  closed \(stats.closed)")
-                if run > 0 { rates.append(rate) }
-                usleep(300_000)
-            }
-            return rates
+            return try RealtimeLoad.throughputRuns(target, fleet: fleet, window: window, seconds: seconds, runs: runs).rates
         }
 
         let withRules = try measure(rules: guarded, label: "auth rules")

@@ -98,6 +98,37 @@ enum RealtimeLoad {
         while connection.inFlight > 0, monotonicNanoseconds() < end { loop.poll(timeout: 5) }
     }
 
+    /// Throughput runs (a warm-up, then `runs`): one writer keeps `window` writes in flight for `seconds`;
+    /// deliveries counted by the workers in that time. Returns each measured run's deliveries/s and how
+    /// many connections were closed at the end.
+    static func throughputRuns(
+        _ target: LoadTarget, fleet: LoadFleet, window: Int, seconds: Double, runs: Int
+    ) throws -> (rates: [Double], closed: Int) {
+        let (loop, writer) = try publisher(target)
+        var rates: [Double] = []
+        var closed = 0
+        for run in 0...runs {
+            _ = try fleet.stats()
+            _ = loop.takeCounters()
+            let start = monotonicNanoseconds()
+            loop.startWriting(window: window)
+            pump(loop, seconds: seconds)
+            let stats = try fleet.stats()
+            let elapsed = Double(monotonicNanoseconds() - start) / 1e9
+            loop.startWriting(window: 0)
+            drain(loop, writer)
+            let acks = loop.takeCounters()
+            let rate = Double(stats.delivered) / elapsed
+            let label = run == 0 ? "warm-up" : "run \(run)/\(runs)"
+            print("   \(target.label.padding(toLength: 10)) \(label.padding(toLength: 9)) \(Int(rate)) deliveries/s  \(Int(Double(acks.acknowledged) / elapsed)) acked writes/s  ack p50 \(milliseconds(acks.acknowledgementLatency.percentileMilliseconds(0.5)))  \(rounded(Double(stats.delivered) / Double(max(1, stats.reads)), places: 2)) messages per client read  ready \(stats.ready)  closed \(stats.closed)")
+            usleep(300_000)
+            if run > 0 { rates.append(rate) }
+            closed = stats.closed
+        }
+        _ = try fleet.stats()
+        return (rates, closed)
+    }
+
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return 0 }
@@ -130,29 +161,9 @@ extension Scenario {
             var singleP50: Double?, singleP99: Double?
         }
 
-        /// Throughput runs: the writer keeps `window` writes in flight for `seconds`; deliveries counted
-        /// by the workers in that time.
         func throughput(_ target: LoadTarget, fleet: LoadFleet, side: inout Side) throws {
-            let (loop, writer) = try RealtimeLoad.publisher(target)
-            for run in 0...runs {
-                _ = try fleet.stats()
-                _ = loop.takeCounters()
-                let start = monotonicNanoseconds()
-                loop.startWriting(window: window)
-                RealtimeLoad.pump(loop, seconds: seconds)
-                let stats = try fleet.stats()
-                let elapsed = Double(monotonicNanoseconds() - start) / 1e9
-                loop.startWriting(window: 0)
-                RealtimeLoad.drain(loop, writer)
-                let acks = loop.takeCounters()
-                let rate = Double(stats.delivered) / elapsed
-                let label = run == 0 ? "warm-up" : "run \(run)/\(runs)"
-                print("   \(target.label.padding(toLength: 10)) \(label.padding(toLength: 9)) \(Int(rate)) deliveries/s  \(Int(Double(acks.acknowledged) / elapsed)) acked writes/s  ack p50 \(RealtimeLoad.milliseconds(acks.acknowledgementLatency.percentileMilliseconds(0.5)))  \(rounded(Double(stats.delivered) / Double(max(1, stats.reads)), places: 2)) messages per client read  ready \(stats.ready)  closed \(stats.closed)")
-                usleep(300_000)
-                if run > 0 { side.rates.append(rate) }
-                side.closed = stats.closed
-            }
-            _ = try fleet.stats()
+            (side.rates, side.closed) = try RealtimeLoad.throughputRuns(
+                target, fleet: fleet, window: window, seconds: seconds, runs: runs)
         }
 
         /// Open-loop writes at `writesPerSecond` for `seconds`; every delivery timed from its write's send.
