@@ -59,6 +59,28 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
+def start_hearth(binary, *arguments: str, seconds: float = 20) -> tuple[subprocess.Popen, int]:
+    """Starts `hearth serve ARGUMENTS --port <free port>` and waits until it accepts connections.
+
+    Returns the process (or one that already exited: check `poll()`) and its port."""
+    import socket
+    import time
+
+    port = _free_port()
+    process = subprocess.Popen(
+        [str(binary), "serve", *arguments, "--port", str(port)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return process, port
+
+
 @dataclass
 class RunningServer:
     """A `hearth serve` process started for the tests."""
@@ -76,26 +98,9 @@ class RunningServer:
 @pytest.fixture(scope="session")
 def hearth_server(hearth_binary, tmp_path_factory):
     """The real `hearth serve --emulator` on a free port with a temporary data directory, stopped after the run."""
-    import socket
-    import time
-
     data = tmp_path_factory.mktemp("hearth-data")
     for _attempt in range(5):
-        port = _free_port()
-        process = subprocess.Popen(
-            [str(hearth_binary), "serve", "--emulator", "--port", str(port), "--data", str(data), "--project", "demo-test"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                break
-            except OSError:
-                time.sleep(0.05)
+        process, port = start_hearth(hearth_binary, "--emulator", "--data", str(data), "--project", "demo-test")
         if process.poll() is None:
             break
     else:

@@ -2,14 +2,14 @@
 links work when opened. The SMTP server is Python's own (smtpd), capturing what arrives."""
 
 import re
-import socket
-import subprocess
 import threading
 import time
 import warnings
 
 import pytest
 import requests
+
+from conftest import start_hearth
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -46,24 +46,9 @@ def smtp_server():
 
 @pytest.fixture
 def mailing_hearth(hearth_binary, tmp_path, smtp_server):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [
-            str(hearth_binary), "serve", "--emulator", "--port", str(port), "--data", str(tmp_path / "data"),
-            "--project", "demo-mail", "--smtp-url", f"smtp://127.0.0.1:{smtp_server.port}",
-            "--smtp-from", "Demo <noreply@demo.test>",
-        ],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.05)
+    process, port = start_hearth(
+        hearth_binary, "--emulator", "--data", str(tmp_path / "data"), "--project", "demo-mail",
+        "--smtp-url", f"smtp://127.0.0.1:{smtp_server.port}", "--smtp-from", "Demo <noreply@demo.test>")
     yield f"http://127.0.0.1:{port}"
     process.terminate()
     _, err = process.communicate(timeout=20)

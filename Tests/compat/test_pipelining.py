@@ -12,7 +12,6 @@ import re
 import socket
 import time
 
-import pytest
 import requests
 
 NS = "pipelining"

@@ -11,7 +11,6 @@ as admin, then act as the user with `auth_variable_override` (what firebase-admi
 """
 
 import json
-from pathlib import Path
 
 import pytest
 import requests

@@ -3,14 +3,14 @@ made for the test by Debian's openssl, checked against that certificate (no veri
 
 import json
 import shutil
-import socket
 import ssl
 import subprocess
-import time
 
 import pytest
 import requests
 import websocket
+
+from conftest import start_hearth
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl (Debian package openssl) is needed")
 
@@ -23,20 +23,8 @@ def tls_server(hearth_binary, tmp_path_factory):
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
          "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
         check=True, capture_output=True)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [str(hearth_binary), "serve", "--emulator", "--port", str(port), "--data", str(directory / "data"),
-         "--tls-cert", str(cert), "--tls-key", str(key)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            time.sleep(0.05)
+    process, port = start_hearth(
+        hearth_binary, "--emulator", "--data", str(directory / "data"), "--tls-cert", str(cert), "--tls-key", str(key))
     yield f"127.0.0.1:{port}", str(cert)
     process.terminate()
     process.communicate(timeout=20)
