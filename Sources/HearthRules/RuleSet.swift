@@ -18,6 +18,9 @@ public struct RuleSet: Sendable {
     /// Every `.indexOn` declaration, in document order.
     public let indexes: [RuleIndex]
     let tree: RuleNode
+    /// True when the root's `.write` is `true` and no `.validate` exists: every write is allowed, so
+    /// a server need not check writes at all (nor keep the tree from before a write for the check).
+    public let allowsEveryWrite: Bool
 
     /// Compiles a rules document: JSON with `//` and `/* */` comments, a single top-level `rules`
     /// key (rules.md §1). Throws on the first problem, with its line and column.
@@ -30,6 +33,7 @@ public struct RuleSet: Sendable {
         tree = try loader.load(document)
         indexes = loader.indexes
         self.source = source
+        allowsEveryWrite = tree.write?.isConstantlyTrue == true && !tree.hasValidation
     }
 
     /// Denies every read and write (Firebase's locked mode); privileged clients still pass.

@@ -39,6 +39,11 @@ final class RuleNode: Sendable {
 
     /// True when some rule node lies below this one.
     var hasChildRules: Bool { wildcard != nil || !children.isEmpty }
+
+    /// True when this node or one below it has a `.validate` rule.
+    var hasValidation: Bool {
+        validate != nil || wildcard?.hasValidation == true || children.contains { $0.node.hasValidation }
+    }
 }
 
 /// A rule property compiled: its source for messages and its evaluator.
@@ -47,6 +52,12 @@ struct CompiledRule: Sendable {
     /// The expression as written, or `true` / `false` for boolean rules.
     let expression: String
     let evaluate: Evaluator
+
+    /// True for `true`, written as a boolean or as the expression `"true"`: it grants without looking.
+    var isConstantlyTrue: Bool {
+        expression.utf8.elementsEqual("true".utf8)
+            || expression.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).elementsEqual(["true"])
+    }
 }
 
 /// Builds the rules tree from the rules document, compiling every expression (rules.md §1, §7).

@@ -312,13 +312,20 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
     }
 
+    /// Finishes a namespace's durable writes on the loop (see `DurableDatabase.init(engine:root:finishOn:)`):
+    /// their completions answer writers and tell listeners there anyway.
+    private var finisher: DurableDatabase.Finisher? {
+        guard let executor else { return nil }
+        return { executor.execute($0) }
+    }
+
     /// Makes a loaded engine and tree the namespace `name` (loop thread).
     private func adopt(_ name: String, _ loaded: Result<(any StorageEngine, Node), RESTError>) -> Result<Namespace, RESTError> {
         loaded.map { engine, root in
             if let existing = namespaces[name] { return existing }
             let stored = storedRules(name)
             let namespace = Namespace(
-                name: name, database: DurableDatabase(engine: engine, root: root), rules: stored.rules,
+                name: name, database: DurableDatabase(engine: engine, root: root, finishOn: finisher), rules: stored.rules,
                 rulesDeployed: stored.deployed)
             namespaces[name] = namespace
             return namespace
@@ -604,8 +611,9 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             server: self, namespace: namespace, responder: responder, reply: reply, kind: kind, path: path,
             target: target, wantsETag: wantsETag, caller: caller)
         let now = clock()
-        apply(namespace.database, now, namespace.writeCheck(caller, now: now)) { result in
-            executor.execute { pending.finish(result) }
+        let database = namespace.database
+        apply(database, now, namespace.writeCheck(caller, now: now)) { result in
+            executor.executeCompletion(of: database) { pending.finish(result) }
         }
     }
 
@@ -785,3 +793,10 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     }
 }
 
+extension LoopExecutor {
+    /// Runs a write completion of `database` on the loop: directly when the database already finishes
+    /// its writes there (namespaces opened by the server do), else by handing it over.
+    func executeCompletion(of database: DurableDatabase, _ work: @escaping @Sendable () -> Void) {
+        if database.finisher != nil { work() } else { execute(work) }
+    }
+}

@@ -53,9 +53,8 @@ public struct RESTTarget: Sendable {
         guard rawPath.hasSuffix(".json") else {
             throw RESTError(404, "Not found: data URLs end in .json, like /users/ada.json")
         }
-        let trimmed = rawPath.dropLast(".json".count)
-        let keys = trimmed.split(separator: "/", omittingEmptySubsequences: true).map { ChildKey(String($0)) }
-        path = Path(keys)
+        path = Path(String(rawPath.dropLast(".json".count)))
+        let keys = path.keys
         // The emulator's reserved endpoints (§6.1, §8): `/.settings/…`, `/.inspect/…`.
         let first = keys.first?.string
         let reserved = first == ".settings" || first == ".inspect"

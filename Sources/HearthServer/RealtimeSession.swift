@@ -103,8 +103,9 @@ extension DatabaseServer: RealtimeHandler {
         guard let executor else { return }
         let pending = RealtimePendingWrite(namespace: namespace, kind: kind, answered: answered)
         let now = clock()
-        apply(namespace.database, now, namespace.writeCheck(caller, now: now)) { result in
-            executor.execute { pending.finish(result, executor: executor) }
+        let database = namespace.database
+        apply(database, now, namespace.writeCheck(caller, now: now)) { result in
+            executor.executeCompletion(of: database) { pending.finish(result, executor: executor) }
         }
     }
 }

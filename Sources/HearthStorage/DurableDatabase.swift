@@ -41,14 +41,29 @@ public final class DurableDatabase: Sendable {
     public let engine: any StorageEngine
     private let state: Mutex<State>
 
+    /// Runs the work that moves a durable batch into the committed tree and tells its writer; nil runs
+    /// it on the engine's completion thread.
+    public typealias Finisher = @Sendable (_ work: @escaping @Sendable () -> Void) -> Void
+    /// Where batches are finished: see ``init(engine:root:finishOn:)``.
+    public let finisher: Finisher?
+
     /// Decides, under the database's lock, whether a write may happen (the server's security rules):
     /// given the locations the write replaces and the tree before and after it (pending writes
     /// included, server values resolved). Returns the error to report, or nil to let the write go on.
     public typealias WriteCheck = @Sendable (_ locations: [Path], _ before: Node, _ after: Node) -> (any Error)?
 
     /// A database over `engine`, starting from `root` (what `engine.load` returned).
-    public init(engine: any StorageEngine, root: Node) {
+    ///
+    /// `finishOn` hands each durable batch's finishing (applying it to the committed tree, then its
+    /// completion) to the thread that consumes the results, such as a server's event loop, in commit
+    /// order. Give it when completions keep ``CommittedWrite/root`` past their own return on another
+    /// thread: finishing there means no snapshot is still held when the next batch is applied, so the
+    /// committed tree mutates in place instead of copying every node on the write's path, to be freed
+    /// later by whoever drops the old snapshot (a quarter of a REST PUT's instructions, see
+    /// docs/BENCHMARKS.md, rest.rw). Completions then run on that thread.
+    public init(engine: any StorageEngine, root: Node, finishOn: Finisher? = nil) {
         self.engine = engine
+        finisher = finishOn
         state = Mutex(State(committed: DatabaseTree(root: root), pending: DatabaseTree(root: root)))
     }
 
@@ -144,7 +159,8 @@ public final class DurableDatabase: Sendable {
             state.inFlight += 1
             // Appended under the lock, so the engine sees batches in the order `pending` applied them.
             engine.append(batch) { [self] result in
-                completion(self.finish(changes, result))
+                guard let finisher else { return completion(self.finish(changes, result)) }
+                finisher { completion(self.finish(changes, result)) }
             }
             return nil
         }

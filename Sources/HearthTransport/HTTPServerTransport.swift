@@ -539,7 +539,9 @@ public final class HTTPServerTransport: @unchecked Sendable {
             transport.handler.handle(request, responder: self)
         }
 
-        private func queryItems() -> [(name: String, value: String)] { Self.queryItems(wsi) }
+        private func queryItems() -> [(name: String, value: String)] {
+            Self.queryItems(wsi, scratch: transport.headerScratch)
+        }
 
         /// The client's IP address as text.
         private func peerAddress() -> String? {
@@ -549,22 +551,36 @@ public final class HTTPServerTransport: @unchecked Sendable {
             return text.isEmpty ? nil : text
         }
 
-        static func queryItems(_ wsi: OpaquePointer) -> [(name: String, value: String)] {
+        /// The query's `name=value` items, decoded by lws, each split at its first `=`. Copied through
+        /// `scratch` when it is large enough (the per-request path), else through a buffer of their own.
+        static func queryItems(
+            _ wsi: OpaquePointer, scratch: UnsafeMutableBufferPointer<CChar>? = nil
+        ) -> [(name: String, value: String)] {
             var items: [(name: String, value: String)] = []
             let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
             guard total > 0 else { return items }
-            var buffer = [CChar](repeating: 0, count: total + 2)
-            var index: Int32 = 0
-            while true {
-                let copied = lws_hdr_copy_fragment(wsi, &buffer, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
-                if copied < 0 { break }
-                let fragment = String(decoding: buffer.prefix(Int(copied)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                if let equals = fragment.firstIndex(of: "=") {
-                    items.append((String(fragment[..<equals]), String(fragment[fragment.index(after: equals)...])))
-                } else {
-                    items.append((fragment, ""))
+            func readFragments(_ buffer: UnsafeMutableBufferPointer<CChar>) {
+                var index: Int32 = 0
+                while true {
+                    let copied = lws_hdr_copy_fragment(wsi, buffer.baseAddress, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
+                    if copied < 0 { break }
+                    let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(copied))
+                    if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
+                        items.append((
+                            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<equals]), as: UTF8.self),
+                            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(equals + 1)...]), as: UTF8.self)
+                        ))
+                    } else {
+                        items.append((String(decoding: bytes, as: UTF8.self), ""))
+                    }
+                    index += 1
                 }
-                index += 1
+            }
+            if let scratch, scratch.count >= total + 2 {
+                readFragments(scratch)
+            } else {
+                var buffer = [CChar](repeating: 0, count: total + 2)
+                buffer.withUnsafeMutableBufferPointer { readFragments($0) }
             }
             return items
         }

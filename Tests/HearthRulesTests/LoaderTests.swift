@@ -85,3 +85,14 @@ struct LoaderTests {
         #expect(error(big) != nil)
     }
 }
+
+extension LoaderTests {
+    @Test func onlyAnUnconditionalRootWriteWithoutValidationAllowsEveryWrite() throws {
+        #expect(RuleSet.open.allowsEveryWrite)
+        #expect(try RuleSet(source: #"{"rules": {".write": "true", "a": {".read": "auth != null"}}}"#).allowsEveryWrite)
+        #expect(!RuleSet.locked.allowsEveryWrite)
+        #expect(!(try RuleSet(source: #"{"rules": {".write": true, "a": {"$b": {".validate": "newData.isNumber()"}}}}"#).allowsEveryWrite))
+        #expect(!(try RuleSet(source: #"{"rules": {".write": "auth != null"}}"#).allowsEveryWrite))
+        #expect(!(try RuleSet(source: #"{"rules": {"a": {".write": true}}}"#).allowsEveryWrite))
+    }
+}

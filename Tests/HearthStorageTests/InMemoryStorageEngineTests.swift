@@ -1,6 +1,7 @@
 import HearthCore
 import HearthStorage
 import HearthStorageTesting
+import Synchronization
 import Testing
 
 struct InMemoryFixture: StorageEngineFixture {
@@ -57,4 +58,40 @@ func inMemoryConformance(_ name: String) async throws {
     #expect(text.hasSuffix("}\n") && text.contains(#"".priority":1"#) && !text.contains("["))
     let back = try output.withUnsafeBytes { try StorageJSON.read($0) }
     #expect(back == root)
+}
+
+/// A finisher that queues finishing work until the test runs it, as a server's loop would.
+final class QueuedFinisher: Sendable {
+    private let work = Mutex<[@Sendable () -> Void]>([])
+
+    func enqueue(_ item: @escaping @Sendable () -> Void) { work.withLock { $0.append(item) } }
+
+    /// Runs what is queued, in order; returns how many ran.
+    @discardableResult
+    func drain() -> Int {
+        let items = work.withLock { queued in
+            defer { queued.removeAll() }
+            return queued
+        }
+        for item in items { item() }
+        return items.count
+    }
+}
+
+@Test func finisherAppliesCommitsOnItsThreadInOrder() async throws {
+    let finisher = QueuedFinisher()
+    let database = DurableDatabase(engine: InMemoryStorageEngine(store: .init()), root: .empty) { finisher.enqueue($0) }
+    let committedRoots = Mutex<[Node]>([])
+    for value in 1...3 {
+        database.set("counter", to: Node(value)) { result in
+            if case .success(let write) = result { committedRoots.withLock { $0.append(write.root) } }
+        }
+    }
+    await database.waitForPendingWrites()
+    // Durable, but not finished: the committed tree and the writers wait for the finisher's thread.
+    #expect(committedRoots.withLock { $0.isEmpty })
+    #expect(database.root == .empty)
+    #expect(finisher.drain() == 3)
+    #expect(committedRoots.withLock { $0.map { $0.child(at: "counter") } } == [Node(1), Node(2), Node(3)])
+    #expect(database.root.child(at: "counter") == Node(3))
 }
