@@ -48,6 +48,9 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// The namespaces opened so far.
     var namespacesOpen: Dictionary<String, Namespace>.Values { namespaces.values }
     var executor: (any LoopExecutor)?
+    /// Writes between their apply and their completion on the loop.
+    let committingWrites = CommittingWrites()
+    public var hasWritesCommitting: Bool { committingWrites.count > 0 }
     private var pushIDs = PushIDGenerator()
     var nextStreamID: UInt64 = 1
     /// Long-poll sessions (`/.lp`) by connection id.
@@ -611,9 +614,13 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             server: self, namespace: namespace, responder: responder, reply: reply, kind: kind, path: path,
             target: target, wantsETag: wantsETag, caller: caller)
         let now = clock()
-        let database = namespace.database
+        let database = namespace.database, committing = committingWrites
+        committing.started()
         apply(database, now, namespace.writeCheck(caller, now: now)) { result in
-            executor.executeCompletion(of: database) { pending.finish(result) }
+            executor.executeCompletion(of: database) {
+                committing.finished()
+                pending.finish(result)
+            }
         }
     }
 

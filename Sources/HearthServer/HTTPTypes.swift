@@ -97,10 +97,23 @@ public protocol HTTPHandler: AnyObject {
     /// Whether requests for `path` need ``HTTPRequest/remoteAddress`` (a system call per request, so
     /// only asked for where it is used: auth's per-IP limits).
     func needsPeerAddress(path: String) -> Bool
+    /// Whether writes this handler started are committing and will be answered soon (their pushes then
+    /// go out with those already queued: see the transport's flush).
+    var hasWritesCommitting: Bool { get }
 }
 
 extension HTTPHandler {
     public func needsPeerAddress(path: String) -> Bool { false }
+    public var hasWritesCommitting: Bool { false }
+}
+
+/// Writes applied and handed to storage whose completion has not yet run on the loop. Loop thread only
+/// (the completions that count down run there); a class so write completions can carry it.
+final class CommittingWrites: @unchecked Sendable {
+    private(set) var count = 0
+
+    func started() { count += 1 }
+    func finished() { count -= 1 }
 }
 
 // MARK: Realtime (WebSocket) sessions

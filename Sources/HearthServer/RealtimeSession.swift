@@ -103,9 +103,13 @@ extension DatabaseServer: RealtimeHandler {
         guard let executor else { return }
         let pending = RealtimePendingWrite(namespace: namespace, kind: kind, answered: answered)
         let now = clock()
-        let database = namespace.database
+        let database = namespace.database, committing = committingWrites
+        committing.started()
         apply(database, now, namespace.writeCheck(caller, now: now)) { result in
-            executor.executeCompletion(of: database) { pending.finish(result, executor: executor) }
+            executor.executeCompletion(of: database) {
+                committing.finished()
+                pending.finish(result, executor: executor)
+            }
         }
     }
 }

@@ -96,7 +96,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
     /// Loop-thread scratch, allocated once: header values are copied out of lws through `headerScratch`,
     /// and every write is staged in `writeScratch` (LWS_PRE bytes of room, then up to one chunk).
     fileprivate let headerScratch = UnsafeMutableBufferPointer<CChar>.allocate(capacity: 16 * 1024 + 1)
-    fileprivate let writeScratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1024 + 64 * 1024)
+    let writeScratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1024 + 64 * 1024)
     private var loopThread: Thread?
     nonisolated(unsafe) private var loopPthread: pthread_t?
     private let started = DispatchSemaphore(value: 0)
@@ -161,6 +161,25 @@ public final class HTTPServerTransport: @unchecked Sendable {
         for socket in sockets { socket.flushBeforePoll() }
     }
 
+    /// Sockets waiting to be flushed from which on a flush counts as a fan-out worth holding back.
+    static let fanOutSocketsMin = 1_000
+    /// Longest the loop holds a fan-out back for writes still committing: about one group commit.
+    static let fanOutHoldSeconds = 0.002
+
+    /// Before a large fan-out is written, lets writes that are still committing (their fsync takes far
+    /// less than writing to thousands of sockets) finish first, so their pushes leave in the same sends.
+    /// Without it a writer with several writes in flight splits them into alternating halves, each
+    /// broadcast in its own loop pass, and every listener gets two sends with half the messages: on
+    /// loopback a send costs the receiver's whole TCP path too, so messages per send decide a fan-out's
+    /// rate (docs/BENCHMARKS.md, ws.fanout).
+    private func awaitCommittingWritesBeforeFanOut() {
+        guard webSocketsToFlush.count + streamsToFlush.count >= Self.fanOutSocketsMin, handler.hasWritesCommitting else { return }
+        let deadline = Date(timeIntervalSinceNow: Self.fanOutHoldSeconds)
+        while handler.hasWritesCommitting, Date() < deadline, executor.waitForWork(until: deadline) {
+            if drainInbox() { return }
+        }
+    }
+
     private func runLoop() {
         loopPthread = pthread_self()
         precondition(uv_loop_init(loop) == 0, "uv_loop_init failed")
@@ -178,6 +197,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
             guard let data = handle?.pointee.data else { return }
             let transport = Unmanaged<HTTPServerTransport>.fromOpaque(data).takeUnretainedValue()
             transport.loopIteration &+= 1
+            transport.awaitCommittingWritesBeforeFanOut()
             transport.flushWebSockets()
         }
         let tick = UInt64(configuration.tickIntervalMilliseconds)
@@ -288,13 +308,16 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
     static let trace = ProcessInfo.processInfo.environment["HEARTH_TRACE_LWS"] != nil
 
-    private func drainInbox() {
+    /// Runs what other threads handed over; true once the transport is stopping.
+    @discardableResult
+    private func drainInbox() -> Bool {
         let (work, stopping) = executor.take()
         for item in work { item() }
         if stopping {
             uv_timer_stop(timer)
             uv_stop(loop)
         }
+        return stopping
     }
 
     // MARK: libwebsockets callbacks (loop thread)
@@ -927,7 +950,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
 /// The loop's inbox: work handed over from other threads, run in one pass per wake-up.
 public final class Inbox: LoopExecutor, @unchecked Sendable {
     // Protected by `lock`.
-    private let lock = NSLock()
+    private let lock = NSCondition()
     private var work: [@Sendable () -> Void] = []
     private var stopping = false
     private var stopped = false
@@ -947,6 +970,18 @@ public final class Inbox: LoopExecutor, @unchecked Sendable {
         work.append(item)
         // uv_async_send is the one libuv call safe from any thread; calls coalesce into one wake-up.
         if work.count == 1, let wakeup { uv_async_send(wakeup) }
+        if work.count == 1 { lock.signal() }
+    }
+
+    /// Waits (on the loop thread, which is then not polling) until there is work or `deadline` passes;
+    /// true when there is work to take.
+    func waitForWork(until deadline: Date) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        while work.isEmpty && !stopping {
+            if !lock.wait(until: deadline) { break }
+        }
+        return !work.isEmpty || stopping
     }
 
     func stop() {

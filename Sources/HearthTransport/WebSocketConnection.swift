@@ -78,10 +78,12 @@ final class WebSocketConnection: RealtimeSink {
     }
 
     /// Writes the head of the queue: every text message up to the packet size in one write when two or
-    /// more are waiting, otherwise the one entry (a ping, or a lone message).
+    /// more are waiting, otherwise the one entry (a ping, or a lone or oversized message).
     private func writeNext() -> Int32 {
         let pre = CHearthLWS_pre()
-        if case .text = queue[queueStart], queueStart + 1 < queue.count, case .text = queue[queueStart + 1] {
+        if case .text(let first) = queue[queueStart], first.count + Self.frameHeaderBytesMax <= Self.coalescedBytesMax,
+            queueStart + 1 < queue.count, case .text = queue[queueStart + 1]
+        {
             return writeCoalescedTextFrames(pre: pre)
         }
         return writeOne(pre: pre)
@@ -168,40 +170,61 @@ final class WebSocketConnection: RealtimeSink {
 
     /// Most bytes of ready-made frames one write sends (lws's `tx_packet_size`).
     static let coalescedBytesMax = 64 * 1024
+    /// Largest WebSocket frame header a server writes (RFC 6455 §5.2: 2 bytes, then 8 of length).
+    static let frameHeaderBytesMax = 10
 
     /// Writes the queued text messages at the head of the queue, up to ``coalescedBytesMax``, as
     /// ready-made unmasked WebSocket frames in one `lws_write`: a fan-out queues one or more pushes per
     /// commit on every listener, and one send for all of them instead of one send and one writable
     /// round trip per frame is most of what a delivery costs (docs/BENCHMARKS.md, ws.fanout). lws passes
-    /// `LWS_WRITE_HTTP` bytes through unframed (and buffers a partial send itself).
+    /// `LWS_WRITE_HTTP` bytes through unframed (and buffers a partial send itself). The frames are built
+    /// in the transport's write scratch, not a buffer of their own: allocating and freeing 64 KiB per
+    /// socket per flush made glibc hand pages back and fault them in again.
     private func writeCoalescedTextFrames(pre: Int) -> Int32 {
-        var buffer = [UInt8](repeating: 0, count: pre)
-        buffer.reserveCapacity(pre + Self.coalescedBytesMax + 16)
+        let scratch = transport.writeScratch
+        precondition(scratch.count >= pre + Self.coalescedBytesMax, "the write scratch must hold a coalesced write")
+        var end = pre
         while queueStart < queue.count, case .text(let bytes) = queue[queueStart],
-            buffer.count == pre || buffer.count - pre + bytes.count + 10 <= Self.coalescedBytesMax
+            end - pre + bytes.count + Self.frameHeaderBytesMax <= Self.coalescedBytesMax
         {
-            Self.appendServerTextFrame(bytes, to: &buffer)
+            end = Self.writeServerTextFrame(bytes, into: scratch, at: end)
             queuedByteCount -= bytes.count
             queueStart += 1
         }
-        let length = buffer.count - pre
-        return buffer.withUnsafeMutableBufferPointer { raw in
-            lws_write(wsi, raw.baseAddress! + pre, length, LWS_WRITE_HTTP)
-        }
+        return lws_write(wsi, scratch.baseAddress! + pre, end - pre, LWS_WRITE_HTTP)
     }
 
-    /// One final, unmasked text frame (RFC 6455 §5.2), as lws would frame it.
-    static func appendServerTextFrame(_ payload: [UInt8], to buffer: inout [UInt8]) {
-        buffer.append(0x81)
-        if payload.count < 126 {
-            buffer.append(UInt8(payload.count))
-        } else if payload.count < 65536 {
-            buffer += [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
-        } else {
-            buffer.append(127)
-            for shift in stride(from: 56, through: 0, by: -8) { buffer.append(UInt8((payload.count >> shift) & 0xFF)) }
+    /// Writes one final, unmasked text frame (RFC 6455 §5.2), as lws would frame it, at `offset`;
+    /// returns the offset after it. The caller leaves room for ``frameHeaderBytesMax`` plus the payload.
+    static func writeServerTextFrame(_ payload: [UInt8], into buffer: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        var position = offset
+        func put(_ byte: UInt8) {
+            buffer[position] = byte
+            position += 1
         }
-        buffer += payload
+        put(0x81)
+        if payload.count < 126 {
+            put(UInt8(payload.count))
+        } else if payload.count < 65536 {
+            put(126)
+            put(UInt8(payload.count >> 8))
+            put(UInt8(payload.count & 0xFF))
+        } else {
+            put(127)
+            for shift in stride(from: 56, through: 0, by: -8) { put(UInt8((payload.count >> shift) & 0xFF)) }
+        }
+        _ = payload.withUnsafeBufferPointer { source in
+            UnsafeMutableBufferPointer(rebasing: buffer[position..<(position + source.count)]).update(fromContentsOf: source)
+        }
+        return position + payload.count
+    }
+
+    /// ``writeServerTextFrame(_:into:at:)`` appended to an array.
+    static func appendServerTextFrame(_ payload: [UInt8], to buffer: inout [UInt8]) {
+        let start = buffer.count
+        buffer += [UInt8](repeating: 0, count: payload.count + frameHeaderBytesMax)
+        let end = buffer.withUnsafeMutableBufferPointer { writeServerTextFrame(payload, into: $0, at: start) }
+        buffer.removeSubrange(end...)
     }
 
     /// Writes the one item at the head of the queue through lws's own framing.
@@ -212,14 +235,18 @@ final class WebSocketConnection: RealtimeSink {
         switch item {
         case .text(let bytes):
             queuedByteCount -= bytes.count
-            var buffer = [UInt8](repeating: 0, count: pre + bytes.count)
-            buffer.withUnsafeMutableBufferPointer { raw in
-                bytes.withUnsafeBufferPointer { source in
-                    (raw.baseAddress! + pre).update(from: source.baseAddress!, count: bytes.count)
+            let scratch = transport.writeScratch
+            if pre + bytes.count <= scratch.count {
+                _ = UnsafeMutableBufferPointer(rebasing: scratch[pre..<(pre + bytes.count)]).update(fromContentsOf: bytes)
+                written = lws_write(wsi, scratch.baseAddress! + pre, bytes.count, LWS_WRITE_TEXT)
+            } else {
+                var buffer = [UInt8](repeating: 0, count: pre + bytes.count)
+                _ = buffer.withUnsafeMutableBufferPointer { raw in
+                    UnsafeMutableBufferPointer(rebasing: raw[pre...]).update(fromContentsOf: bytes)
                 }
-            }
-            written = buffer.withUnsafeMutableBufferPointer { raw in
-                lws_write(wsi, raw.baseAddress! + pre, bytes.count, LWS_WRITE_TEXT)
+                written = buffer.withUnsafeMutableBufferPointer { raw in
+                    lws_write(wsi, raw.baseAddress! + pre, bytes.count, LWS_WRITE_TEXT)
+                }
             }
         case .ping:
             var buffer = [UInt8](repeating: 0, count: pre + 1)
