@@ -22,7 +22,10 @@ public struct WireRequest: Sendable {
     }
 
     /// The `p` field as a path (`/a/b`, `a/b` and `""` all parse).
-    public var path: Path? { node(Wire.path)?.stringValue.map { Path($0) } }
+    public var path: Path? {
+        guard let raw = fields[Wire.path] else { return nil }
+        return JSONPlainScalar.string(raw).map { Path($0) }
+    }
 }
 
 /// What one received frame amounts to.
@@ -137,8 +140,7 @@ public struct ConnectionMachine: Sendable {
             return type == Wire.Control.ping.rawValue ? .ping : .control(type)
         case Wire.Kind.data.rawValue:
             guard let data = Self.fields(inner),
-                let numberRaw = data[Wire.requestNumber], let numberNode = try? Node(jsonBytes: numberRaw),
-                case .integer(let number)? = numberNode.leafValue,
+                let numberRaw = data[Wire.requestNumber], let number = Self.integer(numberRaw),
                 let action = data[Wire.action].flatMap(Self.string)
             else { try violation("malformed request") }
             let body = data[Wire.body].flatMap(Self.fields) ?? [:]
@@ -151,11 +153,18 @@ public struct ConnectionMachine: Sendable {
     static func fields(_ bytes: [UInt8]) -> [String: [UInt8]]? {
         guard let entries = JSONObjectSplitter.split(bytes) else { return nil }
         var fields: [String: [UInt8]] = [:]
+        fields.reserveCapacity(entries.count)
         for (key, value) in entries { fields[key] = Array(value) }
         return fields
     }
 
-    static func string(_ bytes: [UInt8]) -> String? { (try? Node(jsonBytes: bytes))?.stringValue }
+    static func string(_ bytes: [UInt8]) -> String? { JSONPlainScalar.string(bytes) }
+
+    static func integer(_ bytes: [UInt8]) -> Int64? {
+        if let plain = JSONPlainScalar.plainInteger(bytes) { return plain }
+        guard case .integer(let number)? = (try? Node(jsonBytes: bytes))?.leafValue else { return nil }
+        return number
+    }
 
     /// Splits a message into WebSocket frames (§1.8): one frame when it fits, else a count frame and
     /// segments cut on UTF-8 scalar boundaries, at most 9,999 of them. Never the bare frame `0`.

@@ -6,7 +6,9 @@ public enum JSONObjectSplitter {
     public static func split(_ bytes: [UInt8]) -> [(key: String, value: ArraySlice<UInt8>)]? {
         var index = 0
         func skipSpace() {
-            while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+            while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
+                index += 1
+            }
         }
         func skipString() -> Bool {
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return false }
@@ -54,9 +56,7 @@ public enum JSONObjectSplitter {
         while true {
             skipSpace()
             let keyStart = index
-            guard skipString(), let keyNode = try? Node(jsonBytes: Array(bytes[keyStart..<index])),
-                let key = keyNode.stringValue
-            else { return nil }
+            guard skipString(), let key = JSONPlainScalar.string(bytes[keyStart..<index]) else { return nil }
             skipSpace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
             index += 1

@@ -12,6 +12,8 @@ final class Namespace {
     var realtimeSessions: [UInt64: RealtimeSession] = [:]
     /// Their handshake session ids (`s`), for a reconnect's `ls`.
     var realtimeSessionIDs: [String: UInt64] = [:]
+    /// Where those sessions listen: a write is delivered to the sessions it can reach.
+    let listenerIndex = ListenerIndex<RealtimeSession>()
     /// The security rules every read and write of a non-admin caller is decided by; `source` is the text
     /// as uploaded (`PUT /.settings/rules.json`), comments included. Replace with ``replaceRules(_:now:)``.
     var rules: RuleSet
@@ -29,6 +31,17 @@ final class Namespace {
     enum Write {
         case set(Path)
         case update(Path, [Path])
+
+        /// The locations the write replaces (a `.priority` write replaces its node); a merge with no
+        /// keys, the location it was sent to.
+        var locations: [Path] {
+            func normalized(_ path: Path) -> Path { path.last == .priorityKey ? (path.parent ?? path) : path }
+            switch self {
+            case .set(let path): return [normalized(path)]
+            case .update(let path, let keys):
+                return keys.isEmpty ? [path] : keys.map { normalized(path.appending(path: $0)) }
+            }
+        }
 
         /// Whether the write may change what is at `location` or below it.
         func touches(_ location: Path) -> Bool {

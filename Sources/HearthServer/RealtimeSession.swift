@@ -154,10 +154,11 @@ extension Namespace {
     /// Queues, on every realtime session of this namespace, the pushes one committed write causes.
     /// Pushes for default listens on one location are encoded once.
     func broadcastRealtime(_ write: Write, root: Node, changes: ChangeSet) {
-        guard !realtimeSessions.isEmpty else { return }
+        guard !listenerIndex.isEmpty else { return }
         var cache: [Path: [[UInt8]]] = [:]
         var slow: [RealtimeSession] = []
-        for session in realtimeSessions.values where !session.deliver(write, root: root, changes: changes, cache: &cache) {
+        for session in listenerIndex.listeners(overlapping: write.locations)
+        where !session.deliver(write, root: root, changes: changes, cache: &cache) {
             slow.append(session)
         }
         for session in slow { session.disconnectSlowClient() }
@@ -176,6 +177,8 @@ final class RealtimeSession: RealtimeSessionHandle {
     var namespace: Namespace?
     /// Who this connection acts as (`auth`/`unauth`).
     private(set) var caller = Caller.signedOut
+    /// Changed only through ``setListen(_:for:)``, ``removeListen(_:)`` and ``removeAllListens()``, which
+    /// keep the namespace's ``ListenerIndex`` in step.
     private var listens: [ListenKey: Listen] = [:]
     private var onDisconnect: [OnDisconnectOperation] = []
     /// Requests received while the namespace was loading (``attach(to:)``).
@@ -244,7 +247,7 @@ final class RealtimeSession: RealtimeSessionHandle {
         guard !isClosed else { return }
         isClosed = true
         machine.close(reason: "socket closed")
-        listens.removeAll()
+        removeAllListens()
         guard let namespace else { return }
         namespace.realtimeSessions[id] = nil
         namespace.realtimeSessionIDs[sessionID] = nil
@@ -265,7 +268,7 @@ final class RealtimeSession: RealtimeSessionHandle {
         reply(WireEncoder.authExpired)
         guard let namespace else { return }
         for (key, listen) in listens where !namespace.mayRead(caller, at: listen.path, query: listen.params, now: now) {
-            listens[key] = nil
+            removeListen(key)
         }
     }
 
@@ -274,10 +277,25 @@ final class RealtimeSession: RealtimeSessionHandle {
     func revokeUnreadableListens(now: Int64) {
         guard let namespace, !listens.isEmpty else { return }
         for (key, listen) in listens where !namespace.mayRead(caller, at: listen.path, query: listen.params, now: now) {
-            listens[key] = nil
+            removeListen(key)
             let query = listen.tag == nil ? nil : listen.queryJSON
             if !send(WireEncoder.listenRevoked(path: listen.path, queryJSON: query)) { return disconnectSlowClient() }
         }
+    }
+
+    private func setListen(_ listen: Listen, for key: ListenKey) {
+        if listens.updateValue(listen, forKey: key) == nil { namespace?.listenerIndex.add(self, at: key.path) }
+    }
+
+    private func removeListen(_ key: ListenKey) {
+        if listens.removeValue(forKey: key) != nil { namespace?.listenerIndex.remove(self, at: key.path) }
+    }
+
+    private func removeAllListens() {
+        if let namespace {
+            for key in listens.keys { namespace.listenerIndex.remove(self, at: key.path) }
+        }
+        listens.removeAll()
     }
 
     /// Over its outbound bound: told why and dropped at once; nobody else waits for it.
@@ -335,7 +353,7 @@ final class RealtimeSession: RealtimeSessionHandle {
             listen(request, namespace: namespace)
         case .unlisten, .unlistenLegacy:
             if let path = request.path {
-                listens[ListenKey(path: path, tag: Self.tag(request))] = nil
+                removeListen(ListenKey(path: path, tag: Self.tag(request)))
             }
             reply(WireEncoder.ok(r))
         case .put:
@@ -410,12 +428,12 @@ final class RealtimeSession: RealtimeSessionHandle {
         if let params, tag != nil {
             let window = QueryWindow.node(of: root.child(at: path), params: params)
             listen = Listen(path: path, tag: tag, params: params, queryJSON: request.fields[Wire.query], window: window)
-            listens[key] = listen
+            setListen(listen, for: key)
             // Initial data before the `ok` (§2.4).
             guard send(WireEncoder.set(path: path, node: window, tag: tag)) else { return disconnectSlowClient() }
         } else {
             listen = Listen(path: path, tag: nil, params: nil, queryJSON: nil, window: .empty)
-            listens[key] = listen
+            setListen(listen, for: key)
             guard send(WireEncoder.set(path: path, node: root.child(at: path))) else { return disconnectSlowClient() }
         }
         reply(indexed ? WireEncoder.listenOK(r) : WireEncoder.listenOKWithoutIndex(r))
