@@ -155,7 +155,7 @@ extension Namespace {
     /// Pushes for default listens on one location are encoded once.
     func broadcastRealtime(_ write: Write, root: Node, changes: ChangeSet) {
         guard !listenerIndex.isEmpty else { return }
-        var cache: [Path: [[UInt8]]] = [:]
+        var cache = RealtimeSession.PushCache()
         var slow: [RealtimeSession] = []
         for session in listenerIndex.listeners(overlapping: write.locations)
         where !session.deliver(write, root: root, changes: changes, cache: &cache) {
@@ -634,7 +634,31 @@ final class RealtimeSession: RealtimeSessionHandle {
 
     /// Queues the pushes `write` causes on this connection. Returns false when the connection is over
     /// its outbound bound.
-    func deliver(_ write: Namespace.Write, root: Node, changes: ChangeSet, cache: inout [Path: [[UInt8]]]) -> Bool {
+    /// One broadcast's pushes for default listens, by location: encoded once per location, whoever
+    /// listens there. The last location is kept aside: in a fan-out thousands of sessions in a row
+    /// listen at the same one, and comparing a path is cheaper than hashing it.
+    struct PushCache {
+        private var lastPath: Path?
+        private var lastMessages: [[UInt8]] = []
+        private var byPath: [Path: [[UInt8]]] = [:]
+
+        /// The pushes for a listen at `path`, made by `make` the first time.
+        mutating func messages(at path: Path, _ make: () -> [[UInt8]]) -> [[UInt8]] {
+            if let lastPath, lastPath == path { return lastMessages }
+            let messages: [[UInt8]]
+            if let cached = byPath[path] {
+                messages = cached
+            } else {
+                messages = make()
+                byPath[path] = messages
+            }
+            lastPath = path
+            lastMessages = messages
+            return messages
+        }
+    }
+
+    func deliver(_ write: Namespace.Write, root: Node, changes: ChangeSet, cache: inout PushCache) -> Bool {
         guard !isClosed else { return true }
         for listen in listens.values {
             if let params = listen.params {
@@ -647,12 +671,8 @@ final class RealtimeSession: RealtimeSessionHandle {
                 // Most listens are elsewhere (64 clients each on its own path): skip them before the
                 // cache's hashing, which was half the server's time per write in ws.writes.
                 guard Self.mayPush(write, to: listen.path) else { continue }
-                let messages: [[UInt8]]
-                if let cached = cache[listen.path] {
-                    messages = cached
-                } else {
-                    messages = Self.pushes(for: write, at: listen.path, root: root, changes: changes)
-                    cache[listen.path] = messages
+                let messages = cache.messages(at: listen.path) {
+                    Self.pushes(for: write, at: listen.path, root: root, changes: changes)
                 }
                 for message in messages where !send(message) { return false }
             }
