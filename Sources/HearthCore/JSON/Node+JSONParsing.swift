@@ -36,6 +36,12 @@ extension Node {
 
     /// Reads JSON from UTF-8 bytes, which must stay valid for the call; see `init(json:options:)`.
     public init(jsonBytes bytes: UnsafeRawBufferPointer, options: JSONParseOptions = .init()) throws(DataError) {
+        if let plain = JSONPlainScalar.plainDocument(bytes) {
+            // A written scalar is checked as the parser checks it before its value: the path only.
+            if case .write(let path) = options.validation { try KeyValidation.validate(writePath: path) }
+            self = plain
+            return
+        }
         var parser = JSONParser(bytes: bytes, options: options)
         self = try parser.parseDocument()
     }

@@ -1,4 +1,4 @@
-import HearthProtocol
+@testable import HearthCore
 import Testing
 
 @Test func plainStringsAreReadDirectlyAndOthersByTheParser() {
@@ -24,4 +24,28 @@ import Testing
     #expect(JSONPlainScalar.plainInteger(Array("1.5".utf8)) == nil)
     #expect(JSONPlainScalar.plainInteger(Array("1e3".utf8)) == nil)
     #expect(JSONPlainScalar.plainInteger(Array(String(repeating: "9", count: 19).utf8)) == nil)
+}
+
+/// Documents read by the plain fast path must come out exactly as the parser reads them.
+@Test func plainDocumentsMatchTheParser() throws {
+    let documents = [
+        #""ada""#, #"  "x y"  "#, #""""#, #""é""#, "0", "7", "123456789012345678", "true", "false", " true\n",
+        // Not plain: the parser's answer (or error) stands.
+        "null", "-1", "1.5", "1e2", "01", #""a\nb""#, "tru", #""open"#, "1234567890123456789", "{}", "[1]",
+    ]
+    for document in documents {
+        let bytes = Array(document.utf8)
+        let viaParser: Result<Node, DataError> = bytes.withUnsafeBytes { raw in
+            var parser = JSONParser(bytes: raw, options: .init())
+            return Result { () throws(DataError) -> Node in try parser.parseDocument() }
+        }
+        let viaNode = Result { () throws(DataError) -> Node in try Node(jsonBytes: bytes) }
+        switch (viaParser, viaNode) {
+        case (.success(let a), .success(let b)): #expect(a == b, "\(document)")
+        case (.failure(let a), .failure(let b)): #expect(a.message == b.message, "\(document)")
+        default: Issue.record("\(document): parser \(viaParser), Node \(viaNode)")
+        }
+    }
+    // A written scalar still has its path checked.
+    #expect(throws: DataError.self) { try Node(jsonBytes: Array(#""x""#.utf8), options: .init(validation: .write(at: Path("a.b")))) }
 }
