@@ -5,26 +5,41 @@
 public enum JSONPlainScalar {
     /// The string a JSON string token stands for, or nil when it is not a plain string (escaped,
     /// containing control characters or invalid UTF-8, or not a string at all).
-    public static func plainString(_ token: some BidirectionalCollection<UInt8>) -> String? {
-        guard token.count >= 2, token.first == UInt8(ascii: "\"") else { return nil }
-        let content = token.dropFirst().dropLast()
-        guard token.last == UInt8(ascii: "\""),
-            !content.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 < 0x20 })
-        else { return nil }
-        return String(validating: content, as: UTF8.self)
+    public static func plainString(_ token: some Collection<UInt8>) -> String? {
+        withBytes(of: token) { plainString(bytes: $0) }
     }
 
     /// A JSON string token's value: plain strings directly, others through the parser; nil when the
     /// token is not a valid JSON string.
-    public static func string(_ token: some BidirectionalCollection<UInt8>) -> String? {
-        if let plain = plainString(token) { return plain }
-        return (try? Node(jsonBytes: Array(token)))?.stringValue
+    public static func string(_ token: some Collection<UInt8>) -> String? {
+        withBytes(of: token) { bytes in
+            if let plain = plainString(bytes: bytes) { return plain }
+            return (try? Node(jsonBytes: bytes))?.stringValue
+        }
     }
 
     /// A JSON number token that is a plain non-negative integer of at most 18 digits (no sign,
     /// fraction, exponent or leading zero), else nil.
-    public static func plainInteger(_ token: some BidirectionalCollection<UInt8>) -> Int64? {
-        guard !token.isEmpty, token.count <= 18, token.first != UInt8(ascii: "0") || token.count == 1 else { return nil }
+    public static func plainInteger(_ token: some Collection<UInt8>) -> Int64? {
+        withBytes(of: token) { plainInteger(bytes: $0) }
+    }
+
+    /// `body` over the token's bytes: contiguous tokens (arrays, slices, buffers) without a copy, so the
+    /// scans below are specialized loops over memory rather than generic collection walks.
+    private static func withBytes<Result>(of token: some Collection<UInt8>, _ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        if let result = token.withContiguousStorageIfAvailable({ body(UnsafeRawBufferPointer($0)) }) { return result }
+        return Array(token).withUnsafeBytes(body)
+    }
+
+    static func plainString(bytes token: UnsafeRawBufferPointer) -> String? {
+        guard token.count >= 2, token[0] == UInt8(ascii: "\""), token[token.count - 1] == UInt8(ascii: "\"") else { return nil }
+        let content = UnsafeRawBufferPointer(rebasing: token[1..<(token.count - 1)])
+        for byte in content where byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") || byte < 0x20 { return nil }
+        return String(validating: content, as: UTF8.self)
+    }
+
+    static func plainInteger(bytes token: UnsafeRawBufferPointer) -> Int64? {
+        guard !token.isEmpty, token.count <= 18, token[0] != UInt8(ascii: "0") || token.count == 1 else { return nil }
         var value: Int64 = 0
         for byte in token {
             guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
@@ -48,10 +63,10 @@ public enum JSONPlainScalar {
         let token = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
         guard let first = token.first else { return nil }
         switch first {
-        case UInt8(ascii: "\""): return plainString(token).map { Node($0) }
+        case UInt8(ascii: "\""): return plainString(bytes: token).map { Node($0) }
         case UInt8(ascii: "t"): return token.elementsEqual("true".utf8) ? Node(true) : nil
         case UInt8(ascii: "f"): return token.elementsEqual("false".utf8) ? Node(false) : nil
-        default: return plainInteger(token).map { Node($0) }
+        default: return plainInteger(bytes: token).map { Node($0) }
         }
     }
 }
