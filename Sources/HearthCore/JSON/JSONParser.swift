@@ -832,6 +832,21 @@ struct JSONParser {
 
     // MARK: - Numbers
 
+    /// The value of eight ASCII digits loaded little-endian (the first digit in the lowest byte),
+    /// combined pairwise in the word: digits to 2-digit values in alternate bytes, those to
+    /// 4-digit values in alternate 16-bit lanes, then the two halves.
+    @inline(__always)
+    static func eightDigitsValue(_ word: UInt64) -> UInt64 {
+        var v = word &- 0x3030_3030_3030_3030
+        // Byte 2i: 10 × digit 2i + digit 2i+1 (≤ 99, so no carries between bytes).
+        v = (v &* 10) &+ (v >> 8)
+        v &= 0x00FF_00FF_00FF_00FF
+        // 16-bit lane 2i: 100 × pair 2i + pair 2i+1 (≤ 9999).
+        v = (v &* 100) &+ (v >> 16)
+        v &= 0x0000_FFFF_0000_FFFF
+        return (v & 0xFFFF) &* 10_000 &+ (v >> 32)
+    }
+
     @inline(__always)
     func isDigit(at i: Int) -> Bool { i < bytes.count && (bytes[i] &- UInt8(ascii: "0")) < 10 }
 
@@ -868,7 +883,21 @@ struct JSONParser {
             // Accumulate toward negative so Int64.min fits; overflow falls through to Double.
             var value: Int64 = 0
             var overflow = false
-            for k in integerStart..<integerEnd {
+            var k = integerStart
+            // Eight digits per step (timestamps have 13): a digit at a time was ≈ 8 instructions
+            // per digit under callgrind.
+            if let base = bytes.baseAddress {
+                while integerEnd - k >= 8 {
+                    let word = UInt64(littleEndian: UnsafeRawPointer(base + k).loadUnaligned(as: UInt64.self))
+                    let (scaled, o1) = value.multipliedReportingOverflow(by: 100_000_000)
+                    let (next, o2) = scaled.subtractingReportingOverflow(Int64(Self.eightDigitsValue(word)))
+                    if o1 || o2 { overflow = true; break }
+                    value = next
+                    k += 8
+                }
+            }
+            while !overflow && k < integerEnd {
+                defer { k += 1 }
                 let (times10, o1) = value.multipliedReportingOverflow(by: 10)
                 let (next, o2) = times10.subtractingReportingOverflow(Int64(bytes[k] &- UInt8(ascii: "0")))
                 if o1 || o2 { overflow = true; break }
