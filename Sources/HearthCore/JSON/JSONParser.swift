@@ -28,7 +28,7 @@ struct JSONParser {
     let pending = PendingChildren()
     /// Decoded bytes of a string with escapes.
     let unescaped = JSONByteBuffer()
-    var interner = JSONKeyInterner()
+    let interner = JSONKeyInterner()
     var shortStrings: JSONShortStringCache
     let sorter = JSONChildSorter()
 

@@ -1,0 +1,39 @@
+import Testing
+@testable import HearthCore
+
+/// The per-parse table that shares long keys and mid-length values: it must keep answering
+/// correctly while it grows (thousands of distinct uids), share one string per distinct key,
+/// and never confuse keys of equal length and hash neighbourhood.
+@Suite struct JSONKeyInternerTests {
+    private func uid(_ n: Int) -> String {
+        // 28 characters, differing only near the end so many share their first words.
+        let digits = String(n)
+        return String(repeating: "u", count: 28 - digits.count) + digits
+    }
+
+    @Test func sharesKeysAcrossGrowth() throws {
+        let count = 3000
+        // Every uid appears as a key in two maps and as a value, so lookups happen before and
+        // after each growth of the table.
+        var a: [String] = [], b: [String] = []
+        for n in 0..<count {
+            a.append("\"\(uid(n))\":\"\(uid(count - 1 - n))\"")
+            b.append("\"\(uid(count - 1 - n))\":true")
+        }
+        let node = try Node(json: "{\"a\":{\(a.joined(separator: ","))},\"b\":{\(b.joined(separator: ","))}}")
+        #expect(node.child("a").childCount == count)
+        #expect(node.child("b").childCount == count)
+        for n in stride(from: 0, to: count, by: 97) {
+            #expect(node.child("a").child(ChildKey(uid(n))) == Node(uid(count - 1 - n)))
+            #expect(node.child("b").child(ChildKey(uid(n))) == Node(true))
+        }
+        // The two maps' keys for the same uid share one string.
+        let keysA = node.child("a").children.keys, keysB = node.child("b").children.keys
+        for (ka, kb) in zip(keysA, keysB).prefix(200) {
+            #expect(ka == kb)
+            var sa = ka.string, sb = kb.string
+            let same = sa.withUTF8 { pa in sb.withUTF8 { pb in pa.baseAddress == pb.baseAddress } }
+            #expect(same, "\(ka)")
+        }
+    }
+}
