@@ -795,15 +795,22 @@ struct JSONParser {
 
     /// Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong
     /// forms, no surrogates, nothing above U+10FFFF), or nil. Only run on strings that are not
-    /// all ASCII, which in chat text still have long ASCII runs: those are skipped 8 bytes at a time.
+    /// all ASCII, which in chat text still have long ASCII runs: those are skipped up to 8 bytes
+    /// at a time.
     static func firstInvalidUTF8(_ raw: UnsafeBufferPointer<UInt8>) -> Int? {
         var i = 0
         while i < raw.count {
-            if i + 8 <= raw.count,
-                UnsafeRawPointer(raw.baseAddress! + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0
-            {
-                i += 8
-                continue
+            if i + 8 <= raw.count {
+                // Skip the ASCII bytes before the first high bit (little-endian: the lowest byte
+                // is the first), all eight when there is none: stepping one byte at a time from a
+                // word that merely contains a non-ASCII character was most of this function.
+                let highBits = UInt64(littleEndian: UnsafeRawPointer(raw.baseAddress! + i).loadUnaligned(as: UInt64.self))
+                    & 0x8080_8080_8080_8080
+                if highBits == 0 {
+                    i += 8
+                    continue
+                }
+                i += highBits.trailingZeroBitCount >> 3
             }
             let lead = raw[i]
             if lead < 0x80 { i += 1; continue }
