@@ -24,7 +24,8 @@ final class JSONChildSorter {
     private var keys: UnsafeMutablePointer<SortKey>
     private var scratch: UnsafeMutablePointer<SortKey>
     private var capacity = 64
-    /// Per group (first byte of the order word, see `group(of:)`): its size, then where it ends.
+    /// Per group (first byte of the order word, see `group(of:)`): its size, then its start,
+    /// advanced to its end as the keys are placed.
     private let groupEnds: UnsafeMutablePointer<Int32>
 
     /// Groups by first byte: ASCII bytes, and 0x80 for every non-ASCII lead byte (the order word
