@@ -36,4 +36,30 @@ import Testing
             #expect(same, "\(ka)")
         }
     }
+
+    /// Keys of every interned length that differ from each other in a single byte, at every
+    /// position: each must stay its own key (the hash and the comparison cover every byte).
+    @Test func keysDifferingInOneByteStayDistinct() throws {
+        for length in 16...48 {
+            let base = Array(repeating: UInt8(ascii: "k"), count: length)
+            var keys = [String(decoding: base, as: UTF8.self)]
+            for position in 0..<length {
+                var bytes = base
+                bytes[position] = UInt8(ascii: "q")
+                keys.append(String(decoding: bytes, as: UTF8.self))
+            }
+            // Each key twice, so the second occurrence must find exactly its own entry.
+            let members = (keys + keys).enumerated().map { "\"\($0.element)\":\($0.offset % keys.count)" }
+            let node = try Node(json: "{" + members.joined(separator: ",") + "}")
+            #expect(node.childCount == keys.count, "length \(length)")
+            for (index, key) in keys.enumerated() {
+                #expect(node.child(ChildKey(key)) == Node(index), "length \(length), key \(index)")
+            }
+            // As values too (interned up to 48 bytes).
+            let values = try Node(json: "[" + (keys + keys).map { "\"\($0)\"" }.joined(separator: ",") + "]")
+            for (index, key) in (keys + keys).enumerated() {
+                #expect(values.child(ChildKey(String(index))) == Node(key))
+            }
+        }
+    }
 }
