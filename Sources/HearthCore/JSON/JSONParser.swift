@@ -787,10 +787,15 @@ struct JSONParser {
     /// flag; `UTF8Span(unchecked:)` is the standard library's entry point for bytes known to be
     /// valid, and `String(copying:)` then only allocates and copies (or builds a small string).
     /// Passing bytes that are not valid UTF-8 here would break `String`'s invariants.
+    /// (The entry points are new in Swift 6.2's standard library: on Linux always there; on the
+    /// macOS versions the package still supports, the validating `String(decoding:as:)`.)
     @inline(__always)
     static func stringFromValidUTF8(_ raw: UnsafeBufferPointer<UInt8>, ascii: Bool) -> String {
-        let span = unsafe Span(_unsafeElements: raw)
-        return String(copying: unsafe UTF8Span(unchecked: span, isKnownASCII: ascii))
+        if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+            let span = unsafe Span(_unsafeElements: raw)
+            return String(copying: unsafe UTF8Span(unchecked: span, isKnownASCII: ascii))
+        }
+        return String(decoding: raw, as: UTF8.self)
     }
 
     /// Offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong
