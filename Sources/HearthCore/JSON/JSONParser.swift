@@ -566,19 +566,21 @@ struct JSONParser {
                 let stops = (vector .== quote) .| (vector .== backslash) .| (vector .< space)
                 // `any(_:)` is not inlined on Linux (an out-of-line reduction call); the mask as
                 // two words is one compare.
-                let stopWords = unsafeBitCast(stops, to: SIMD2<UInt64>.self)
-                if stopWords[0] | stopWords[1] != 0 {
-                    let words = unsafeBitCast(vector, to: SIMD2<UInt64>.self)
+                let stopLanes = unsafeBitCast(stops, to: SIMD2<UInt64>.self)
+                if stopLanes[0] | stopLanes[1] != 0 {
+                    // As little-endian words, the first byte in memory is the lowest of the first.
+                    let stopWords = (UInt64(littleEndian: stopLanes[0]), UInt64(littleEndian: stopLanes[1]))
+                    let lanes = unsafeBitCast(vector, to: SIMD2<UInt64>.self)
+                    let words = (UInt64(littleEndian: lanes[0]), UInt64(littleEndian: lanes[1]))
                     let seen = unsafeBitCast(highVector, to: SIMD2<UInt64>.self)
                     high = seen[0] | seen[1]
-                    // Little-endian: the first byte in memory is the lowest of the first word.
                     let stop: Int
-                    if stopWords[0] != 0 {
-                        stop = stopWords[0].trailingZeroBitCount >> 3
-                        high |= words[0] & Self.lowBytes(stop)
+                    if stopWords.0 != 0 {
+                        stop = stopWords.0.trailingZeroBitCount >> 3
+                        high |= words.0 & Self.lowBytes(stop)
                     } else {
-                        stop = 8 + stopWords[1].trailingZeroBitCount >> 3
-                        high |= words[0] | (words[1] & Self.lowBytes(stop - 8))
+                        stop = 8 + stopWords.1.trailingZeroBitCount >> 3
+                        high |= words.0 | (words.1 & Self.lowBytes(stop - 8))
                     }
                     return (i + stop, high & highs == 0)
                 }
