@@ -218,7 +218,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         case .busy, .locked:
             return StorageError(.busy, "\(path) is locked by another process for more than 5 s (\(error.message)). Stop the other process (another hearth, a sqlite3 shell) and retry.")
         case .ioError:
-            return StorageError(.io, "an I/O error on \(path) (\(error.message)). Check the disk (dmesg) and the file system; nothing from the failed write was stored.")
+            // The whole error: what SQLite was doing and the extended code (SQLITE_IOERR_FSYNC, _SHORT_READ…).
+            return StorageError(.io, "an I/O error on \(path) (\(error)). Check the disk (dmesg) and the file system; nothing from the failed write was stored.")
         default:
             return StorageError(.io, "SQLite failed on \(path): \(error).")
         }

@@ -18,7 +18,8 @@ import Synchronization
 ///     let write = try await database.set("users/ada/name", to: Node("Ada"))
 ///     // durable now; write.changes are relative to the committed tree, for events
 ///
-/// Thread-safe: every field is protected by `state`'s mutex. Completions run on the engine's thread.
+/// Thread-safe: every field is protected by `state`'s mutex. Completions run on the engine's thread, or
+/// where the `finishOn` given to ``init(engine:root:finishOn:)`` runs them.
 public final class DurableDatabase: Sendable {
     /// What a durable write changed, for raising events: the change set against the committed tree
     /// and the committed tree right after it.
@@ -160,6 +161,10 @@ public final class DurableDatabase: Sendable {
             // Appended under the lock, so the engine sees batches in the order `pending` applied them.
             engine.append(batch) { [self] result in
                 guard let finisher else { return completion(self.finish(changes, result)) }
+                // A failure stops new writes now, on the engine's thread: the engine accepts batches again
+                // as soon as this returns (see StorageEngine), and a write taken before the finisher runs
+                // would build on the failed one and be stored.
+                if case .failure = result { self.state.withLock { $0.failed = true } }
                 finisher { completion(self.finish(changes, result)) }
             }
             return nil
@@ -196,7 +201,11 @@ public final class DurableDatabase: Sendable {
     public func waitForPendingWrites() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             state.withLock { _ in
-                engine.append(WriteBatch(operations: [])) { _ in continuation.resume() }
+                engine.append(WriteBatch(operations: [])) { [finisher] _ in
+                    // Through the finisher too, so every earlier batch is in the committed tree first.
+                    guard let finisher else { return continuation.resume() }
+                    finisher { continuation.resume() }
+                }
             }
         }
     }

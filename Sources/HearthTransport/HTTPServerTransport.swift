@@ -989,6 +989,7 @@ public final class Inbox: LoopExecutor, @unchecked Sendable {
         defer { lock.unlock() }
         stopping = true
         if let wakeup { uv_async_send(wakeup) }
+        lock.signal()  // a fan-out hold waiting for work ends now
     }
 
     func take() -> ([@Sendable () -> Void], Bool) {

@@ -87,11 +87,44 @@ final class QueuedFinisher: Sendable {
             if case .success(let write) = result { committedRoots.withLock { $0.append(write.root) } }
         }
     }
-    await database.waitForPendingWrites()
+    await engineIdle(database)
     // Durable, but not finished: the committed tree and the writers wait for the finisher's thread.
     #expect(committedRoots.withLock { $0.isEmpty })
     #expect(database.root == .empty)
     #expect(finisher.drain() == 3)
     #expect(committedRoots.withLock { $0.map { $0.child(at: "counter") } } == [Node(1), Node(2), Node(3)])
     #expect(database.root.child(at: "counter") == Node(3))
+}
+
+/// With a finisher the writer hears of a failed commit only when the finisher runs; until then the
+/// engine already takes new batches. A write made in that window must not build on the failed one
+/// (found in review: it was stored, with SQLite leaving a value and children at one key).
+@Test func aFailedCommitRefusesWritesBeforeItsFinisherRuns() async throws {
+    let store = InMemoryStorageEngine.Store()
+    let finisher = QueuedFinisher()
+    let database = DurableDatabase(engine: InMemoryStorageEngine(store: store), root: .empty) { finisher.enqueue($0) }
+    store.injectFailures(1)
+    let outcomes = Mutex<[Bool]>([])
+    database.set("counter", to: Node(1), now: 0) { result in outcomes.withLock { $0.append((try? result.get()) != nil) } }
+    await engineIdle(database)  // the failure is reported (queued on the finisher), not yet finished
+    let increment = try Node(json: #"{".sv": {"increment": 1}}"#)
+    database.set("counter", to: increment, now: 0) { result in outcomes.withLock { $0.append((try? result.get()) != nil) } }
+    await engineIdle(database)
+    finisher.drain()
+    #expect(outcomes.withLock { $0 } == [false, false])
+    #expect(try InMemoryStorageEngine(store: store).load(progress: nil).child(at: "counter") == .empty)
+    #expect(database.root.child(at: "counter") == .empty)
+    // Once the failure is finished, writes build on the committed tree again.
+    database.set("counter", to: increment, now: 0) { result in outcomes.withLock { $0.append((try? result.get()) != nil) } }
+    await engineIdle(database)
+    finisher.drain()
+    #expect(database.root.child(at: "counter") == Node(1))
+}
+
+/// Waits until the engine has completed every batch appended so far (not `waitForPendingWrites`, which
+/// with a finisher also waits for the finisher: these tests run it by hand).
+func engineIdle(_ database: DurableDatabase) async {
+    await withCheckedContinuation { continuation in
+        database.engine.append(WriteBatch(operations: [])) { _ in continuation.resume() }
+    }
 }
