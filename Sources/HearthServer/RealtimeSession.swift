@@ -198,11 +198,15 @@ final class RealtimeSession: RealtimeSessionHandle {
         let queryJSON: [UInt8]?
         /// The window last sent (tagged listens only).
         var window: Node
+        /// `params != nil`, kept apart: a broadcast asks it of every listen, and binding `params` to ask
+        /// copies the whole query (its bound values retained) for each of thousands of listeners.
+        let isQuery: Bool
 
         init(path: Path, tag: Int64?, params: QueryParams?, queryJSON: [UInt8]?, window: Node) {
             self.path = path
             self.tag = tag
             self.params = params
+            isQuery = params != nil
             self.queryJSON = queryJSON
             self.window = window
         }
@@ -661,18 +665,17 @@ final class RealtimeSession: RealtimeSessionHandle {
     func deliver(_ write: Namespace.Write, root: Node, changes: ChangeSet, cache: inout PushCache) -> Bool {
         guard !isClosed else { return true }
         for listen in listens.values {
-            if let params = listen.params {
+            if listen.isQuery, let params = listen.params {
                 guard Self.touches(write, listen.path) else { continue }
                 let window = QueryWindow.node(of: root.child(at: listen.path), params: params)
                 guard window != listen.window else { continue }
                 listen.window = window
                 guard send(WireEncoder.set(path: listen.path, node: window, tag: listen.tag)) else { return false }
             } else {
-                // Most listens are elsewhere (64 clients each on its own path): skip them before the
-                // cache's hashing, which was half the server's time per write in ws.writes.
-                guard Self.mayPush(write, to: listen.path) else { continue }
+                // Decided once per location (a fan-out asks it of thousands of listens at one path); a
+                // location the write cannot reach gets no pushes without encoding anything.
                 let messages = cache.messages(at: listen.path) {
-                    Self.pushes(for: write, at: listen.path, root: root, changes: changes)
+                    Self.mayPush(write, to: listen.path) ? Self.pushes(for: write, at: listen.path, root: root, changes: changes) : []
                 }
                 for message in messages where !send(message) { return false }
             }
