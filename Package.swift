@@ -51,7 +51,7 @@ let package = Package(
         /// Email delivery over SMTP (libcurl) for auth's verification and reset links.
         .target(name: "HearthMail", dependencies: ["CCurl"], swiftSettings: strict),
         /// Firebase Auth's accounts, tokens and REST API (no C; SQLite through HearthSQLite).
-        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthSQLite", "HearthCore"], swiftSettings: strict),
+        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthSQLite", "HearthCore", "HearthProtocol"], swiftSettings: strict),
         /// Debian's libwebsockets 4.1 (with its libuv event library plugin) and libuv; imported only by HearthTransport.
         .systemLibrary(
             name: "CLibWebSockets", path: "Sources/CLibWebSockets", pkgConfig: "libwebsockets",
@@ -65,12 +65,12 @@ let package = Package(
         /// The Bolt compiler: Bolt source to Firebase rules JSON; pure Swift, no Foundation.
         .target(name: "HearthBolt", swiftSettings: strict),
         /// The HTTP server on libwebsockets + libuv: the event-loop thread that owns sockets and engine.
-        .target(name: "HearthTransport", dependencies: ["HearthServer", "CLibWebSockets"], swiftSettings: strict),
+        .target(name: "HearthTransport", dependencies: ["HearthServer", "HearthProtocol", "CLibWebSockets"], swiftSettings: strict),
         .target(
             name: "HearthCLI",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "HearthBolt",
-                "HearthRules", "HearthAuth", "HearthCrypto", "HearthMail",
+                "HearthRules", "HearthAuth", "HearthCrypto", "HearthMail", "HearthProtocol",
             ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.
@@ -82,7 +82,7 @@ let package = Package(
             name: "HearthBenchmarks",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
-                "HearthRules", "HearthAuth", "HearthCrypto", "CEpoll",
+                "HearthRules", "HearthAuth", "HearthCrypto", "HearthProtocol", "CEpoll",
             ],
             swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
@@ -95,7 +95,7 @@ let package = Package(
             dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore"],
             swiftSettings: strict),
         .testTarget(
-            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth"],
+            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth", "HearthProtocol"],
             swiftSettings: strict),
         .testTarget(
             name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthServer", "HearthStorage", "HearthCore"],
@@ -105,7 +105,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "HearthBoltTests", dependencies: ["HearthBolt"], swiftSettings: strict),
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
-        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthCrypto"], swiftSettings: strict),
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthCrypto", "HearthProtocol"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
     ],

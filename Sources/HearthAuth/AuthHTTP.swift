@@ -1,53 +1,14 @@
 import Foundation
+public import HearthProtocol
 
-/// An HTTP request as HearthAuth sees it (HearthServer converts its own type), so the auth module needs
-/// no server types.
-public struct AuthHTTPRequest: Sendable {
-    public var method: String
-    /// Percent-decoded path, e.g. `/identitytoolkit.googleapis.com/v1/accounts:signUp`.
-    public var path: String
-    public var queryItems: [(name: String, value: String)]
-    /// Lower-case names.
-    public var headers: [String: String]
-    public var body: [UInt8]
-    /// The client's IP address when the transport knows it (per-IP rate limits apply only then).
-    public var remoteAddress: String?
-
-    public init(
-        method: String, path: String, queryItems: [(name: String, value: String)] = [], headers: [String: String] = [:],
-        body: [UInt8] = [], remoteAddress: String? = nil
-    ) {
-        self.method = method
-        self.path = path
-        self.queryItems = queryItems
-        self.headers = headers
-        self.body = body
-        self.remoteAddress = remoteAddress
-    }
-
+extension HTTPRequest {
+    /// The last value of query parameter `name`; auth's endpoints read each once.
     func query(_ name: String) -> String? { queryItems.first { $0.name == name }?.value }
 }
 
-public struct AuthHTTPResponse: Sendable, Equatable {
-    public var status: Int
-    public var headers: [(String, String)]
-    public var body: [UInt8]
-
-    public init(status: Int, headers: [(String, String)], body: [UInt8]) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
-
-    public static func == (lhs: AuthHTTPResponse, rhs: AuthHTTPResponse) -> Bool {
-        lhs.status == rhs.status && lhs.body == rhs.body && lhs.headers.map { "\($0.0):\($0.1)" } == rhs.headers.map { "\($0.0):\($0.1)" }
-    }
-
-    public var bodyText: String { String(decoding: body, as: UTF8.self) }
-
-    static func json(_ status: Int, _ object: Any) -> AuthHTTPResponse {
-        AuthHTTPResponse(
-            status: status, headers: [("content-type", "application/json; charset=utf-8")], body: JSONText.bytes(object))
+extension HTTPResponse {
+    static func json(_ status: Int, _ object: Any) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("content-type", "application/json; charset=utf-8")], body: JSONText.bytes(object))
     }
 }
 

@@ -1,10 +1,11 @@
+import HearthProtocol
 import Foundation
 
 /// The pages an emailed link opens in a browser (`Accept: text/html`): verify the address, or choose a new
 /// password. Opening a page never uses the code (mail scanners fetch links); only the form's POST does.
 /// Scripts and other JSON clients keep the emulator's JSON answers.
 extension AuthService {
-    func actionPage(_ request: AuthHTTPRequest) -> AuthHTTPResponse {
+    func actionPage(_ request: HTTPRequest) -> HTTPResponse {
         guard let code = request.query("oobCode"), let mode = request.query("mode") else {
             return page(400, "Invalid link", "<p>This link is incomplete. Open the link from the email again.</p>")
         }
@@ -40,7 +41,7 @@ extension AuthService {
     }
 
     /// The form's POST (`application/x-www-form-urlencoded`): does the action and answers a page.
-    func actionForm(_ request: AuthHTTPRequest) throws -> AuthHTTPResponse {
+    func actionForm(_ request: HTTPRequest) throws -> HTTPResponse {
         let form = try RequestBody(bytes: request.body, form: true)
         guard let code = form.string("oobCode"), let mode = form.string("mode") else {
             return page(400, "Invalid request", "<p>The form is incomplete.</p>")
@@ -71,14 +72,14 @@ extension AuthService {
         }
     }
 
-    private func hiddenFields(_ request: AuthHTTPRequest, code: String, mode: String) -> String {
+    private func hiddenFields(_ request: HTTPRequest, code: String, mode: String) -> String {
         var fields = [("mode", mode), ("oobCode", code)]
         if let apiKey = request.query("apiKey") { fields.append(("apiKey", apiKey)) }
         if let continueUrl = request.query("continueUrl") { fields.append(("continueUrl", continueUrl)) }
         return fields.map { "<input type=\"hidden\" name=\"\($0.0)\" value=\"\(html($0.1))\">" }.joined()
     }
 
-    private func page(_ status: Int, _ title: String, _ content: String) -> AuthHTTPResponse {
+    private func page(_ status: Int, _ title: String, _ content: String) -> HTTPResponse {
         let document = """
             <!doctype html>
             <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -90,7 +91,7 @@ extension AuthService {
             </body></html>
 
             """
-        return AuthHTTPResponse(
+        return HTTPResponse(
             status: status,
             headers: [
                 ("content-type", "text/html; charset=utf-8"),

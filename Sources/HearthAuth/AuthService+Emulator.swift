@@ -1,10 +1,11 @@
+import HearthProtocol
 import Foundation
 
 extension AuthService {
     /// `/emulator/…` (auth-api.md §1.5, §6.3): the outbox of out-of-band codes, clearing accounts, the
     /// project config and the action handler. Open in emulator mode; admin-only otherwise, except the action
     /// handler, which is what email links point at.
-    func emulatorRoute(_ path: String, _ request: AuthHTTPRequest) throws -> AuthHTTPResponse {
+    func emulatorRoute(_ path: String, _ request: HTTPRequest) throws -> HTTPResponse {
         if path == "/emulator/action" { return try action(request) }
         let parts = path.split(separator: "/")  // emulator, v1, projects, {id}, resource
         guard parts.count == 5, parts[1] == "v1", parts[2] == "projects" else { throw AuthError.notFound }
@@ -14,7 +15,7 @@ extension AuthService {
         if !configuration.emulator {
             guard try adminCredential(request) else { throw AuthError.unauthenticated }
         }
-        switch (request.method, parts[4]) {
+        switch (request.method.rawValue, parts[4]) {
         case ("GET", "oobCodes"):
             let codes = try store.oobCodes().filter { $0.expiresAt > now }.map { code -> [String: Any] in
                 // Codes that were emailed are stored only as hashes: listed without code or link.
@@ -50,7 +51,7 @@ extension AuthService {
     /// EMAIL_SIGNIN code and the target on an authorized domain: otherwise anyone could bounce visitors (and
     /// codes) to a host of their choosing. The `continueUrl` stored with the code wins over the link's, so
     /// an edited link cannot be pointed elsewhere. Nil when the link is not one to follow.
-    func signInRedirect(_ request: AuthHTTPRequest) -> AuthHTTPResponse? {
+    func signInRedirect(_ request: HTTPRequest) -> HTTPResponse? {
         guard let code = request.query("oobCode"), let oob = try? liveCode(code), oob.requestType == "EMAIL_SIGNIN",
             let continueUrl = oob.continueUrl ?? request.query("continueUrl"), isAuthorizedContinueURL(continueUrl),
             var components = URLComponents(string: continueUrl)
@@ -60,7 +61,7 @@ extension AuthService {
             if let value = request.query(name) { items.append(URLQueryItem(name: name, value: value)) }
         }
         components.queryItems = items
-        return AuthHTTPResponse(status: 303, headers: [("location", components.string ?? continueUrl)], body: [])
+        return HTTPResponse(status: 303, headers: [("location", components.string ?? continueUrl)], body: [])
     }
 
     private var emulatorConfig: [String: Any] {
@@ -72,17 +73,17 @@ extension AuthService {
 
     /// `GET /emulator/action?mode=…&oobCode=…` (§6.3): what an emailed link does when opened. JSON, as the
     /// emulator answers; opening a link never consumes a code except by completing its action.
-    private func action(_ request: AuthHTTPRequest) throws -> AuthHTTPResponse {
-        if request.method == "POST" { return try actionForm(request) }
-        guard request.method == "GET" else { throw AuthError.notFound }
+    private func action(_ request: HTTPRequest) throws -> HTTPResponse {
+        if request.method == .post { return try actionForm(request) }
+        guard request.method == .get else { throw AuthError.notFound }
         if request.headers["accept"]?.contains("text/html") == true { return actionPage(request) }
         guard let code = request.query("oobCode"), request.query("apiKey") != nil else {
             return .json(400, ["authEmulator": ["error": "missing apiKey or oobCode query parameter"]])
         }
         let continueUrl = request.query("continueUrl")
-        func done(_ fields: [String: Any]) -> AuthHTTPResponse {
+        func done(_ fields: [String: Any]) -> HTTPResponse {
             if let continueUrl, isAuthorizedContinueURL(continueUrl) {
-                return AuthHTTPResponse(status: 303, headers: [("location", continueUrl)], body: [])
+                return HTTPResponse(status: 303, headers: [("location", continueUrl)], body: [])
             }
             return .json(200, ["authEmulator": fields])
         }

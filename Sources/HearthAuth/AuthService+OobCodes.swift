@@ -1,3 +1,4 @@
+import HearthProtocol
 import Foundation
 import HearthCrypto
 
@@ -18,7 +19,7 @@ extension AuthService {
     }
 
     /// The action link of a code: `<base>/emulator/action?mode=…&lang=en&oobCode=…&apiKey=…[&continueUrl=…]` (§6.2).
-    func link(for code: OobCode, request: AuthHTTPRequest, apiKey: String?) -> String {
+    func link(for code: OobCode, request: HTTPRequest, apiKey: String?) -> String {
         let base = configuration.publicURL ?? "http://" + (request.headers["host"] ?? "localhost")
         var query: [URLQueryItem] = [
             URLQueryItem(name: "mode", value: Self.mode(of: code.requestType)), URLQueryItem(name: "lang", value: "en"),

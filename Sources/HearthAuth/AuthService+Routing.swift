@@ -1,3 +1,4 @@
+public import HearthProtocol
 import Foundation
 
 /// One parsed call: who made it and with what.
@@ -7,7 +8,7 @@ struct AuthCall {
     var isAdmin: Bool
     /// The path named the project (`/v1/projects/{id}/…`): a privileged call.
     var projectPath: Bool
-    var request: AuthHTTPRequest
+    var request: HTTPRequest
     var apiKey: String?
 
     /// Admin form of an endpoint: a project path, or an admin credential on the plain path.
@@ -38,7 +39,7 @@ extension AuthService {
         "content-type, x-client-version, x-firebase-gmpid, x-firebase-client, x-firebase-appcheck, x-firebase-locale, x-goog-api-key, authorization"
 
     /// Answers one request. Thread-safe; may block for an argon2id computation.
-    public func handle(_ request: AuthHTTPRequest) -> AuthHTTPResponse {
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
         var request = request
         // Behind a trusted proxy the peer is the proxy itself, so the header wins over the transport's address.
         // The last entry is the one the proxy appended; earlier ones are whatever the client sent.
@@ -48,9 +49,9 @@ extension AuthService {
         {
             request.remoteAddress = forwarded
         }
-        var response: AuthHTTPResponse
-        if request.method == "OPTIONS" {
-            return AuthHTTPResponse(status: 204, headers: [
+        var response: HTTPResponse
+        if request.method == .options {
+            return HTTPResponse(status: 204, headers: [
                 ("access-control-allow-origin", request.headers["origin"] ?? "*"), ("vary", "Origin"),
                 ("access-control-allow-methods", "GET, POST, PATCH, DELETE, OPTIONS"),
                 ("access-control-allow-headers", request.headers["access-control-request-headers"] ?? Self.allowedHeaders),
@@ -60,9 +61,9 @@ extension AuthService {
         do {
             response = try route(request)
         } catch let error as AuthError {
-            response = AuthHTTPResponse.json(error.httpStatus, error.json)
+            response = HTTPResponse.json(error.httpStatus, error.json)
         } catch {
-            response = AuthHTTPResponse.json(500, AuthError.internalError.json)
+            response = HTTPResponse.json(500, AuthError.internalError.json)
         }
         response.headers.append(("access-control-allow-origin", request.headers["origin"] ?? "*"))
         response.headers.append(("vary", "Origin"))
@@ -70,12 +71,12 @@ extension AuthService {
         return response
     }
 
-    private func route(_ request: AuthHTTPRequest) throws -> AuthHTTPResponse {
+    private func route(_ request: HTTPRequest) throws -> HTTPResponse {
         let path = request.path.replacingOccurrences(of: "%3A", with: ":").replacingOccurrences(of: "%3a", with: ":")
         if path.hasPrefix("/emulator/") { return try emulatorRoute(path, request) }
         if path.hasPrefix("/www.googleapis.com/service_accounts/v1/jwk/") {
-            guard request.method == "GET" else { throw AuthError.notFound }
-            return AuthHTTPResponse(
+            guard request.method == .get else { throw AuthError.notFound }
+            return HTTPResponse(
                 status: 200, headers: [("content-type", "application/json; charset=utf-8"), ("cache-control", "public, max-age=3600")],
                 body: Array(key.jwksJSON.utf8))
         }
@@ -133,7 +134,7 @@ extension AuthService {
         let call = AuthCall(body: body, isAdmin: isAdmin, projectPath: projectPath, request: request, apiKey: apiKey)
 
         let result: [String: Any]
-        switch (request.method, operation) {
+        switch (request.method.rawValue, operation) {
         case ("POST", "signUp"): result = try signUp(call)
         case ("POST", "signInWithPassword"): result = try signInWithPassword(call)
         case ("POST", "lookup"): result = try lookup(call)
@@ -152,14 +153,14 @@ extension AuthService {
         case ("POST", "createSessionCookie"): result = try createSessionCookie(call)
         case ("GET", "passwordPolicy"): result = passwordPolicy
         default:
-            throw operation.isEmpty ? AuthError.notFound : AuthError.notImplemented("\(request.method) accounts:\(operation)")
+            throw operation.isEmpty ? AuthError.notFound : AuthError.notImplemented("\(request.method.rawValue) accounts:\(operation)")
         }
-        return AuthHTTPResponse.json(200, result)
+        return HTTPResponse.json(200, result)
     }
 
     /// Whether `Authorization: Bearer …` is an admin credential: `owner` in emulator mode, the admin
     /// token otherwise. Any other bearer value is refused (401), as Firebase's emulator does.
-    func adminCredential(_ request: AuthHTTPRequest) throws(AuthError) -> Bool {
+    func adminCredential(_ request: HTTPRequest) throws(AuthError) -> Bool {
         guard let header = request.headers["authorization"] else { return false }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return false }

@@ -1,3 +1,4 @@
+import HearthProtocol
 import Foundation
 import HearthAuth
 import HearthCrypto
@@ -196,10 +197,10 @@ private struct AdminClient {
     let service: AuthService
     let token: String
 
-    func request(_ method: String, _ operation: String, _ body: [String: Any], query: [(name: String, value: String)] = [])
+    func request(_ method: HTTPRequest.Method, _ operation: String, _ body: [String: Any], query: [(name: String, value: String)] = [])
         -> (status: Int, json: [String: Any])
     {
-        let response = service.handle(AuthHTTPRequest(
+        let response = service.handle(HTTPRequest(
             method: method, path: "/identitytoolkit.googleapis.com/v1/projects/hearth-cli/\(operation)", queryItems: query,
             headers: ["authorization": "Bearer \(token)", "content-type": "application/json"],
             body: Array(JSONText.pretty(body).utf8)))
@@ -208,7 +209,7 @@ private struct AdminClient {
 
     /// The answer of a POST, or the error message Firebase's envelope carries.
     func call(_ operation: String, _ body: [String: Any]) -> (json: [String: Any]?, error: String?) {
-        let (status, json) = request("POST", operation, body)
+        let (status, json) = request(.post, operation, body)
         guard status == 200 else { return (nil, (json["error"] as? [String: Any])?["message"] as? String ?? "HTTP \(status)") }
         return (json, nil)
     }
@@ -217,7 +218,7 @@ private struct AdminClient {
         var users: [[String: Any]] = []
         var page = ""
         repeat {
-            let (_, json) = request("GET", "accounts:batchGet", [:], query: [("maxResults", "1000"), ("nextPageToken", page)])
+            let (_, json) = request(.get, "accounts:batchGet", [:], query: [("maxResults", "1000"), ("nextPageToken", page)])
             users += json["users"] as? [[String: Any]] ?? []
             page = json["nextPageToken"] as? String ?? ""
         } while !page.isEmpty

@@ -1,3 +1,4 @@
+import HearthProtocol
 import Dispatch
 import HearthAuth
 
@@ -16,23 +17,23 @@ extension DatabaseServer {
     /// Whether `request` was an auth request (then it has been answered, or will be).
     func routeAuth(_ request: HTTPRequest, responder: any HTTPResponder) -> Bool {
         guard let auth = authService, AuthService.handles(path: request.path) else { return false }
-        let authRequest = AuthHTTPRequest(
-            method: request.method.rawValue, path: request.path, queryItems: request.queryItems, headers: request.headers,
-            body: request.body, remoteAddress: request.remoteAddress)
         let box = ResponderBox(responder: responder)
         guard let executor else {
-            responder.respond(Self.httpResponse(auth.handle(authRequest)))
+            responder.respond(Self.httpResponse(auth.handle(request)))
             return true
         }
         Self.authQueue.async {
-            let response = Self.httpResponse(auth.handle(authRequest))
+            let response = Self.httpResponse(auth.handle(request))
             executor.execute { box.responder.respond(response) }
         }
         return true
     }
 
-    static func httpResponse(_ response: AuthHTTPResponse) -> HTTPResponse {
-        HTTPResponse(status: response.status, headers: response.headers + [("x-content-type-options", "nosniff")], body: response.body)
+    /// An auth answer with the header every database response carries too.
+    static func httpResponse(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        response.headers.append(("x-content-type-options", "nosniff"))
+        return response
     }
 }
 

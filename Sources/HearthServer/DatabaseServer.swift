@@ -1,6 +1,6 @@
 public import HearthAuth
 import HearthCore
-import HearthProtocol
+public import HearthProtocol
 import HearthRules
 public import HearthStorage
 import Foundation

@@ -1,5 +1,5 @@
 import HearthCore
-import HearthProtocol
+public import HearthProtocol
 import HearthStorage
 import Foundation
 

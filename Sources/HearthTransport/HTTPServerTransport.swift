@@ -1,3 +1,4 @@
+import HearthProtocol
 public import HearthServer
 internal import CLibWebSockets
 import Foundation

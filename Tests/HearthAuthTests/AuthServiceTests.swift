@@ -1,3 +1,4 @@
+import HearthProtocol
 import Foundation
 import HearthAuth
 import HearthCrypto
@@ -35,8 +36,8 @@ struct Harness {
     {
         var headers = ["content-type": "application/json", "host": "127.0.0.1:9000"]
         if admin { headers["authorization"] = "Bearer owner" }
-        let request = AuthHTTPRequest(
-            method: "POST", path: path, queryItems: key ? [("key", "fake")] : [], headers: headers,
+        let request = HTTPRequest(
+            method: .post, path: path, queryItems: key ? [("key", "fake")] : [], headers: headers,
             body: Array(try! JSONSerialization.data(withJSONObject: body)), remoteAddress: address)
         return decode(service.handle(request))
     }
@@ -44,10 +45,10 @@ struct Harness {
     func get(_ path: String, admin: Bool = false) -> (status: Int, json: [String: Any]) {
         var headers = ["host": "127.0.0.1:9000"]
         if admin { headers["authorization"] = "Bearer owner" }
-        return decode(service.handle(AuthHTTPRequest(method: "GET", path: path, headers: headers)))
+        return decode(service.handle(HTTPRequest(method: .get, path: path, headers: headers)))
     }
 
-    func decode(_ response: AuthHTTPResponse) -> (status: Int, json: [String: Any]) {
+    func decode(_ response: HTTPResponse) -> (status: Int, json: [String: Any]) {
         (response.status, (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any] ?? [:])
     }
 
@@ -57,8 +58,8 @@ struct Harness {
     }
 
     func refresh(_ token: String) -> (status: Int, json: [String: Any]) {
-        let request = AuthHTTPRequest(
-            method: "POST", path: "/securetoken.googleapis.com/v1/token", queryItems: [("key", "fake")],
+        let request = HTTPRequest(
+            method: .post, path: "/securetoken.googleapis.com/v1/token", queryItems: [("key", "fake")],
             headers: ["content-type": "application/x-www-form-urlencoded"],
             body: Array("grant_type=refresh_token&refresh_token=\(token)".utf8))
         return decode(service.handle(request))
@@ -213,8 +214,8 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
 @Test func repeatedFailuresLockTheAccountAndTheAddress() throws {
     let harness = try Harness(emulator: false, adminToken: "t") { $0.attemptsPerIP = .init(capacity: 3, perSecond: 0) }
     harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts", ["email": "e@b.co", "password": "secret123"], admin: false)
-    let create = harness.service.handle(AuthHTTPRequest(
-        method: "POST", path: "/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts",
+    let create = harness.service.handle(HTTPRequest(
+        method: .post, path: "/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts",
         headers: ["authorization": "Bearer t"], body: Array(#"{"email":"e@b.co","password":"secret123"}"#.utf8)))
     #expect(create.status == 200)
     for _ in 0..<10 {
@@ -303,15 +304,15 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     harness.client("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": signUp.json["idToken"]!])
     let codes = { harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]] ?? [] }
     let verify = try #require(codes().first?["oobCode"] as? String)
-    func page(_ query: String) -> AuthHTTPResponse {
-        harness.service.handle(AuthHTTPRequest(
-            method: "GET", path: "/emulator/action",
+    func page(_ query: String) -> HTTPResponse {
+        harness.service.handle(HTTPRequest(
+            method: .get, path: "/emulator/action",
             queryItems: query.split(separator: "&").map { let p = $0.split(separator: "="); return (String(p[0]), String(p[1])) },
             headers: ["accept": "text/html,application/xhtml+xml", "host": "h"]))
     }
-    func post(_ body: String) -> AuthHTTPResponse {
-        harness.service.handle(AuthHTTPRequest(
-            method: "POST", path: "/emulator/action", headers: ["content-type": "application/x-www-form-urlencoded"],
+    func post(_ body: String) -> HTTPResponse {
+        harness.service.handle(HTTPRequest(
+            method: .post, path: "/emulator/action", headers: ["content-type": "application/x-www-form-urlencoded"],
             body: Array(body.utf8)))
     }
     let opened = page("mode=verifyEmail&oobCode=\(verify)&apiKey=k")
@@ -338,8 +339,8 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
         }
         var statuses: [Int] = []
         for _ in 0..<3 {
-            let response = harness.service.handle(AuthHTTPRequest(
-                method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", queryItems: [("key", "k")],
+            let response = harness.service.handle(HTTPRequest(
+                method: .post, path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", queryItems: [("key", "k")],
                 headers: ["x-forwarded-for": "10.9.9.9, 192.0.2.7"], body: Array(#"{"email":"a@b.co","password":"whatever"}"#.utf8)))
             statuses.append(response.status)
             #expect(response.status == 400)
@@ -358,8 +359,8 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
             $0.trustForwardedFor = trusted
         }
         func attempt(_ forwardedFor: String, peer: String) -> String {
-            let response = harness.service.handle(AuthHTTPRequest(
-                method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", queryItems: [("key", "k")],
+            let response = harness.service.handle(HTTPRequest(
+                method: .post, path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", queryItems: [("key", "k")],
                 headers: ["x-forwarded-for": forwardedFor], body: Array(#"{"email":"a@b.co","password":"whatever"}"#.utf8),
                 remoteAddress: peer))
             return errorMessage(harness.decode(response).json) ?? ""
@@ -410,8 +411,8 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     let peek = harness.client("resetPassword", ["oobCode": oobCode])
     #expect(peek.json["requestType"] as? String == "EMAIL_SIGNIN" && peek.json["email"] == nil)
 
-    let redirect = harness.service.handle(AuthHTTPRequest(
-        method: "GET", path: "/emulator/action",
+    let redirect = harness.service.handle(HTTPRequest(
+        method: .get, path: "/emulator/action",
         queryItems: [("mode", "signIn"), ("oobCode", oobCode), ("apiKey", "k"), ("continueUrl", "https://app.test/finish?x=1")]))
     #expect(redirect.status == 303)
     #expect(redirect.headers.first { $0.0 == "location" }?.1 == "https://app.test/finish?x=1&mode=signIn&oobCode=\(oobCode)&apiKey=k")
@@ -460,8 +461,8 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken, "newEmail": "free@b.co"]).status == 200)
 
     // The emulator's switch turns protection off: then the direct change and EMAIL_EXISTS are back.
-    let patch = harness.service.handle(AuthHTTPRequest(
-        method: "PATCH", path: "/emulator/v1/projects/demo-test/config", headers: ["content-type": "application/json"],
+    let patch = harness.service.handle(HTTPRequest(
+        method: .patch, path: "/emulator/v1/projects/demo-test/config", headers: ["content-type": "application/json"],
         body: Array(#"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":false}}"#.utf8)))
     #expect(patch.status == 200)
     #expect(errorMessage(harness.client("update", ["idToken": idToken, "email": "taken@b.co"]).json) == "EMAIL_EXISTS")

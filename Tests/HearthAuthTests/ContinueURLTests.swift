@@ -1,13 +1,14 @@
+import HearthProtocol
 import Foundation
 import HearthAuth
 import Testing
 
 /// Security review finding 1: action links may only lead to authorized domains, and the email sign-in
 /// redirect only follows live EMAIL_SIGNIN codes.
-private func location(_ response: AuthHTTPResponse) -> String? { response.headers.first { $0.0 == "location" }?.1 }
+private func location(_ response: HTTPResponse) -> String? { response.headers.first { $0.0 == "location" }?.1 }
 
-private func action(_ harness: Harness, _ items: [(String, String)]) -> AuthHTTPResponse {
-    harness.service.handle(AuthHTTPRequest(method: "GET", path: "/emulator/action", queryItems: items))
+private func action(_ harness: Harness, _ items: [(String, String)]) -> HTTPResponse {
+    harness.service.handle(HTTPRequest(method: .get, path: "/emulator/action", queryItems: items))
 }
 
 private func outbox(_ harness: Harness) -> [[String: Any]] {
@@ -58,7 +59,7 @@ private func outbox(_ harness: Harness) -> [[String: Any]] {
     let harness = try Harness()
     harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "r@b.co", "continueUrl": "http://localhost/finish"])
     let code = try #require(outbox(harness).first?["oobCode"] as? String)
-    func signIn(_ code: String, _ continueUrl: String) -> AuthHTTPResponse {
+    func signIn(_ code: String, _ continueUrl: String) -> HTTPResponse {
         action(harness, [("mode", "signIn"), ("oobCode", code), ("apiKey", "k"), ("continueUrl", continueUrl)])
     }
     // An edited link keeps leading where the code was sent for; an unknown code or one of another type: no redirect.
@@ -71,13 +72,13 @@ private func outbox(_ harness: Harness) -> [[String: Any]] {
     let verifyCode = try #require(outbox(harness).first { $0["requestType"] as? String == "VERIFY_EMAIL" }?["oobCode"] as? String)
     #expect(signIn(verifyCode, "http://localhost/finish").status == 400)
     // The HTML page behaves the same way.
-    let page = harness.service.handle(AuthHTTPRequest(
-        method: "GET", path: "/emulator/action",
+    let page = harness.service.handle(HTTPRequest(
+        method: .get, path: "/emulator/action",
         queryItems: [("mode", "signIn"), ("oobCode", code), ("apiKey", "k"), ("continueUrl", "https://evil.example/")],
         headers: ["accept": "text/html"]))
     #expect(location(page)?.hasPrefix("http://localhost/finish?") == true)
-    let unknownPage = harness.service.handle(AuthHTTPRequest(
-        method: "GET", path: "/emulator/action",
+    let unknownPage = harness.service.handle(HTTPRequest(
+        method: .get, path: "/emulator/action",
         queryItems: [("mode", "signIn"), ("oobCode", "made-up"), ("apiKey", "k"), ("continueUrl", "http://localhost/finish")],
         headers: ["accept": "text/html"]))
     #expect(unknownPage.status == 400 && location(unknownPage) == nil)

@@ -1,3 +1,4 @@
+import HearthProtocol
 import Foundation
 import HearthAuth
 import HearthCrypto
@@ -63,9 +64,9 @@ private func fileText(_ path: String) -> String {
     configuration.deliverEmail = { email in sent.withLock { $0.append(email) } }
     let service = try AuthService(configuration: configuration, store: SQLiteAccountStore(path: path),
                                   key: SigningKey(privateKey: Harness.key))
-    func post(_ operation: String, _ body: [String: Any]) -> AuthHTTPResponse {
-        service.handle(AuthHTTPRequest(
-            method: "POST", path: "/identitytoolkit.googleapis.com/v1/accounts:\(operation)", queryItems: [("key", "k")],
+    func post(_ operation: String, _ body: [String: Any]) -> HTTPResponse {
+        service.handle(HTTPRequest(
+            method: .post, path: "/identitytoolkit.googleapis.com/v1/accounts:\(operation)", queryItems: [("key", "k")],
             headers: ["content-type": "application/json", "host": "h"], body: Array(try! JSONSerialization.data(withJSONObject: body))))
     }
     #expect(post("signUp", ["email": "m@b.co", "password": "secret123"]).status == 200)
@@ -75,8 +76,8 @@ private func fileText(_ path: String) -> String {
     let code = try #require(URLComponents(string: body.split(separator: "\n").first { $0.contains("oobCode=") }
         .map { String($0).trimmingCharacters(in: .whitespaces) } ?? "")?.queryItems?.first { $0.name == "oobCode" }?.value)
     #expect(!fileText(path).contains(code))
-    let outbox = service.handle(AuthHTTPRequest(
-        method: "GET", path: "/emulator/v1/projects/demo-test/oobCodes", headers: ["authorization": "Bearer admin"]))
+    let outbox = service.handle(HTTPRequest(
+        method: .get, path: "/emulator/v1/projects/demo-test/oobCodes", headers: ["authorization": "Bearer admin"]))
     let entries = (try JSONSerialization.jsonObject(with: Data(outbox.body)) as? [String: Any])?["oobCodes"] as? [[String: Any]]
     #expect(entries?.count == 1 && entries?.first?["oobCode"] == nil && entries?.first?["email"] as? String == "m@b.co")
     #expect(post("resetPassword", ["oobCode": code, "newPassword": "another-secret"]).status == 200)

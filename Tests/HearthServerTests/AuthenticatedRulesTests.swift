@@ -1,3 +1,4 @@
+import HearthProtocol
 import Foundation
 import HearthAuth
 import Testing

@@ -1,3 +1,4 @@
+import HearthProtocol
 import Dispatch
 import HearthCore
 import HearthStorage

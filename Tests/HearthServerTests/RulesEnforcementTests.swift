@@ -1,3 +1,4 @@
+import HearthProtocol
 import HearthCore
 import HearthStorage
 import Testing

@@ -1,3 +1,4 @@
+import HearthProtocol
 import Dispatch
 import Foundation
 import HearthAuth
@@ -20,16 +21,16 @@ enum AuthWorkload {
         return try AuthService.open(dataDirectory: ServerHarness.temporaryDirectory(name), configuration: configuration)
     }
 
-    static func post(_ service: AuthService, _ path: String, _ body: String, form: Bool = false) -> AuthHTTPResponse {
-        service.handle(AuthHTTPRequest(
-            method: "POST", path: path, queryItems: [("key", "bench")],
+    static func post(_ service: AuthService, _ path: String, _ body: String, form: Bool = false) -> HTTPResponse {
+        service.handle(HTTPRequest(
+            method: .post, path: path, queryItems: [("key", "bench")],
             headers: ["content-type": form ? "application/x-www-form-urlencoded" : "application/json"],
             body: Array(body.utf8)))
     }
 
     /// A string field of a 200 answer, found by its key's text (cheaper than a JSON parse, which would
     /// be counted against Hearth; Hearth writes string fields without spaces and its tokens need no escapes).
-    static func field(_ response: AuthHTTPResponse, _ name: String) -> String {
+    static func field(_ response: HTTPResponse, _ name: String) -> String {
         precondition(response.status == 200, "auth benchmark call failed: \(response.bodyText)")
         let body = response.body, key = Array("\"\(name)\":\"".utf8)
         guard key.count <= body.count,
