@@ -613,14 +613,26 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         let pending = PendingWrite(
             server: self, namespace: namespace, responder: responder, reply: reply, kind: kind, path: path,
             target: target, wantsETag: wantsETag, caller: caller)
+        applyWrite(caller: caller, namespace: namespace, executor: executor, apply) { pending.finish($0) }
+    }
+
+    /// Runs `apply` on the namespace's database with the caller's write check, then `finished` with its
+    /// result on the loop; the write counts as committing until then (``hasWritesCommitting``).
+    func applyWrite(
+        caller: Caller, namespace: Namespace, executor: any LoopExecutor,
+        _ apply: (DurableDatabase, Int64, DurableDatabase.WriteCheck?, @escaping Completion) -> Void,
+        finished: @escaping @Sendable (Result<DurableDatabase.CommittedWrite, any Error>) -> Void
+    ) {
         let now = clock()
         let database = namespace.database, committing = committingWrites
         committing.started()
         apply(database, now, namespace.writeCheck(caller, now: now)) { result in
-            executor.executeCompletion(of: database) {
+            // Namespaces opened by the server finish their writes on the loop already.
+            let work: @Sendable () -> Void = {
                 committing.finished()
-                pending.finish(result)
+                finished(result)
             }
+            if database.finisher != nil { work() } else { executor.execute(work) }
         }
     }
 
@@ -797,13 +809,5 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             ("access-control-allow-headers", allowHeaders),
             ("access-control-max-age", "86400"),
         ])
-    }
-}
-
-extension LoopExecutor {
-    /// Runs a write completion of `database` on the loop: directly when the database already finishes
-    /// its writes there (namespaces opened by the server do), else by handing it over.
-    func executeCompletion(of database: DurableDatabase, _ work: @escaping @Sendable () -> Void) {
-        if database.finisher != nil { work() } else { execute(work) }
     }
 }

@@ -102,15 +102,7 @@ extension DatabaseServer: RealtimeHandler {
     ) {
         guard let executor else { return }
         let pending = RealtimePendingWrite(namespace: namespace, kind: kind, answered: answered)
-        let now = clock()
-        let database = namespace.database, committing = committingWrites
-        committing.started()
-        apply(database, now, namespace.writeCheck(caller, now: now)) { result in
-            executor.executeCompletion(of: database) {
-                committing.finished()
-                pending.finish(result, executor: executor)
-            }
-        }
+        applyWrite(caller: caller, namespace: namespace, executor: executor, apply) { pending.finish($0, executor: executor) }
     }
 }
 
