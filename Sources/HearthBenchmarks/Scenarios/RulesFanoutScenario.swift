@@ -12,9 +12,8 @@ extension Scenario {
         name: "ws.fanout.rules",
         summary: "ws.fanout where every listener's read is decided by rules reading auth, against open rules"
     ) { context in
-        let listenerCount = RealtimeLoad.setting("HEARTH_BENCH_WS_LISTENERS", 9_000)
-        let seconds = RealtimeLoad.settingDouble("HEARTH_BENCH_WS_SECONDS", 3)
-        let window = RealtimeLoad.setting("HEARTH_BENCH_WS_WINDOW", 8)
+        let settings = RealtimeLoad.FanoutSettings()
+        let (listenerCount, seconds, window) = (settings.listenerCount, settings.seconds, settings.window)
         let runs = context.configuration.measuredRunCount
         // An unsigned ID token, as Firebase's Auth emulator issues them (accepted in emulator mode).
         let claims = #"{"sub":"listener-1","user_id":"listener-1","role":"member","iat":0,"exp":4102444800}"#

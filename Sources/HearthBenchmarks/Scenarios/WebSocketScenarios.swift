@@ -40,6 +40,14 @@ struct LoadTarget {
 
 /// Settings shared by the ws.* scenarios, each overridable from the environment.
 enum RealtimeLoad {
+    /// The fan-out scenarios' shape (ws.fanout, ws.fanout.rules), from the environment.
+    struct FanoutSettings {
+        let listenerCount = RealtimeLoad.setting("HEARTH_BENCH_WS_LISTENERS", 9_000)
+        let seconds = RealtimeLoad.settingDouble("HEARTH_BENCH_WS_SECONDS", 3)
+        /// Writes in flight.
+        let window = RealtimeLoad.setting("HEARTH_BENCH_WS_WINDOW", 8)
+    }
+
     static func setting(_ name: String, _ fallback: Int) -> Int {
         Int(ProcessInfo.processInfo.environment[name] ?? "") ?? fallback
     }
@@ -146,9 +154,8 @@ extension Scenario {
         name: "ws.fanout",
         summary: "1 writer → 9,000 listeners on one path, 100-byte values: deliveries/s, then latency at half rate; Redis pub/sub alongside"
     ) { context in
-        let listenerCount = RealtimeLoad.setting("HEARTH_BENCH_WS_LISTENERS", 9_000)
-        let seconds = RealtimeLoad.settingDouble("HEARTH_BENCH_WS_SECONDS", 3)
-        let window = RealtimeLoad.setting("HEARTH_BENCH_WS_WINDOW", 8)
+        let settings = RealtimeLoad.FanoutSettings()
+        let (listenerCount, seconds, window) = (settings.listenerCount, settings.seconds, settings.window)
         let runs = context.configuration.measuredRunCount
         print("   \(listenerCount) listeners, \(Int(seconds)) s per run, \(window) writes in flight, \(RealtimeLoad.workerCount) client processes")
 
