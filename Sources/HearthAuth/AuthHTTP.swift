@@ -1,5 +1,5 @@
 import Foundation
-public import HearthProtocol
+import HearthProtocol
 
 extension HTTPRequest {
     /// The last value of query parameter `name`; auth's endpoints read each once.

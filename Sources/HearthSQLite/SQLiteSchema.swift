@@ -17,17 +17,29 @@ import HearthCore
 ///
 /// `WITHOUT ROWID` keeps the rows in the path B-tree itself: a rowid table would store every path twice
 /// (table and index) and look up twice.
+///
+/// And the write log, batches committed but not yet applied to `nodes` (see `WriteLog`):
+///
+///     CREATE TABLE log(sequence INTEGER PRIMARY KEY, operations BLOB NOT NULL)
+///
+/// - `operations`: one commit's batches, encoded by `WriteBatch.encode` (HearthStorage). The current state is
+///   `nodes` with every `log` row applied in `sequence` order; a clean close leaves `log` empty.
 enum SQLiteSchema {
     /// 'Hrth' in `PRAGMA application_id`, so `file` and Hearth can tell a Hearth database from others.
     static let applicationID: Int32 = 0x4872_7468
     /// Layout version in `PRAGMA user_version`; bumped with a migration when the layout changes.
-    static let version: Int64 = 1
+    /// 1: `nodes` only; 2: `nodes` and `log` (a version-1 file gains an empty `log` on open).
+    static let version: Int64 = 2
 
     static let create = """
         CREATE TABLE IF NOT EXISTS nodes(path TEXT PRIMARY KEY NOT NULL, value, priority) WITHOUT ROWID;
         CREATE VIEW IF NOT EXISTS nodes_readable AS
             SELECT '/' || rtrim(replace(path, char(1), '/'), '/') AS path, value, priority FROM nodes;
+        \(createLog)
         """
+
+    /// What version 2 added to version 1.
+    static let createLog = "CREATE TABLE IF NOT EXISTS log(sequence INTEGER PRIMARY KEY, operations BLOB NOT NULL);"
 
     /// Separator after every key in an encoded path.
     static let separator: UInt8 = 0x01

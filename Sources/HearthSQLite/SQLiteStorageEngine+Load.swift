@@ -9,7 +9,8 @@ import Foundation
 extension SQLiteStorageEngine {
     /// Reads every record in path order on a reader connection of its own and builds the tree depth
     /// first: O(records), with no sorting unless a node's keys differ between byte order and Firebase key
-    /// order (integer keys). `progress` gets the records read every 100,000.
+    /// order (integer keys); then applies the write log's batches not yet folded into the records.
+    /// `progress` gets the records read every 100,000.
     public func load(progress: ((LoadProgress) -> Void)?) throws(StorageError) -> Node {
         do {
             let reader = try SQLiteConnection(path: path, create: false)
@@ -25,15 +26,13 @@ extension SQLiteStorageEngine {
                 count += 1
                 if count % 100_000 == 0 { progress?(LoadProgress(done: count, total: nil)) }
             }
-            let root = try builder.finish()
+            var root = try builder.finish()
+            // Then the commits not yet folded into `nodes`, in the same snapshot.
+            try WriteLog.forEachBatch(in: reader) { batch in root = root.applying(batch) }
             progress?(LoadProgress(done: count, total: count))
             return root
-        } catch let error as SQLiteError {
-            throw Self.storageError(error, path: path)
-        } catch let error as StorageError {
-            throw error
         } catch {
-            throw StorageError(.io, "\(error)")
+            throw Self.storageError(reading: error, path: path)
         }
     }
 

@@ -73,7 +73,14 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         let existed = access(path, F_OK) == 0
         let connection = try SQLiteStorageEngine.openChecked(path: path, create: create, verify: check)
         checkedIntegrity = check && existed
-        writer = StorageThread(path: path, connection: connection)
+        let log: WriteLog
+        do {
+            log = try WriteLog(reading: connection)
+        } catch {
+            connection.close()
+            throw Self.storageError(error, path: path)
+        }
+        writer = StorageThread(path: path, connection: connection, log: log)
     }
 
     deinit { writer.close() }
@@ -156,9 +163,10 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
             if version > SQLiteSchema.version {
                 throw StorageError(.corrupt, "\(path) was written by a newer Hearth (layout \(version); this build reads up to \(SQLiteSchema.version)). Upgrade hearth.")
             }
-            if version == 0 {
+            if version < SQLiteSchema.version {
+                // A new file gets the whole layout; a version-1 file gets the (empty) write log.
                 try connection.execute("BEGIN IMMEDIATE")
-                try connection.execute(SQLiteSchema.create)
+                try connection.execute(version == 0 ? SQLiteSchema.create : SQLiteSchema.createLog)
                 try connection.execute("PRAGMA application_id = \(SQLiteSchema.applicationID)")
                 try connection.execute("PRAGMA user_version = \(SQLiteSchema.version)")
                 try connection.execute("COMMIT")
@@ -200,6 +208,17 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         try connection.execute("PRAGMA temp_store = MEMORY")
         // No mmap: an I/O error in a mapped file is a SIGBUS, not an error code Hearth can report.
         try connection.execute("PRAGMA mmap_size = 0")
+    }
+
+    /// A failure to read the file (SQLite's, or a write log row that does not decode) as an error naming it.
+    static func storageError(reading error: any Error, path: String) -> StorageError {
+        switch error {
+        case let error as SQLiteError: return storageError(error, path: path)
+        case let error as StorageError where error.code == .corrupt:
+            return storageError(SQLiteError(code: .corrupt, message: error.message, context: "reading the write log"), path: path)
+        case let error as StorageError: return error
+        default: return StorageError(.io, "\(error)")
+        }
     }
 
     /// A SQLite failure as an error an operator can act on, naming the file.
@@ -293,12 +312,14 @@ extension SQLiteConnection {
 extension SQLiteStorageEngine {
     /// The writer's prepared statements, reused by every commit.
     final class Statements {
-        let insert, deleteOne, deleteRange, deleteAll: SQLiteStatement
+        let insert, deleteOne, deleteRange, deleteAll, appendLog, clearLog: SQLiteStatement
         init(_ connection: SQLiteConnection) throws(SQLiteError) {
             insert = try connection.prepare("INSERT OR REPLACE INTO nodes(path, value, priority) VALUES (?1, ?2, ?3)")
             deleteOne = try connection.prepare("DELETE FROM nodes WHERE path = ?1")
             deleteRange = try connection.prepare("DELETE FROM nodes WHERE path >= ?1 AND path < ?2")
             deleteAll = try connection.prepare("DELETE FROM nodes")
+            appendLog = try connection.prepare("INSERT INTO log(operations) VALUES (?1)")
+            clearLog = try connection.prepare("DELETE FROM log")
         }
     }
 }
@@ -349,8 +370,15 @@ final class StorageThread: @unchecked Sendable {
     /// waiting for itself.
     nonisolated(unsafe) private var storageThread: pthread_t?
 
-    init(path: String, connection: SQLiteConnection) {
+    // The storage thread's alone.
+    /// How much is logged and not yet in `nodes` (see `WriteLog`).
+    private var log: WriteLog
+    /// The encoding of the group being committed, reused.
+    private var encodedGroup: [UInt8] = []
+
+    init(path: String, connection: SQLiteConnection, log: WriteLog) {
         self.path = path
+        self.log = log
         completions.setSpecific(key: Self.completionsKey, value: true)
         let thread = Thread { [self] in run(connection) }
         thread.name = "hearth.storage"
@@ -408,6 +436,9 @@ final class StorageThread: @unchecked Sendable {
         var statements: SQLiteStorageEngine.Statements? = nil
         defer {
             statements = nil
+            // A clean close leaves `nodes` complete and the log empty. If this fails, the next open
+            // reads the log instead.
+            try? foldLog(writer)
             writer.close()
             completions.sync {}  // every completion has run before close() returns
             finished.signal()
@@ -507,16 +538,46 @@ final class StorageThread: @unchecked Sendable {
         }
     }
 
+    /// Commits `batches` in one transaction: as one more `log` row, or, once the log has reached
+    /// `WriteLog.foldByteCount`, by applying the whole log and then them to `nodes` and emptying the log.
     private func commit(
-        _ batches: some Sequence<WriteBatch>, writer: SQLiteConnection, statements: SQLiteStorageEngine.Statements
+        _ batches: some Collection<WriteBatch>, writer: SQLiteConnection, statements: SQLiteStorageEngine.Statements
     ) throws(SQLiteError) {
         assertOnStorageThread()
+        encodedGroup.removeAll(keepingCapacity: true)
+        WriteBatch.encode(batches, into: &encodedGroup)
+        let folds = log.byteCount + encodedGroup.count >= WriteLog.foldByteCount
         try writer.execute("BEGIN IMMEDIATE")
-        var writerState = RecordWriter(statements: statements)
-        for batch in batches {
-            for operation in batch.operations { try writerState.apply(operation) }
+        if folds {
+            var records = RecordWriter(statements: statements)
+            try log.fold(writer, into: &records)
+            for batch in batches {
+                for operation in batch.operations { try records.apply(operation) }
+            }
+        } else {
+            statements.appendLog.bind(1, blob: encodedGroup)
+            try statements.appendLog.run()
         }
         try writer.execute("COMMIT")
+        log.byteCount = folds ? 0 : log.byteCount + encodedGroup.count
+    }
+
+    /// Applies the whole log to `nodes` and empties it, in one transaction: before work that reads or
+    /// replaces `nodes` on the writer (import, compact) and at close.
+    private func foldLog(_ writer: SQLiteConnection) throws(SQLiteError) {
+        assertOnStorageThread()
+        guard log.byteCount > 0 else { return }
+        let statements = try SQLiteStorageEngine.Statements(writer)
+        try writer.execute("BEGIN IMMEDIATE")
+        do {
+            var records = RecordWriter(statements: statements)
+            try log.fold(writer, into: &records)
+            try writer.execute("COMMIT")
+        } catch {
+            if writer.isInTransaction { try? writer.execute("ROLLBACK") }
+            throw error
+        }
+        log.byteCount = 0
     }
 
     /// Runs `body` on the storage thread with the writer connection and waits for it.
@@ -530,7 +591,10 @@ final class StorageThread: @unchecked Sendable {
         }
         jobs.append(.exclusive({ [self] connection in
             assertOnStorageThread()
-            result = Result { try body(connection) }
+            result = Result {
+                try foldLog(connection)
+                return try body(connection)
+            }
             done.signal()
         }))
         condition.signal()

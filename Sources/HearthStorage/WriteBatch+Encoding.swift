@@ -1,0 +1,151 @@
+import HearthCore
+
+/// Write batches as bytes, for engines that log batches before applying them to their records
+/// (`SQLiteStorageEngine`'s write log, docs/storage.md).
+///
+/// The format, version 1: a version byte, then per operation a tag byte, the path (a varint key count,
+/// then per key a varint byte count and its UTF-8 bytes) and, for `put` and `putPriority`, a varint
+/// byte count and the node (or the priority as a leaf) in the JSON export format, which keeps
+/// priorities. Batch boundaries are not kept: a logged group is applied as a whole or not at all.
+extension WriteBatch {
+    static let encodingVersion: UInt8 = 1
+
+    private enum Tag: UInt8 {
+        case removeSubtree = 1, removeRecord, put, putPriority
+    }
+
+    /// Appends the encoding of `batches`' operations, in order, to `bytes`.
+    public static func encode(_ batches: some Sequence<WriteBatch>, into bytes: inout [UInt8]) {
+        bytes.append(encodingVersion)
+        var json: [UInt8] = []
+        for batch in batches {
+            for operation in batch.operations {
+                switch operation {
+                case .removeSubtree(let path):
+                    bytes.append(Tag.removeSubtree.rawValue)
+                    append(path, to: &bytes)
+                case .removeRecord(let path):
+                    bytes.append(Tag.removeRecord.rawValue)
+                    append(path, to: &bytes)
+                case .put(let path, let node):
+                    bytes.append(Tag.put.rawValue)
+                    append(path, to: &bytes)
+                    json.removeAll(keepingCapacity: true)
+                    node.appendJSON(to: &json, format: .export)
+                    appendVarint(json.count, to: &bytes)
+                    bytes.append(contentsOf: json)
+                case .putPriority(let path, let priority):
+                    bytes.append(Tag.putPriority.rawValue)
+                    append(path, to: &bytes)
+                    json.removeAll(keepingCapacity: true)
+                    priority.node.appendJSON(to: &json, format: .export)
+                    appendVarint(json.count, to: &bytes)
+                    bytes.append(contentsOf: json)
+                }
+            }
+        }
+    }
+
+    /// The operations `encode` wrote, as one batch.
+    ///
+    /// - Throws: ``StorageError`` (`.corrupt`) when the bytes are not such an encoding.
+    public init(decoding bytes: UnsafeRawBufferPointer) throws(StorageError) {
+        var reader = Reader(bytes: bytes)
+        guard try reader.byte() == Self.encodingVersion else {
+            throw StorageError(.corrupt, "a logged write has an unknown format (version \(bytes.first ?? 0)).")
+        }
+        var operations: [Operation] = []
+        while !reader.isAtEnd {
+            guard let tag = Tag(rawValue: try reader.byte()) else {
+                throw StorageError(.corrupt, "a logged write has an unknown operation at byte \(reader.offset - 1).")
+            }
+            let path = try reader.path()
+            switch tag {
+            case .removeSubtree: operations.append(.removeSubtree(path))
+            case .removeRecord: operations.append(.removeRecord(path))
+            case .put: operations.append(.put(path, try reader.node()))
+            case .putPriority:
+                guard let priority = Priority(try reader.node()) else {
+                    throw StorageError(.corrupt, "a logged priority at \(path) is neither a number nor a string.")
+                }
+                operations.append(.putPriority(path, priority))
+            }
+        }
+        self.init(operations: operations)
+    }
+
+    private static func append(_ path: Path, to bytes: inout [UInt8]) {
+        appendVarint(path.count, to: &bytes)
+        for key in path.keys {
+            appendVarint(key.string.utf8.count, to: &bytes)
+            bytes.append(contentsOf: key.string.utf8)
+        }
+    }
+
+    private static func appendVarint(_ value: Int, to bytes: inout [UInt8]) {
+        var rest = UInt(value)
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
+    }
+
+    /// Reads the encoding front to back; every read checks the bounds.
+    private struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+
+        var isAtEnd: Bool { offset >= bytes.count }
+
+        func truncated() -> StorageError {
+            StorageError(.corrupt, "a logged write is truncated at byte \(offset) of \(bytes.count).")
+        }
+
+        mutating func byte() throws(StorageError) -> UInt8 {
+            guard offset < bytes.count else { throw truncated() }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func varint() throws(StorageError) -> Int {
+            var value: UInt = 0
+            var shift: UInt = 0
+            while true {
+                let next = try byte()
+                guard shift < 63 else { throw StorageError(.corrupt, "a logged write has a length that overflows at byte \(offset - 1).") }
+                value |= UInt(next & 0x7F) << shift
+                if next < 0x80 { break }
+                shift += 7
+            }
+            guard value <= UInt(bytes.count) else { throw truncated() }
+            return Int(value)
+        }
+
+        mutating func slice() throws(StorageError) -> UnsafeRawBufferPointer {
+            let count = try varint()
+            guard count <= bytes.count - offset else { throw truncated() }
+            defer { offset += count }
+            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+        }
+
+        mutating func path() throws(StorageError) -> Path {
+            let count = try varint()
+            var keys: [ChildKey] = []
+            keys.reserveCapacity(count)
+            for _ in 0..<count {
+                keys.append(ChildKey(String(decoding: try slice(), as: UTF8.self)))
+            }
+            return Path(keys)
+        }
+
+        mutating func node() throws(StorageError) -> Node {
+            let json = try slice()
+            do {
+                return try Node(jsonBytes: json)
+            } catch {
+                throw StorageError(.corrupt, "a logged value does not parse (\(error)).")
+            }
+        }
+    }
+}
