@@ -15,13 +15,15 @@ import HearthSQLite
 import HearthStorage
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4 else {
-    print("usage: hearth-crash-writer DATA_DIR NAMESPACE ROUND")
+guard arguments.count == 4 || (arguments.count == 5 && Int(arguments[4]) != nil) else {
+    print("usage: hearth-crash-writer DATA_DIR NAMESPACE ROUND [LOG_FOLD_BYTES]")
     exit(64)
 }
 let round = arguments[3]
 do {
-    let engine = try SQLiteStorageEngine(directory: arguments[1], namespace: arguments[2])
+    let engine = try SQLiteStorageEngine(
+        directory: arguments[1], namespace: arguments[2],
+        logFoldByteCount: arguments.count == 5 ? Int(arguments[4])! : SQLiteStorageEngine.defaultLogFoldByteCount)
     let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
     // Up to 64 writes in flight, so commits group several writes.
     let inFlight = DispatchSemaphore(value: 64)

@@ -28,6 +28,11 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// fsync, past the point where larger groups stop paying off.
     static let batchesPerCommitMax = 8192
 
+    /// Write log size at which a commit folds the log into the records instead of adding to it (1 MiB:
+    /// ~8,000 writes of 100 bytes). Larger folds share pages better but hold their commit, and its
+    /// writers, longer: 20–50 ms at this size (docs/storage.md).
+    public static let defaultLogFoldByteCount = 1 << 20
+
     /// When `init` runs `PRAGMA quick_check` over the whole file.
     public enum Verification: Sendable {
         /// On every open of an existing file.
@@ -56,12 +61,14 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     let writer: StorageThread
 
     /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`
-    /// when `verify` asks for it, and starts the storage thread.
+    /// when `verify` asks for it, and starts the storage thread. `logFoldByteCount` is the write log's size
+    /// at which a commit folds it into the records (docs/storage.md); tests set it small.
     ///
     /// - Throws: ``StorageError`` naming the file or directory and what to do: `.notFound`, `.readOnly`,
     ///   `.corrupt`, `.diskFull`, `.busy`.
     public init(
-        directory: String, namespace: String, create: Bool = true, verify: Verification = .afterUncleanShutdown
+        directory: String, namespace: String, create: Bool = true, verify: Verification = .afterUncleanShutdown,
+        logFoldByteCount: Int = defaultLogFoldByteCount
     ) throws(StorageError) {
         path = try SQLiteStorageEngine.databasePath(directory: directory, namespace: namespace, create: create)
         let check: Bool
@@ -75,7 +82,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         checkedIntegrity = check && existed
         let log: WriteLog
         do {
-            log = try WriteLog(reading: connection)
+            log = try WriteLog(reading: connection, foldByteCount: logFoldByteCount)
         } catch {
             connection.close()
             throw Self.storageError(error, path: path)
@@ -539,14 +546,14 @@ final class StorageThread: @unchecked Sendable {
     }
 
     /// Commits `batches` in one transaction: as one more `log` row, or, once the log has reached
-    /// `WriteLog.foldByteCount`, by applying the whole log and then them to `nodes` and emptying the log.
+    /// its fold size, by applying the whole log and then them to `nodes` and emptying the log.
     private func commit(
         _ batches: some Collection<WriteBatch>, writer: SQLiteConnection, statements: SQLiteStorageEngine.Statements
     ) throws(SQLiteError) {
         assertOnStorageThread()
         encodedGroup.removeAll(keepingCapacity: true)
         WriteBatch.encode(batches, into: &encodedGroup)
-        let folds = log.byteCount + encodedGroup.count >= WriteLog.foldByteCount
+        let folds = log.byteCount + encodedGroup.count >= log.foldByteCount
         try writer.execute("BEGIN IMMEDIATE")
         if folds {
             var records = RecordWriter(statements: statements)

@@ -7,7 +7,7 @@ import HearthStorage
 /// writers, 64 places in the key space), so a 64-write commit put 64 pages of 4 KB into the WAL and the
 /// checkpoint copied them again: 82 bytes on disk per payload byte, and the disk's bandwidth, not fsync,
 /// bounded durable writes. A commit now appends its batches as one `log` row (a few pages), and once the
-/// log holds `foldByteCount` one commit applies the whole log to `nodes` and empties it; by then many
+/// log holds `SQLiteStorageEngine.defaultLogFoldByteCount` one commit applies the whole log to `nodes` and empties it; by then many
 /// writes share each leaf page.
 ///
 /// A fold reads the rows back inside its own write transaction and deletes exactly what it applied, so
@@ -15,15 +15,15 @@ import HearthStorage
 /// closing its engine on the same file meanwhile (the server's byte count is then too high, and its next
 /// fold merely comes early).
 struct WriteLog {
-    /// Log size at which a commit folds the log into `nodes` instead of adding to it: ~8,000 writes
-    /// of 100 bytes. Larger folds share pages better but hold their commit (and its writers) longer.
-    static let foldByteCount = 1 << 20
-
+    /// Log size at which a commit folds the log into `nodes` instead of adding to it
+    /// (`SQLiteStorageEngine.defaultLogFoldByteCount` but in tests, which fold often).
+    let foldByteCount: Int
     /// Encoded bytes in the log, as this engine last knew them.
     var byteCount: Int
 
     /// The log's size in `connection`'s file (rows a process left when it stopped without folding).
-    init(reading connection: SQLiteConnection) throws(SQLiteError) {
+    init(reading connection: SQLiteConnection, foldByteCount: Int) throws(SQLiteError) {
+        self.foldByteCount = foldByteCount
         byteCount = Int(try connection.integer("SELECT coalesce(sum(length(operations)), 0) FROM log"))
     }
 
