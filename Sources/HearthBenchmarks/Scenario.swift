@@ -85,6 +85,42 @@ final class BenchmarkContext {
         return measurement
     }
 
+    /// Like `measure`, for a body and its reference, with their runs alternating (a warm-up of each, then
+    /// `measuredRunCount` rounds of one run each): on a shared machine whose speed drifts over seconds,
+    /// both sides then see the same moments, and their ratio is not decided by which one ran during a
+    /// slow spell. Prints each run and the median of the rounds' ratios.
+    func measureAlternating<Failure: Error>(
+        _ label: String, _ body: () throws(Failure) -> Void,
+        against referenceLabel: String, _ reference: () throws(Failure) -> Void, bytes: Int? = nil
+    ) throws(Failure) -> (Measurement, reference: Measurement) {
+        let clock = ContinuousClock()
+        func timed(_ run: () throws(Failure) -> Void) throws(Failure) -> Duration {
+            let start = clock.now
+            try run()
+            return clock.now - start
+        }
+        let padded = (label.padding(toLength: 30), referenceLabel.padding(toLength: 30))
+        print("   \(padded.0) warm-up  \(format(try timed(body), bytes: bytes))")
+        print("   \(padded.1) warm-up  \(format(try timed(reference), bytes: bytes))")
+        var durations: [Duration] = [], referenceDurations: [Duration] = [], ratios: [Double] = []
+        let rounds = configuration.measuredRunCount
+        for index in 1...rounds {
+            let duration = try timed(body), referenceDuration = try timed(reference)
+            durations.append(duration)
+            referenceDurations.append(referenceDuration)
+            ratios.append(referenceDuration.seconds / duration.seconds)
+            print("   \(padded.0) run \(index)/\(rounds)  \(format(duration, bytes: bytes))")
+            print("   \(padded.1) run \(index)/\(rounds)  \(format(referenceDuration, bytes: bytes))")
+        }
+        let measurement = Measurement(label: label, durations: durations)
+        let referenceMeasurement = Measurement(label: referenceLabel, durations: referenceDurations)
+        print("   \(padded.0) median   \(format(measurement.median, bytes: bytes))")
+        print("   \(padded.1) median   \(format(referenceMeasurement.median, bytes: bytes))")
+        let sortedRatios = ratios.sorted()
+        print("   speed-up per round (reference time / \(label) time): median \(rounded(sortedRatios[sortedRatios.count / 2], places: 2)), range \(rounded(sortedRatios.first!, places: 2))–\(rounded(sortedRatios.last!, places: 2))")
+        return (measurement, referenceMeasurement)
+    }
+
     private func format(_ duration: Duration, bytes: Int? = nil) -> String {
         let text = "\(rounded(duration.seconds * 1000, places: 1)) ms".padding(toLength: 12, leading: true)
         guard let bytes else { return text }
