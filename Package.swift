@@ -92,7 +92,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "HearthSQLiteTests",
-            dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore"],
+            dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore", "HearthSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth", "HearthProtocol"],

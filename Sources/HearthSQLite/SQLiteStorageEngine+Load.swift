@@ -31,8 +31,12 @@ extension SQLiteStorageEngine {
             try WriteLog.forEachBatch(in: reader) { batch in root = root.applying(batch) }
             progress?(LoadProgress(done: count, total: count))
             return root
+        } catch let error as SQLiteError {
+            throw Self.storageError(error, path: path)
+        } catch let error as StorageError {
+            throw error
         } catch {
-            throw Self.storageError(reading: error, path: path)
+            throw StorageError(.io, "\(error)")
         }
     }
 

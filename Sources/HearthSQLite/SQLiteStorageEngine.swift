@@ -217,17 +217,6 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         try connection.execute("PRAGMA mmap_size = 0")
     }
 
-    /// A failure to read the file (SQLite's, or a write log row that does not decode) as an error naming it.
-    static func storageError(reading error: any Error, path: String) -> StorageError {
-        switch error {
-        case let error as SQLiteError: return storageError(error, path: path)
-        case let error as StorageError where error.code == .corrupt:
-            return storageError(SQLiteError(code: .corrupt, message: error.message, context: "reading the write log"), path: path)
-        case let error as StorageError: return error
-        default: return StorageError(.io, "\(error)")
-        }
-    }
-
     /// A SQLite failure as an error an operator can act on, naming the file.
     static func storageError(_ error: SQLiteError, path: String) -> StorageError {
         switch error.code {
@@ -259,7 +248,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
 
     public func replaceAll(with root: Node, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
         let total = root.leafCount
-        try writer.exclusive { connection in
+        try writer.exclusive(replacingAll: true) { connection in
             try connection.replaceAll { statements in
                 var writer = RecordWriter(statements: statements)
                 writer.progress = progress.map { report in { done in report(LoadProgress(done: done, total: total)) } }
@@ -272,7 +261,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// Replaces everything stored with the records `write` produces, in one transaction (all or
     /// nothing), on the writer connection: an import that streams records instead of building a tree.
     func replaceAll(streaming write: @escaping (inout RecordWriter) throws -> Void) throws(StorageError) {
-        try writer.exclusive { connection in
+        try writer.exclusive(replacingAll: true) { connection in
             try connection.replaceAll { statements in
                 var writer = RecordWriter(statements: statements)
                 try write(&writer)
@@ -299,13 +288,14 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
 }
 
 extension SQLiteConnection {
-    /// `DELETE FROM nodes`, then `body`'s inserts, in one transaction; then folds the WAL into the
-    /// database rather than leaving it for the next write.
+    /// `DELETE FROM nodes` and `DELETE FROM log`, then `body`'s inserts, in one transaction; then folds
+    /// the WAL into the database rather than leaving it for the next write.
     func replaceAll(_ body: (SQLiteStorageEngine.Statements) throws -> Void) throws {
         let statements = try SQLiteStorageEngine.Statements(self)
         try execute("BEGIN IMMEDIATE")
         do {
             try statements.deleteAll.run()
+            try statements.clearLog.run()
             try body(statements)
             try execute("COMMIT")
         } catch {
@@ -551,9 +541,13 @@ final class StorageThread: @unchecked Sendable {
         _ batches: some Collection<WriteBatch>, writer: SQLiteConnection, statements: SQLiteStorageEngine.Statements
     ) throws(SQLiteError) {
         assertOnStorageThread()
+        // Encoded only when it may go into the log: a full log folds without it.
+        var folds = log.byteCount >= log.foldByteCount
         encodedGroup.removeAll(keepingCapacity: true)
-        WriteBatch.encode(batches, into: &encodedGroup)
-        let folds = log.byteCount + encodedGroup.count >= log.foldByteCount
+        if !folds {
+            WriteBatch.encode(batches, into: &encodedGroup)
+            folds = log.byteCount + encodedGroup.count >= log.foldByteCount
+        }
         try writer.execute("BEGIN IMMEDIATE")
         if folds {
             var records = RecordWriter(statements: statements)
@@ -567,6 +561,8 @@ final class StorageThread: @unchecked Sendable {
         }
         try writer.execute("COMMIT")
         log.byteCount = folds ? 0 : log.byteCount + encodedGroup.count
+        // One large write (a 10 MB set) should not keep its buffer for the life of the engine.
+        if encodedGroup.capacity > 4 << 20 { encodedGroup = [] }
     }
 
     /// Applies the whole log to `nodes` and empties it, in one transaction: before work that reads or
@@ -587,8 +583,11 @@ final class StorageThread: @unchecked Sendable {
         log.byteCount = 0
     }
 
-    /// Runs `body` on the storage thread with the writer connection and waits for it.
-    func exclusive<T>(_ body: @escaping (SQLiteConnection) throws -> T) throws(StorageError) -> T {
+    /// Runs `body` on the storage thread with the writer connection and waits for it. The write log is
+    /// folded first, so `body` sees every commit in `nodes`; except with `replacingAll`, whose `body`
+    /// deletes the records and the log itself (an import discards the log, so an undecodable row cannot
+    /// stop it, and rows another engine logged meanwhile go too).
+    func exclusive<T>(replacingAll: Bool = false, _ body: @escaping (SQLiteConnection) throws -> T) throws(StorageError) -> T {
         nonisolated(unsafe) var result: Result<T, any Error>?
         let done = DispatchSemaphore(value: 0)
         condition.lock()
@@ -599,8 +598,10 @@ final class StorageThread: @unchecked Sendable {
         jobs.append(.exclusive({ [self] connection in
             assertOnStorageThread()
             result = Result {
-                try foldLog(connection)
-                return try body(connection)
+                if !replacingAll { try foldLog(connection) }
+                let value = try body(connection)
+                if replacingAll { log.byteCount = 0 }
+                return value
             }
             done.signal()
         }))

@@ -29,24 +29,27 @@ struct WriteLog {
 
     /// Calls `body` with every logged batch in commit order.
     ///
-    /// - Throws: `SQLiteError`, or ``StorageError`` (`.corrupt`) when a row does not decode.
-    static func forEachBatch(in connection: SQLiteConnection, _ body: (WriteBatch) throws -> Void) throws {
+    /// - Throws: `SQLiteError`: `.corrupt` when a row does not decode (reported like any corrupted page:
+    ///   naming the file, saying to restore a backup), or what `body` throws.
+    static func forEachBatch(
+        in connection: SQLiteConnection, _ body: (WriteBatch) throws(SQLiteError) -> Void
+    ) throws(SQLiteError) {
         let select = try connection.prepare("SELECT operations FROM log ORDER BY sequence")
         while try select.step() {
-            try body(try WriteBatch(decoding: UnsafeRawBufferPointer(select.bytes(0))))
+            let batch: WriteBatch
+            do {
+                batch = try WriteBatch(decoding: UnsafeRawBufferPointer(select.bytes(0)))
+            } catch {
+                throw SQLiteError(code: .corrupt, message: error.message, context: "reading the write log")
+            }
+            try body(batch)
         }
     }
 
     /// Applies every logged batch to `nodes` and empties the log; the caller holds the write transaction.
     mutating func fold(_ connection: SQLiteConnection, into records: inout RecordWriter) throws(SQLiteError) {
-        do {
-            try Self.forEachBatch(in: connection) { batch in
-                for operation in batch.operations { try records.apply(operation) }
-            }
-        } catch let error as SQLiteError {
-            throw error
-        } catch {
-            throw SQLiteError(code: .corrupt, message: "\(error)", context: "reading the write log")
+        try Self.forEachBatch(in: connection) { batch throws(SQLiteError) in
+            for operation in batch.operations { try records.apply(operation) }
         }
         try records.statements.clearLog.run()
     }

@@ -5,8 +5,9 @@ import HearthCore
 ///
 /// The format, version 1: a version byte, then per operation a tag byte, the path (a varint key count,
 /// then per key a varint byte count and its UTF-8 bytes) and, for `put` and `putPriority`, a varint
-/// byte count and the node (or the priority as a leaf) in the JSON export format, which keeps
-/// priorities. Batch boundaries are not kept: a logged group is applied as a whole or not at all.
+/// byte count and the node (or the priority as a leaf) as `JSONFormat.lossless` JSON: the export form,
+/// which keeps priorities, with every double written so that it reads back as a double. Batch
+/// boundaries are not kept: a logged group is applied as a whole or not at all.
 extension WriteBatch {
     static let encodingVersion: UInt8 = 1
 
@@ -31,14 +32,14 @@ extension WriteBatch {
                     bytes.append(Tag.put.rawValue)
                     append(path, to: &bytes)
                     json.removeAll(keepingCapacity: true)
-                    node.appendJSON(to: &json, format: .export)
+                    node.appendJSON(to: &json, format: .lossless)
                     appendVarint(json.count, to: &bytes)
                     bytes.append(contentsOf: json)
                 case .putPriority(let path, let priority):
                     bytes.append(Tag.putPriority.rawValue)
                     append(path, to: &bytes)
                     json.removeAll(keepingCapacity: true)
-                    priority.node.appendJSON(to: &json, format: .export)
+                    priority.node.appendJSON(to: &json, format: .lossless)
                     appendVarint(json.count, to: &bytes)
                     bytes.append(contentsOf: json)
                 }

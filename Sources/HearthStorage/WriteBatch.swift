@@ -21,6 +21,22 @@ public struct WriteBatch: Sendable, Equatable {
         case put(Path, Node)
         /// Mark the inner node at this path with a priority (replacing any marker there).
         case putPriority(Path, Priority)
+
+        /// The path the operation is at.
+        public var path: Path {
+            switch self {
+            case .removeSubtree(let path), .removeRecord(let path), .put(let path, _), .putPriority(let path, _): return path
+            }
+        }
+
+        /// True when the operation removes or rewrites the record at `target` (an inner node's
+        /// priority marker, there).
+        func replacesMarker(at target: Path) -> Bool {
+            switch self {
+            case .removeRecord(let path), .putPriority(let path, _): return path == target
+            case .removeSubtree(let path), .put(let path, _): return path.contains(target)
+            }
+        }
     }
 
     public var operations: [Operation]
@@ -111,7 +127,10 @@ public struct WriteBatch: Sendable, Equatable {
                 if !dedupe || seenAncestors.insert(ancestor).inserted {
                     let old = ancestorsBefore.record(at: ancestor)
                     let newMarker = newNode.hasChildren ? newNode.priority : nil
-                    if old.hasRecord && !(old.marker != nil && old.marker == newMarker) {
+                    // A leaf that is still a leaf afterwards (a removal below it changes nothing: `Node.set`
+                    // keeps the leaf) keeps its record.
+                    let leafStays = old.marker == nil && newNode.isLeaf
+                    if old.hasRecord && !leafStays && !(old.marker != nil && old.marker == newMarker) {
                         removals.append(.removeRecord(ancestor))
                         if let newMarker { markers.append(.putPriority(ancestor, newMarker)) }
                     } else if let newMarker, old.marker != newMarker {
@@ -146,8 +165,27 @@ public struct WriteBatch: Sendable, Equatable {
 
 extension Node {
     /// This tree with `batch` applied, the way an engine applies it to its records.
+    ///
+    /// Records keep an inner node's priority in a marker of its own, which a removal below the node does
+    /// not touch; a tree drops a node, priority and all, when its last child goes, even when the batch's
+    /// next operation puts a child back (`set n/c` on `{".priority": 5, "c": 1}` is a removal and a put).
+    /// So the priorities of the inner nodes above the batch's paths are noted first and given back to
+    /// those that have children again, unless an operation removed or replaced their marker.
     public func applying(_ batch: WriteBatch) -> Node {
         var root = self
+        var markers: [(path: Path, priority: Priority)] = []
+        for operation in batch.operations {
+            var ancestor = Path.root
+            var node = root
+            for key in operation.path.keys {
+                if node.hasChildren, let priority = node.priority, !markers.contains(where: { $0.path == ancestor }) {
+                    markers.append((ancestor, priority))
+                }
+                node = node.child(key)
+                if node.isEmpty { break }
+                ancestor = ancestor.appending(key)
+            }
+        }
         for operation in batch.operations {
             switch operation {
             case .removeSubtree(let path):
@@ -164,6 +202,12 @@ extension Node {
             case .putPriority(let path, let priority):
                 let node = root.child(at: path)
                 if node.hasChildren { root.set(path, to: node.withPriority(priority)) }
+            }
+        }
+        for marker in markers where !batch.operations.contains(where: { $0.replacesMarker(at: marker.path) }) {
+            let node = root.child(at: marker.path)
+            if node.hasChildren && node.priority != marker.priority {
+                root.set(marker.path, to: node.withPriority(marker.priority))
             }
         }
         return root

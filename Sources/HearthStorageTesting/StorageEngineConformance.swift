@@ -104,6 +104,20 @@ public enum StorageEngineConformance {
             }
             try expect(loaded.child(at: "n").priority == nil, "a stale priority came back")
         }),
+        ("rewriting the only child of a prioritized node keeps the node's priority", { fixture in
+            let loaded = try await roundTrip(fixture) { db in
+                try await db.set("n", to: try Node(json: #"{".priority": 5, "c": 1}"#))
+                try await db.set("n/c", to: Node(2))  // below `n`: a removal, then a put
+            }
+            try expect(loaded.child(at: "n").priority == .number(5), "the priority was lost")
+        }),
+        ("removing below a leaf leaves the leaf", { fixture in
+            let loaded = try await roundTrip(fixture) { db in
+                try await db.set("a", to: Node("x"))
+                try await db.set("a/b", to: .empty)
+            }
+            try expect(loaded.child(at: "a") == Node("x"), "the leaf is gone")
+        }),
         ("a multi-path update is stored whole", { fixture in
             _ = try await roundTrip(fixture) { db in
                 try await db.set("u/a", to: Node(1))

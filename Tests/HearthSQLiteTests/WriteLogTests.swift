@@ -2,6 +2,7 @@ import Foundation
 import HearthCore
 import HearthSQLite
 import HearthStorage
+import HearthSupport
 import Testing
 
 /// Rows in `table` of the namespace's file, read on a connection of the test's own.
@@ -141,4 +142,153 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     let reopened = try SQLiteStorageEngine(directory: directory, namespace: "live", create: false)
     defer { reopened.close() }
     #expect(try reopened.load(progress: nil) == database.root)
+}
+
+// MARK: - Found in review: what the log gives back must be exactly what the records would hold
+
+@Test func replayingTheLogKeepsThePriorityOfANodeWhoseOnlyChildIsRewritten() async throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "prio")
+    defer { engine.close() }
+    let database = DurableDatabase(engine: engine, root: .empty)
+    try await database.set("n", to: try Node(json: #"{".priority": 5, "c": 1}"#))
+    try await database.set("n/c", to: Node(2))  // a removal and a put below the prioritized node
+    try await database.set("users/ada", to: try Node(json: #"{".priority": 1, "name": "Ada"}"#))
+    try await database.set("users/ada/name", to: Node("Ada L."))
+    #expect(try rowCount("log", in: directory, namespace: "prio") > 0)
+    let loaded = try engine.load(progress: nil)
+    #expect(loaded.child(at: "n").priority == .number(5))
+    #expect(loaded.child(at: "users/ada").priority == .number(1))
+    #expect(exactlyEqual(loaded, database.root))
+    // The root's own priority, when a leaf below it becomes an inner node.
+    let other = try SQLiteStorageEngine(directory: directory, namespace: "root")
+    defer { other.close() }
+    let rootDatabase = DurableDatabase(engine: other, root: .empty)
+    try await rootDatabase.set(.root, to: try Node(json: #"{".value": "v", ".priority": 7}"#))
+    try await rootDatabase.set("b", to: Node(37.5))
+    try await rootDatabase.set("b/1", to: Node(26))
+    #expect(rootDatabase.root.priority == .number(7))
+    #expect(exactlyEqual(try other.load(progress: nil), rootDatabase.root))
+}
+
+@Test func aDoubleBeyondTwoToThe53StaysADoubleThroughTheLog() async throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "double")
+    let database = DurableDatabase(engine: engine, root: .empty)
+    try await database.set("n", to: try Node(json: "1.5e18"))
+    try await database.set("m", to: Node(Double(1 << 60)).withPriority(.number(1e300)))
+    try await database.set("i", to: Node(Int64(1) << 60))
+    let loaded = try engine.load(progress: nil)
+    #expect(loaded.child(at: "n").leafValue == .double(1.5e18))
+    #expect(loaded.child(at: "m").leafValue == .double(Double(1 << 60)))
+    #expect(loaded.child(at: "i").leafValue == .integer(1 << 60))
+    engine.close()  // folds: the records keep the types too
+    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "double")
+    defer { reopened.close() }
+    let folded = try reopened.load(progress: nil)
+    #expect(folded.child(at: "n").leafValue == .double(1.5e18))
+    #expect(folded.child(at: "i").leafValue == .integer(1 << 60))
+}
+
+@Test func anImportDiscardsTheLogEvenAnUndecodableRowOrOneAnotherEngineWrote() async throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let server = try SQLiteStorageEngine(directory: directory, namespace: "imp")
+    let importer = try SQLiteStorageEngine(directory: directory, namespace: "imp")
+    try await DurableDatabase(engine: server, root: .empty).set("old", to: Node("x"))
+    let file = try SQLiteDatabase(path: directory + "/imp.sqlite")
+    try file.query("INSERT INTO log(operations) VALUES (?1)", [.blob([1, 3, 1, 200])])
+    file.close()
+    try importer.replaceAll(with: Node(["new": Node(1)]), progress: nil)
+    importer.close()
+    server.close()
+    let reader = try SQLiteStorageEngine(directory: directory, namespace: "imp")
+    defer { reader.close() }
+    #expect(try reader.load(progress: nil) == Node(["new": Node(1)]))
+}
+
+@Test func removingBelowALeafKeepsTheLeafAfterARestart() async throws {
+    for foldBytes in [1, SQLiteStorageEngine.defaultLogFoldByteCount] {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let engine = try SQLiteStorageEngine(directory: directory, namespace: "leaf", logFoldByteCount: foldBytes)
+        let database = DurableDatabase(engine: engine, root: .empty)
+        try await database.set("a", to: Node("x"))
+        try await database.set("a/b", to: .empty)
+        #expect(database.root == Node(["a": Node("x")]))
+        #expect(try engine.load(progress: nil) == database.root)
+        engine.close()
+        let reopened = try SQLiteStorageEngine(directory: directory, namespace: "leaf")
+        #expect(try reopened.load(progress: nil) == database.root)
+        reopened.close()
+    }
+}
+
+/// Random writes (sets, removals, priorities, leaves turning into objects and back, multi-path
+/// updates) through an engine that logs and one that folds every commit: both must load exactly the
+/// tree the database holds in memory, leaf types (integer or double) and priorities included.
+@Test(arguments: [1, 2, 3, 4] as [UInt64])
+func randomWritesLoadTheSameThroughTheLogAndTheRecords(seed: UInt64) async throws {
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let logging = try SQLiteStorageEngine(directory: directory, namespace: "logging")
+    let folding = try SQLiteStorageEngine(directory: directory, namespace: "folding", logFoldByteCount: 1)
+    defer {
+        logging.close()
+        folding.close()
+    }
+    let databases = [DurableDatabase(engine: logging, root: .empty), DurableDatabase(engine: folding, root: .empty)]
+    var random = SplitMix64(seed: seed)
+    let keys = ["a", "b", "c"]
+    func path() -> Path {
+        Path((0..<Int(1 + random.next() % 3)).map { _ in ChildKey(keys[Int(random.next() % 3)]) })
+    }
+    func value() -> Node {
+        switch random.next() % 9 {
+        case 0: return .empty
+        case 1: return Node(Int64(random.next() % 100))
+        case 2: return Node(Double(random.next() % 1000) / 8 + 0.5)
+        case 3: return Node(1.5e18)
+        case 4: return Node("s\(random.next() % 10)")
+        case 5: return Node(random.next() % 2 == 0)
+        case 6: return Node(["a": Node(1), "b": Node("x")]).withPriority(.number(Double(random.next() % 5)))
+        case 7: return Node(["c": Node(["a": Node(true)]).withPriority(.string("p"))])
+        default: return Node("leaf").withPriority(.string("q\(random.next() % 3)"))
+        }
+    }
+    for _ in 0..<300 {
+        let target = path()
+        let choice = random.next() % 10
+        let priority = random.next() % 3 == 0 ? Node.empty : Node(Int64(random.next() % 4))
+        let first = value(), second = value()
+        for database in databases {
+            do {
+                switch choice {
+                case 0, 1: try await database.set(target.appending(".priority"), to: priority)
+                case 2: try await database.update(target, with: [(Path("a"), first), (Path("b/c"), second)])
+                default: try await database.set(target, to: first)
+                }
+            } catch is DataError {
+                // Refused by the tree, on both.
+            }
+        }
+    }
+    #expect(exactlyEqual(databases[0].root, databases[1].root))
+    for (database, engine) in zip(databases, [logging, folding]) {
+        let loaded = try engine.load(progress: nil)
+        #expect(exactlyEqual(loaded, database.root), "\(loaded.json(.export)) != \(database.root.json(.export))")
+    }
+}
+
+/// Equal including each leaf's type (`Node ==` compares numbers as binary64) and every priority.
+private func exactlyEqual(_ a: Node, _ b: Node) -> Bool {
+    guard a.priority == b.priority, a.leafValue == b.leafValue, a.childCount == b.childCount else { return false }
+    var equal = true
+    a.children.forEach { key, child in
+        equal = exactlyEqual(child, b.child(key))
+        return equal
+    }
+    return equal
 }

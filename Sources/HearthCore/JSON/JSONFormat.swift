@@ -13,6 +13,10 @@ public struct JSONFormat: Sendable, Hashable {
     public var arrays: Bool
     /// Indent by two spaces, one member per line (rtdb-protocol.md §6.4 `print=pretty`).
     public var pretty: Bool
+    /// Write every double so that it parses back as a double: one at or beyond 2^53 has no fraction,
+    /// and JavaScript's form of it (`1500000000000000000`) would parse as an integer, so it gets `.0`.
+    /// For storage that must give back exactly what it was given; clients never see this.
+    public var exactNumbers = false
 
     /// A format with each option spelled out.
     public init(includePriorities: Bool, arrays: Bool, pretty: Bool = false) {
@@ -27,6 +31,13 @@ public struct JSONFormat: Sendable, Hashable {
     /// Export form: priorities included, objects never turned into arrays. Also the form of data
     /// on the WebSocket wire (rtdb-protocol.md §3.1) and of `format=export` REST responses.
     public static let export = JSONFormat(includePriorities: true, arrays: false)
+
+    /// The export form with ``exactNumbers``: what storage writes when it keeps nodes as JSON.
+    public static let lossless: JSONFormat = {
+        var format = JSONFormat.export
+        format.exactNumbers = true
+        return format
+    }()
 
     /// `base` indented for people (`print=pretty`).
     public static func pretty(_ base: JSONFormat = .rest) -> JSONFormat {

@@ -14,7 +14,12 @@ struct JSONWriter {
         case .empty: append("null")
         case .bool(let value): append(value ? "true" : "false")
         case .integer(let value): JSONNumberFormatting.appendInteger(value, to: &output)
-        case .double(let value): JSONNumberFormatting.appendDouble(value, to: &output)
+        case .double(let value):
+            let start = output.count
+            JSONNumberFormatting.appendDouble(value, to: &output)
+            if format.exactNumbers && !output[start...].contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") }) {
+                output.append(contentsOf: [UInt8(ascii: "."), UInt8(ascii: "0")])
+            }
         case .string(let value): appendString(value)
         case .children(let map): writeChildren(map, priority: nil, indent: indent)
         case .prioritized(let base, let priority):
