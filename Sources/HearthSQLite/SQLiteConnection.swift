@@ -37,6 +37,9 @@ final class SQLiteConnection: @unchecked Sendable {  // confined to one thread a
         return handle
     }
 
+    /// The rowid of the last row this connection inserted (`sqlite3_last_insert_rowid`).
+    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(pointer) }
+
     func close() {
         guard let handle else { return }
         // close_v2 defers the close until every statement is finalized, so it cannot fail with BUSY.

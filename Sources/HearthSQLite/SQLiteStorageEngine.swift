@@ -309,13 +309,15 @@ extension SQLiteConnection {
 extension SQLiteStorageEngine {
     /// The writer's prepared statements, reused by every commit.
     final class Statements {
-        let insert, deleteOne, deleteRange, deleteAll, appendLog, clearLog: SQLiteStatement
+        let insert, deleteOne, deleteRange, deleteAll, appendLog, selectLog, deleteLogThrough, clearLog: SQLiteStatement
         init(_ connection: SQLiteConnection) throws(SQLiteError) {
             insert = try connection.prepare("INSERT OR REPLACE INTO nodes(path, value, priority) VALUES (?1, ?2, ?3)")
             deleteOne = try connection.prepare("DELETE FROM nodes WHERE path = ?1")
             deleteRange = try connection.prepare("DELETE FROM nodes WHERE path >= ?1 AND path < ?2")
             deleteAll = try connection.prepare("DELETE FROM nodes")
             appendLog = try connection.prepare("INSERT INTO log(operations) VALUES (?1)")
+            selectLog = try connection.prepare("SELECT sequence, operations FROM log WHERE sequence > ?1 ORDER BY sequence")
+            deleteLogThrough = try connection.prepare("DELETE FROM log WHERE sequence <= ?1")
             clearLog = try connection.prepare("DELETE FROM log")
         }
     }
@@ -535,32 +537,38 @@ final class StorageThread: @unchecked Sendable {
         }
     }
 
-    /// Commits `batches` in one transaction: as one more `log` row, or, once the log has reached
-    /// its fold size, by applying the whole log and then them to `nodes` and emptying the log.
+    /// Commits `batches` in one transaction as one more `log` row; once the log holds its fold size, the
+    /// same transaction also folds the log's oldest chunk into `nodes`. A group whose encoding alone
+    /// reaches the fold size (a large set) goes to `nodes` directly, after the whole log.
     private func commit(
         _ batches: some Collection<WriteBatch>, writer: SQLiteConnection, statements: SQLiteStorageEngine.Statements
     ) throws(SQLiteError) {
         assertOnStorageThread()
-        // Encoded only when it may go into the log: a full log folds without it.
-        var folds = log.byteCount >= log.foldByteCount
         encodedGroup.removeAll(keepingCapacity: true)
-        if !folds {
-            WriteBatch.encode(batches, into: &encodedGroup)
-            folds = log.byteCount + encodedGroup.count >= log.foldByteCount
-        }
+        WriteBatch.encode(batches, into: &encodedGroup)
+        let direct = encodedGroup.count >= log.foldByteCount
         try writer.execute("BEGIN IMMEDIATE")
-        if folds {
-            var records = RecordWriter(statements: statements)
-            try log.fold(writer, into: &records)
+        var records = RecordWriter(statements: statements)
+        var fold = WriteLog.Fold()
+        var row: WriteLog.Row?
+        if direct {
+            if log.byteCount > 0 { fold = try log.fold(writer, into: &records) }
             for batch in batches {
                 for operation in batch.operations { try records.apply(operation) }
             }
         } else {
             statements.appendLog.bind(1, blob: encodedGroup)
             try statements.appendLog.run()
+            let appended = WriteLog.Row(sequence: writer.lastInsertRowID, batches: Array(batches), byteCount: encodedGroup.count)
+            if log.byteCount + appended.byteCount >= log.foldByteCount {
+                // The new row is not in `rows` yet: if the chunk reaches it, it is read back.
+                fold = try log.fold(writer, into: &records, atLeast: log.foldChunkByteCount)
+            }
+            row = appended
         }
         try writer.execute("COMMIT")
-        log.byteCount = folds ? 0 : log.byteCount + encodedGroup.count
+        if let row, fold.through.map({ $0 < row.sequence }) ?? true { log.appended(row) }
+        log.folded(fold)
         // One large write (a 10 MB set) should not keep its buffer for the life of the engine.
         if encodedGroup.capacity > 4 << 20 { encodedGroup = [] }
     }
@@ -574,8 +582,9 @@ final class StorageThread: @unchecked Sendable {
         try writer.execute("BEGIN IMMEDIATE")
         do {
             var records = RecordWriter(statements: statements)
-            try log.fold(writer, into: &records)
+            let fold = try log.fold(writer, into: &records)
             try writer.execute("COMMIT")
+            log.folded(fold)
         } catch {
             if writer.isInTransaction { try? writer.execute("ROLLBACK") }
             throw error
@@ -600,7 +609,7 @@ final class StorageThread: @unchecked Sendable {
             result = Result {
                 if !replacingAll { try foldLog(connection) }
                 let value = try body(connection)
-                if replacingAll { log.byteCount = 0 }
+                if replacingAll { log.cleared() }
                 return value
             }
             done.signal()

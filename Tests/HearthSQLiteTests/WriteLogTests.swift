@@ -42,21 +42,29 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     #expect(try reopened.load(progress: nil) == database.root)
 }
 
-@Test func aCommitThatFillsTheLogFoldsIt() async throws {
+@Test func aFullLogIsFoldedAChunkPerCommitAndALargeWriteGoesStraightToTheRecords() async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let engine = try SQLiteStorageEngine(directory: directory, namespace: "full")
+    // Fold size 8,000 bytes: each commit past it folds at least 1,000 bytes (an eighth) of the oldest rows.
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "chunks", logFoldByteCount: 8_000)
     defer { engine.close() }
     let database = DurableDatabase(engine: engine, root: .empty)
-    let big = String(repeating: "x", count: 600_000)
-    try await database.set("a", to: Node(big))
-    #expect(try rowCount("log", in: directory, namespace: "full") == 1)
-    // Together over the 1 MiB fold size: this commit writes both to the records and empties the log.
-    try await database.set("b", to: Node(big))
-    #expect(try rowCount("log", in: directory, namespace: "full") == 0)
-    #expect(try rowCount("nodes", in: directory, namespace: "full") == 2)
-    try await database.set("c", to: Node(1))
-    #expect(try rowCount("log", in: directory, namespace: "full") == 1)
+    let text = String(repeating: "x", count: 400)  // ~420 bytes per logged write
+    for i in 0..<19 { try await database.set(Path("items/i\(i)"), to: Node(text)) }
+    #expect(try rowCount("log", in: directory, namespace: "chunks") == 19)
+    #expect(try rowCount("nodes", in: directory, namespace: "chunks") == 0)
+    try await database.set("items/i19", to: Node(text))  // the log reaches 8,000 bytes: the oldest 3 rows fold
+    #expect(try rowCount("log", in: directory, namespace: "chunks") == 17)
+    #expect(try rowCount("nodes", in: directory, namespace: "chunks") == 3)
+    for i in 20..<60 { try await database.set(Path("items/i\(i)"), to: Node(text)) }
+    let logged = try rowCount("log", in: directory, namespace: "chunks")
+    #expect(logged >= 16 && logged <= 20)  // it stays about the fold size
+    #expect(try rowCount("nodes", in: directory, namespace: "chunks") == 60 - logged)
+    #expect(try engine.load(progress: nil) == database.root)
+    // A write larger than the fold size is applied with the whole log, in its own commit.
+    try await database.set("big", to: Node(String(repeating: "y", count: 10_000)))
+    #expect(try rowCount("log", in: directory, namespace: "chunks") == 0)
+    #expect(try rowCount("nodes", in: directory, namespace: "chunks") == 61)
     #expect(try engine.load(progress: nil) == database.root)
 }
 
@@ -233,13 +241,14 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
 func randomWritesLoadTheSameThroughTheLogAndTheRecords(seed: UInt64) async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let logging = try SQLiteStorageEngine(directory: directory, namespace: "logging")
-    let folding = try SQLiteStorageEngine(directory: directory, namespace: "folding", logFoldByteCount: 1)
-    defer {
-        logging.close()
-        folding.close()
-    }
-    let databases = [DurableDatabase(engine: logging, root: .empty), DurableDatabase(engine: folding, root: .empty)]
+    // Never folds while writing; folds a chunk every few commits; applies every commit to the records.
+    let names = ["logging", "chunked", "folding"]
+    let engines = [
+        try SQLiteStorageEngine(directory: directory, namespace: names[0]),
+        try SQLiteStorageEngine(directory: directory, namespace: names[1], logFoldByteCount: 3_000),
+        try SQLiteStorageEngine(directory: directory, namespace: names[2], logFoldByteCount: 1),
+    ]
+    let databases = engines.map { DurableDatabase(engine: $0, root: .empty) }
     var random = SplitMix64(seed: seed)
     let keys = ["a", "b", "c"]
     func path() -> Path {
@@ -275,10 +284,16 @@ func randomWritesLoadTheSameThroughTheLogAndTheRecords(seed: UInt64) async throw
             }
         }
     }
-    #expect(exactlyEqual(databases[0].root, databases[1].root))
-    for (database, engine) in zip(databases, [logging, folding]) {
+    #expect(exactlyEqual(databases[0].root, databases[1].root) && exactlyEqual(databases[0].root, databases[2].root))
+    for (database, engine) in zip(databases, engines) {
         let loaded = try engine.load(progress: nil)
         #expect(exactlyEqual(loaded, database.root), "\(loaded.json(.export)) != \(database.root.json(.export))")
+        engine.close()
+    }
+    for (database, name) in zip(databases, names) {
+        let reopened = try SQLiteStorageEngine(directory: directory, namespace: name)
+        #expect(exactlyEqual(try reopened.load(progress: nil), database.root), "\(name) after a restart")
+        reopened.close()
     }
 }
 
