@@ -20,10 +20,12 @@ import HearthCore
 ///
 /// And the write log, batches committed but not yet applied to `nodes` (see `WriteLog`):
 ///
-///     CREATE TABLE log(sequence INTEGER PRIMARY KEY, operations BLOB NOT NULL)
+///     CREATE TABLE log(sequence INTEGER PRIMARY KEY AUTOINCREMENT, operations BLOB NOT NULL)
 ///
 /// - `operations`: one commit's batches, encoded by `WriteBatch.encode` (HearthStorage). The current state is
 ///   `nodes` with every `log` row applied in `sequence` order; a clean close leaves `log` empty.
+/// - `AUTOINCREMENT`: a sequence is never used twice, even after the newest rows were folded and deleted;
+///   the storage thread recognises the rows it appended by their sequence (`WriteLog.rows`).
 enum SQLiteSchema {
     /// 'Hrth' in `PRAGMA application_id`, so `file` and Hearth can tell a Hearth database from others.
     static let applicationID: Int32 = 0x4872_7468
@@ -39,7 +41,7 @@ enum SQLiteSchema {
         """
 
     /// What version 2 added to version 1.
-    static let createLog = "CREATE TABLE IF NOT EXISTS log(sequence INTEGER PRIMARY KEY, operations BLOB NOT NULL);"
+    static let createLog = "CREATE TABLE IF NOT EXISTS log(sequence INTEGER PRIMARY KEY AUTOINCREMENT, operations BLOB NOT NULL);"
 
     /// Separator after every key in an encoded path.
     static let separator: UInt8 = 0x01

@@ -46,6 +46,11 @@ struct WriteLog {
 
     /// Notes a row this engine appended (after its commit).
     mutating func appended(_ row: Row) {
+        // Sequences only grow (AUTOINCREMENT); a smaller one would mean `rows` describes another file.
+        if let last = rows.last, last.sequence >= row.sequence {
+            rows.removeAll()
+            rowsStart = 0
+        }
         rows.append(row)
         byteCount += row.byteCount
     }

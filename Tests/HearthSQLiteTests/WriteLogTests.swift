@@ -307,3 +307,24 @@ private func exactlyEqual(_ a: Node, _ b: Node) -> Bool {
     }
     return equal
 }
+
+@Test func sequencesAreNeverReusedAfterTheLogIsEmptied() async throws {
+    // The storage thread recognises its own rows by sequence: once another engine folded and deleted
+    // them all, a new row must not get an old number back, or a later fold could apply stale batches.
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let server = try SQLiteStorageEngine(directory: directory, namespace: "seq", logFoldByteCount: 2_000)
+    defer { server.close() }
+    let database = DurableDatabase(engine: server, root: .empty)
+    for i in 0..<5 { try await database.set(Path("a/k\(i)"), to: Node("first \(i)")) }
+    let other = try SQLiteStorageEngine(directory: directory, namespace: "seq", create: false)
+    other.close()  // folds the server's five rows and deletes them
+    #expect(try rowCount("log", in: directory, namespace: "seq") == 0)
+    for round in 0..<3 {
+        for i in 0..<20 { try await database.set(Path("a/k\(i)"), to: Node("round \(round) \(i)")) }
+    }
+    #expect(try server.load(progress: nil) == database.root)
+    let file = try SQLiteDatabase(path: directory + "/seq.sqlite")
+    defer { file.close() }
+    #expect(try file.query("SELECT coalesce(min(sequence), 99) FROM log")[0][0].integer ?? 0 > 5)
+}
