@@ -302,7 +302,8 @@ extension SQLiteConnection {
             if isInTransaction { try? execute("ROLLBACK") }
             throw error
         }
-        try execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        // The import is committed; a checkpoint that cannot run now (a reader holds the WAL) runs later.
+        try? execute("PRAGMA wal_checkpoint(TRUNCATE)")
     }
 }
 
@@ -560,6 +561,7 @@ final class StorageThread: @unchecked Sendable {
             statements.appendLog.bind(1, blob: encodedGroup)
             try statements.appendLog.run()
             let appended = WriteLog.Row(sequence: writer.lastInsertRowID, batches: Array(batches), byteCount: encodedGroup.count)
+            log.willAppend(sequence: appended.sequence)
             if log.byteCount + appended.byteCount >= log.foldByteCount {
                 // The new row is not in `rows` yet: if the chunk reaches it, it is read back.
                 fold = try log.fold(writer, into: &records, atLeast: log.foldChunkByteCount)

@@ -44,13 +44,21 @@ struct WriteLog {
         byteCount = Int(try connection.integer("SELECT coalesce(sum(length(operations)), 0) FROM log"))
     }
 
-    /// Notes a row this engine appended (after its commit).
-    mutating func appended(_ row: Row) {
-        // Sequences only grow (AUTOINCREMENT); a smaller one would mean `rows` describes another file.
-        if let last = rows.last, last.sequence >= row.sequence {
+    /// Called with the sequence a row just got, before anything folds in its transaction: a sequence not
+    /// above the last of `rows` means the log was emptied and numbers reused (a layout-2 file made before
+    /// AUTOINCREMENT, after another engine folded everything), so `rows` no longer describes the table
+    /// and must not be folded from. Forgetting them only turns the memory path off, so it is safe even if
+    /// the transaction rolls back.
+    mutating func willAppend(sequence: Int64) {
+        if let last = rows.last, last.sequence >= sequence {
             rows.removeAll()
             rowsStart = 0
         }
+    }
+
+    /// Notes a row this engine appended (after its commit).
+    mutating func appended(_ row: Row) {
+        willAppend(sequence: row.sequence)
         rows.append(row)
         byteCount += row.byteCount
     }

@@ -328,3 +328,28 @@ private func exactlyEqual(_ a: Node, _ b: Node) -> Bool {
     defer { file.close() }
     #expect(try file.query("SELECT coalesce(min(sequence), 99) FROM log")[0][0].integer ?? 0 > 5)
 }
+
+@Test func aFoldInTheCommitThatReusesASequenceDoesNotLoseThatCommit() async throws {
+    // A layout-2 file made before AUTOINCREMENT: once another engine folded and deleted every row, the
+    // next row gets sequence 1 again, while the server still remembers its own rows 1…19.
+    let directory = temporaryDirectory()
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let file = try SQLiteDatabase(path: directory + "/reuse.sqlite")
+    try file.executeScript("""
+        CREATE TABLE nodes(path TEXT PRIMARY KEY NOT NULL, value, priority) WITHOUT ROWID;
+        CREATE TABLE log(sequence INTEGER PRIMARY KEY, operations BLOB NOT NULL);
+        PRAGMA application_id = \(0x4872_7468);
+        PRAGMA user_version = 2;
+        """)
+    file.close()
+    let server = try SQLiteStorageEngine(directory: directory, namespace: "reuse", logFoldByteCount: 8_000)
+    defer { server.close() }
+    let database = DurableDatabase(engine: server, root: .empty)
+    let text = String(repeating: "x", count: 400)  // 19 rows stay under 8,000 bytes
+    for i in 0..<19 { try await database.set(Path("items/i\(i)"), to: Node(text)) }
+    let exporter = try SQLiteStorageEngine(directory: directory, namespace: "reuse", create: false)
+    exporter.close()  // folds and deletes rows 1…19
+    try await database.set("fresh", to: Node(text))  // sequence 1 again, and this commit folds a chunk
+    #expect(try server.load(progress: nil) == database.root)
+    #expect(try server.load(progress: nil).child(at: "fresh") == Node(text))
+}
