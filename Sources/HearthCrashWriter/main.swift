@@ -23,7 +23,8 @@ let round = arguments[3]
 do {
     let engine = try SQLiteStorageEngine(
         directory: arguments[1], namespace: arguments[2],
-        logFoldByteCount: arguments.count == 5 ? Int(arguments[4])! : SQLiteStorageEngine.defaultLogFoldByteCount)
+        logFoldByteCount: arguments.count == 5 ? Int(arguments[4])! : SQLiteStorageEngine.defaultLogFoldByteCount,
+        writeLog: arguments.count == 5 ? .always : .adaptive)
     let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
     // Up to 64 writes in flight, so commits group several writes.
     let inFlight = DispatchSemaphore(value: 64)

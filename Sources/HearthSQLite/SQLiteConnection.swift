@@ -37,6 +37,13 @@ final class SQLiteConnection: @unchecked Sendable {  // confined to one thread a
         return handle
     }
 
+    /// Pages this connection has written to the WAL so far (`SQLITE_DBSTATUS_CACHE_WRITE`).
+    var pagesWritten: Int {
+        var current: Int32 = 0, highest: Int32 = 0
+        sqlite3_db_status(pointer, SQLITE_DBSTATUS_CACHE_WRITE, &current, &highest, 0)
+        return Int(current)
+    }
+
     /// The rowid of the last row this connection inserted (`sqlite3_last_insert_rowid`).
     var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(pointer) }
 

@@ -33,6 +33,10 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// writers, longer: 20–50 ms at this size (docs/storage.md).
     public static let defaultLogFoldByteCount = 1 << 20
 
+    /// Whether commits go through the write log: chosen as the engine runs from the pages commits write
+    /// (`.adaptive`, the default; docs/storage.md), always (tests of the log), or never.
+    public typealias WriteLogChoice = WriteLogPolicyChoice
+
     /// When `init` runs `PRAGMA quick_check` over the whole file.
     public enum Verification: Sendable {
         /// On every open of an existing file.
@@ -68,7 +72,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     ///   `.corrupt`, `.diskFull`, `.busy`.
     public init(
         directory: String, namespace: String, create: Bool = true, verify: Verification = .afterUncleanShutdown,
-        logFoldByteCount: Int = defaultLogFoldByteCount
+        logFoldByteCount: Int = defaultLogFoldByteCount, writeLog: WriteLogChoice = .adaptive
     ) throws(StorageError) {
         path = try SQLiteStorageEngine.databasePath(directory: directory, namespace: namespace, create: create)
         let check: Bool
@@ -87,7 +91,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
             connection.close()
             throw Self.storageError(error, path: path)
         }
-        writer = StorageThread(path: path, connection: connection, log: log)
+        writer = StorageThread(path: path, connection: connection, log: log, policy: WriteLogPolicy(writeLog))
     }
 
     deinit { writer.close() }
@@ -376,9 +380,13 @@ final class StorageThread: @unchecked Sendable {
     /// The encoding of the group being committed, reused.
     private var encodedGroup: [UInt8] = []
 
-    init(path: String, connection: SQLiteConnection, log: WriteLog) {
+    /// Whether the next commit goes through the log.
+    private var policy: WriteLogPolicy
+
+    init(path: String, connection: SQLiteConnection, log: WriteLog, policy: WriteLogPolicy) {
         self.path = path
         self.log = log
+        self.policy = policy
         completions.setSpecific(key: Self.completionsKey, value: true)
         let thread = Thread { [self] in run(connection) }
         thread.name = "hearth.storage"
@@ -539,15 +547,20 @@ final class StorageThread: @unchecked Sendable {
     }
 
     /// Commits `batches` in one transaction as one more `log` row; once the log holds its fold size, the
-    /// same transaction also folds the log's oldest chunk into `nodes`. A group whose encoding alone
-    /// reaches the fold size (a large set) goes to `nodes` directly, after the whole log.
+    /// same transaction also folds the log's oldest chunk into `nodes`. While the policy says the log does
+    /// not pay (`WriteLogPolicy`), and for a group whose encoding alone reaches the fold size (a large
+    /// set), the group goes to `nodes` directly, after whatever is left of the log.
     private func commit(
         _ batches: some Collection<WriteBatch>, writer: SQLiteConnection, statements: SQLiteStorageEngine.Statements
     ) throws(SQLiteError) {
         assertOnStorageThread()
         encodedGroup.removeAll(keepingCapacity: true)
-        WriteBatch.encode(batches, into: &encodedGroup)
-        let direct = encodedGroup.count >= log.foldByteCount
+        // After the policy turned the log off, commits still append while they fold it away a chunk at a
+        // time: folding it whole in one commit held that commit's writers for up to ~100 ms.
+        let draining = !policy.usesLog && log.byteCount > 0
+        if policy.usesLog || draining { WriteBatch.encode(batches, into: &encodedGroup) }
+        let direct = !(policy.usesLog || draining) || encodedGroup.count >= log.foldByteCount
+        let pagesBefore = writer.pagesWritten
         try writer.execute("BEGIN IMMEDIATE")
         var records = RecordWriter(statements: statements)
         var fold = WriteLog.Fold()
@@ -562,7 +575,7 @@ final class StorageThread: @unchecked Sendable {
             try statements.appendLog.run()
             let appended = WriteLog.Row(sequence: writer.lastInsertRowID, batches: Array(batches), byteCount: encodedGroup.count)
             log.willAppend(sequence: appended.sequence)
-            if log.byteCount + appended.byteCount >= log.foldByteCount {
+            if draining || log.byteCount + appended.byteCount >= log.foldByteCount {
                 // The new row is not in `rows` yet: if the chunk reaches it, it is read back.
                 fold = try log.fold(writer, into: &records, atLeast: log.foldChunkByteCount)
             }
@@ -571,6 +584,9 @@ final class StorageThread: @unchecked Sendable {
         try writer.execute("COMMIT")
         if let row, fold.through.map({ $0 < row.sequence }) ?? true { log.appended(row) }
         log.folded(fold)
+        var operations = 0
+        for batch in batches { operations += batch.operations.count }
+        policy.committed(operations: operations, pages: writer.pagesWritten - pagesBefore)
         // One large write (a 10 MB set) should not keep its buffer for the life of the engine.
         if encodedGroup.capacity > 4 << 20 { encodedGroup = [] }
     }

@@ -15,7 +15,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
 @Test func smallCommitsWaitInTheLogAndLoadAppliesThem() async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let engine = try SQLiteStorageEngine(directory: directory, namespace: "log")
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "log", writeLog: .always)
     defer { engine.close() }
     let database = DurableDatabase(engine: engine, root: .empty)
     try await database.set("users/ada", to: Node(["name": Node("Ada"), "born": Node(1815)]))
@@ -29,7 +29,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
 @Test func closingFoldsTheLogIntoTheRecords() async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let engine = try SQLiteStorageEngine(directory: directory, namespace: "fold")
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "fold", writeLog: .always)
     let database = DurableDatabase(engine: engine, root: .empty)
     for i in 0..<50 { try await database.set(Path("items/i\(i)"), to: Node(i)) }
     try await database.set("items/i7", to: .empty)
@@ -37,7 +37,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     #expect(try rowCount("log", in: directory, namespace: "fold") == 0)
     #expect(try rowCount("nodes", in: directory, namespace: "fold") == 49)
     #expect(SQLiteStorageEngine.wasClosedCleanly(path: directory + "/fold.sqlite"))
-    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "fold")
+    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "fold", writeLog: .always)
     defer { reopened.close() }
     #expect(try reopened.load(progress: nil) == database.root)
 }
@@ -46,7 +46,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     // Fold size 8,000 bytes: each commit past it folds at least 1,000 bytes (an eighth) of the oldest rows.
-    let engine = try SQLiteStorageEngine(directory: directory, namespace: "chunks", logFoldByteCount: 8_000)
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "chunks", logFoldByteCount: 8_000, writeLog: .always)
     defer { engine.close() }
     let database = DurableDatabase(engine: engine, root: .empty)
     let text = String(repeating: "x", count: 400)  // ~420 bytes per logged write
@@ -71,7 +71,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
 @Test func aBackupTakenWithAnUnfoldedLogRestoresEveryWrite() async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let engine = try SQLiteStorageEngine(directory: directory, namespace: "live")
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "live", writeLog: .always)
     defer { engine.close() }
     let database = DurableDatabase(engine: engine, root: .empty)
     for i in 0..<20 { try await database.set(Path("items/i\(i)"), to: Node("v\(i)")) }
@@ -79,14 +79,14 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     #expect(try rowCount("log", in: directory, namespace: "copy") > 0)
     // The copy is what a crash would leave: a log that was never folded. Opening it reads the log, and
     // its writer goes on from there.
-    let copy = try SQLiteStorageEngine(directory: directory, namespace: "copy", create: false)
+    let copy = try SQLiteStorageEngine(directory: directory, namespace: "copy", create: false, writeLog: .always)
     let restored = DurableDatabase(engine: copy, root: try copy.load(progress: nil))
     #expect(restored.root == database.root)
     try await restored.set("items/i3", to: .empty)
     try await restored.set("extra", to: Node(true))
     copy.close()
     #expect(try rowCount("log", in: directory, namespace: "copy") == 0)
-    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "copy", create: false)
+    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "copy", create: false, writeLog: .always)
     defer { reopened.close() }
     #expect(try reopened.load(progress: nil) == restored.root)
 }
@@ -102,7 +102,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
         PRAGMA user_version = 1;
         """)
     file.close()
-    let engine = try SQLiteStorageEngine(directory: directory, namespace: "old", create: false)
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "old", create: false, writeLog: .always)
     #expect(try engine.load(progress: nil) == Node(["a": Node("x")]))
     engine.close()
     let reopened = try SQLiteDatabase(path: directory + "/old.sqlite")
@@ -114,13 +114,13 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
 @Test func anUndecodableLogRowIsReportedAsCorruptWithTheFile() async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let engine = try SQLiteStorageEngine(directory: directory, namespace: "bad")
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "bad", writeLog: .always)
     try await DurableDatabase(engine: engine, root: .empty).set("a", to: Node(1))
     engine.close()
     let file = try SQLiteDatabase(path: directory + "/bad.sqlite")
     try file.query("INSERT INTO log(operations) VALUES (?1)", [.blob([1, 3, 1, 200])])
     file.close()
-    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "bad")
+    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "bad", writeLog: .always)
     defer { reopened.close() }
     #expect {
         _ = try reopened.load(progress: nil)
@@ -135,10 +135,10 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     // one that closes first folds the log, and neither may apply a batch twice or lose one.
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let server = try SQLiteStorageEngine(directory: directory, namespace: "live")
+    let server = try SQLiteStorageEngine(directory: directory, namespace: "live", writeLog: .always)
     let database = DurableDatabase(engine: server, root: .empty)
     for i in 0..<20 { try await database.set(Path("items/i\(i)"), to: Node(i)) }
-    let exporter = try SQLiteStorageEngine(directory: directory, namespace: "live", create: false)
+    let exporter = try SQLiteStorageEngine(directory: directory, namespace: "live", create: false, writeLog: .always)
     #expect(try exporter.load(progress: nil) == database.root)
     exporter.close()
     #expect(try rowCount("log", in: directory, namespace: "live") == 0)
@@ -147,7 +147,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     try await database.set("items/i15", to: .empty)
     #expect(try server.load(progress: nil) == database.root)
     server.close()
-    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "live", create: false)
+    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "live", create: false, writeLog: .always)
     defer { reopened.close() }
     #expect(try reopened.load(progress: nil) == database.root)
 }
@@ -157,7 +157,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
 @Test func replayingTheLogKeepsThePriorityOfANodeWhoseOnlyChildIsRewritten() async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let engine = try SQLiteStorageEngine(directory: directory, namespace: "prio")
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "prio", writeLog: .always)
     defer { engine.close() }
     let database = DurableDatabase(engine: engine, root: .empty)
     try await database.set("n", to: try Node(json: #"{".priority": 5, "c": 1}"#))
@@ -170,7 +170,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     #expect(loaded.child(at: "users/ada").priority == .number(1))
     #expect(exactlyEqual(loaded, database.root))
     // The root's own priority, when a leaf below it becomes an inner node.
-    let other = try SQLiteStorageEngine(directory: directory, namespace: "root")
+    let other = try SQLiteStorageEngine(directory: directory, namespace: "root", writeLog: .always)
     defer { other.close() }
     let rootDatabase = DurableDatabase(engine: other, root: .empty)
     try await rootDatabase.set(.root, to: try Node(json: #"{".value": "v", ".priority": 7}"#))
@@ -183,7 +183,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
 @Test func aDoubleBeyondTwoToThe53StaysADoubleThroughTheLog() async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let engine = try SQLiteStorageEngine(directory: directory, namespace: "double")
+    let engine = try SQLiteStorageEngine(directory: directory, namespace: "double", writeLog: .always)
     let database = DurableDatabase(engine: engine, root: .empty)
     try await database.set("n", to: try Node(json: "1.5e18"))
     try await database.set("m", to: Node(Double(1 << 60)).withPriority(.number(1e300)))
@@ -193,7 +193,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     #expect(loaded.child(at: "m").leafValue == .double(Double(1 << 60)))
     #expect(loaded.child(at: "i").leafValue == .integer(1 << 60))
     engine.close()  // folds: the records keep the types too
-    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "double")
+    let reopened = try SQLiteStorageEngine(directory: directory, namespace: "double", writeLog: .always)
     defer { reopened.close() }
     let folded = try reopened.load(progress: nil)
     #expect(folded.child(at: "n").leafValue == .double(1.5e18))
@@ -203,8 +203,8 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
 @Test func anImportDiscardsTheLogEvenAnUndecodableRowOrOneAnotherEngineWrote() async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let server = try SQLiteStorageEngine(directory: directory, namespace: "imp")
-    let importer = try SQLiteStorageEngine(directory: directory, namespace: "imp")
+    let server = try SQLiteStorageEngine(directory: directory, namespace: "imp", writeLog: .always)
+    let importer = try SQLiteStorageEngine(directory: directory, namespace: "imp", writeLog: .always)
     try await DurableDatabase(engine: server, root: .empty).set("old", to: Node("x"))
     let file = try SQLiteDatabase(path: directory + "/imp.sqlite")
     try file.query("INSERT INTO log(operations) VALUES (?1)", [.blob([1, 3, 1, 200])])
@@ -212,7 +212,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     try importer.replaceAll(with: Node(["new": Node(1)]), progress: nil)
     importer.close()
     server.close()
-    let reader = try SQLiteStorageEngine(directory: directory, namespace: "imp")
+    let reader = try SQLiteStorageEngine(directory: directory, namespace: "imp", writeLog: .always)
     defer { reader.close() }
     #expect(try reader.load(progress: nil) == Node(["new": Node(1)]))
 }
@@ -221,14 +221,14 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     for foldBytes in [1, SQLiteStorageEngine.defaultLogFoldByteCount] {
         let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let engine = try SQLiteStorageEngine(directory: directory, namespace: "leaf", logFoldByteCount: foldBytes)
+        let engine = try SQLiteStorageEngine(directory: directory, namespace: "leaf", logFoldByteCount: foldBytes, writeLog: .always)
         let database = DurableDatabase(engine: engine, root: .empty)
         try await database.set("a", to: Node("x"))
         try await database.set("a/b", to: .empty)
         #expect(database.root == Node(["a": Node("x")]))
         #expect(try engine.load(progress: nil) == database.root)
         engine.close()
-        let reopened = try SQLiteStorageEngine(directory: directory, namespace: "leaf")
+        let reopened = try SQLiteStorageEngine(directory: directory, namespace: "leaf", writeLog: .always)
         #expect(try reopened.load(progress: nil) == database.root)
         reopened.close()
     }
@@ -241,12 +241,16 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
 func randomWritesLoadTheSameThroughTheLogAndTheRecords(seed: UInt64) async throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    // Never folds while writing; folds a chunk every few commits; applies every commit to the records.
-    let names = ["logging", "chunked", "folding"]
+    // Never folds while writing; folds a chunk every few commits; applies every commit to the records;
+    // chooses as it goes (one write per commit here: it turns the log on after a window of commits, then
+    // off again and drains it, so the switches run too); never logs.
+    let names = ["logging", "chunked", "folding", "adaptive", "direct"]
     let engines = [
-        try SQLiteStorageEngine(directory: directory, namespace: names[0]),
-        try SQLiteStorageEngine(directory: directory, namespace: names[1], logFoldByteCount: 3_000),
-        try SQLiteStorageEngine(directory: directory, namespace: names[2], logFoldByteCount: 1),
+        try SQLiteStorageEngine(directory: directory, namespace: names[0], writeLog: .always),
+        try SQLiteStorageEngine(directory: directory, namespace: names[1], logFoldByteCount: 3_000, writeLog: .always),
+        try SQLiteStorageEngine(directory: directory, namespace: names[2], logFoldByteCount: 1, writeLog: .always),
+        try SQLiteStorageEngine(directory: directory, namespace: names[3], logFoldByteCount: 3_000, writeLog: .adaptive),
+        try SQLiteStorageEngine(directory: directory, namespace: names[4], writeLog: .never),
     ]
     let databases = engines.map { DurableDatabase(engine: $0, root: .empty) }
     var random = SplitMix64(seed: seed)
@@ -267,7 +271,7 @@ func randomWritesLoadTheSameThroughTheLogAndTheRecords(seed: UInt64) async throw
         default: return Node("leaf").withPriority(.string("q\(random.next() % 3)"))
         }
     }
-    for _ in 0..<300 {
+    for _ in 0..<500 {
         let target = path()
         let choice = random.next() % 10
         let priority = random.next() % 3 == 0 ? Node.empty : Node(Int64(random.next() % 4))
@@ -284,14 +288,14 @@ func randomWritesLoadTheSameThroughTheLogAndTheRecords(seed: UInt64) async throw
             }
         }
     }
-    #expect(exactlyEqual(databases[0].root, databases[1].root) && exactlyEqual(databases[0].root, databases[2].root))
+    #expect(databases.allSatisfy { exactlyEqual($0.root, databases[0].root) })
     for (database, engine) in zip(databases, engines) {
         let loaded = try engine.load(progress: nil)
         #expect(exactlyEqual(loaded, database.root), "\(loaded.json(.export)) != \(database.root.json(.export))")
         engine.close()
     }
     for (database, name) in zip(databases, names) {
-        let reopened = try SQLiteStorageEngine(directory: directory, namespace: name)
+        let reopened = try SQLiteStorageEngine(directory: directory, namespace: name, writeLog: .always)
         #expect(exactlyEqual(try reopened.load(progress: nil), database.root), "\(name) after a restart")
         reopened.close()
     }
@@ -313,11 +317,11 @@ private func exactlyEqual(_ a: Node, _ b: Node) -> Bool {
     // them all, a new row must not get an old number back, or a later fold could apply stale batches.
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let server = try SQLiteStorageEngine(directory: directory, namespace: "seq", logFoldByteCount: 2_000)
+    let server = try SQLiteStorageEngine(directory: directory, namespace: "seq", logFoldByteCount: 2_000, writeLog: .always)
     defer { server.close() }
     let database = DurableDatabase(engine: server, root: .empty)
     for i in 0..<5 { try await database.set(Path("a/k\(i)"), to: Node("first \(i)")) }
-    let other = try SQLiteStorageEngine(directory: directory, namespace: "seq", create: false)
+    let other = try SQLiteStorageEngine(directory: directory, namespace: "seq", create: false, writeLog: .always)
     other.close()  // folds the server's five rows and deletes them
     #expect(try rowCount("log", in: directory, namespace: "seq") == 0)
     for round in 0..<3 {
@@ -342,12 +346,12 @@ private func exactlyEqual(_ a: Node, _ b: Node) -> Bool {
         PRAGMA user_version = 2;
         """)
     file.close()
-    let server = try SQLiteStorageEngine(directory: directory, namespace: "reuse", logFoldByteCount: 8_000)
+    let server = try SQLiteStorageEngine(directory: directory, namespace: "reuse", logFoldByteCount: 8_000, writeLog: .always)
     defer { server.close() }
     let database = DurableDatabase(engine: server, root: .empty)
     let text = String(repeating: "x", count: 400)  // 19 rows stay under 8,000 bytes
     for i in 0..<19 { try await database.set(Path("items/i\(i)"), to: Node(text)) }
-    let exporter = try SQLiteStorageEngine(directory: directory, namespace: "reuse", create: false)
+    let exporter = try SQLiteStorageEngine(directory: directory, namespace: "reuse", create: false, writeLog: .always)
     exporter.close()  // folds and deletes rows 1…19
     try await database.set("fresh", to: Node(text))  // sequence 1 again, and this commit folds a chunk
     #expect(try server.load(progress: nil) == database.root)
