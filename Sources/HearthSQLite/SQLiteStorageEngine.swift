@@ -28,9 +28,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// fsync, past the point where larger groups stop paying off.
     static let batchesPerCommitMax = 8192
 
-    /// Write log size at which a commit folds the log into the records instead of adding to it (1 MiB:
-    /// ~8,000 writes of 100 bytes). Larger folds share pages better but hold their commit, and its
-    /// writers, longer: 20–50 ms at this size (docs/storage.md).
+    /// Write log size from which each logging commit also folds the log's oldest eighth into the records
+    /// (1 MiB: ~8,000 writes of 100 bytes; docs/storage.md has the sizes tried).
     public static let defaultLogFoldByteCount = 1 << 20
 
     /// Whether commits go through the write log: chosen as the engine runs from the pages commits write
@@ -560,16 +559,14 @@ final class StorageThread: @unchecked Sendable {
         let draining = !policy.usesLog && log.byteCount > 0
         if policy.usesLog || draining { WriteBatch.encode(batches, into: &encodedGroup) }
         let direct = !(policy.usesLog || draining) || encodedGroup.count >= log.foldByteCount
-        let pagesBefore = writer.pagesWritten
+        let pagesBefore = policy.measures ? writer.pagesWritten : 0
         try writer.execute("BEGIN IMMEDIATE")
         var records = RecordWriter(statements: statements)
         var fold = WriteLog.Fold()
         var row: WriteLog.Row?
         if direct {
             if log.byteCount > 0 { fold = try log.fold(writer, into: &records) }
-            for batch in batches {
-                for operation in batch.operations { try records.apply(operation) }
-            }
+            for batch in batches { try records.apply(batch) }
         } else {
             statements.appendLog.bind(1, blob: encodedGroup)
             try statements.appendLog.run()
@@ -584,9 +581,9 @@ final class StorageThread: @unchecked Sendable {
         try writer.execute("COMMIT")
         if let row, fold.through.map({ $0 < row.sequence }) ?? true { log.appended(row) }
         log.folded(fold)
-        var operations = 0
-        for batch in batches { operations += batch.operations.count }
-        policy.committed(operations: operations, pages: writer.pagesWritten - pagesBefore)
+        if policy.measures {
+            policy.committed(operations: batches.reduce(0) { $0 + $1.operations.count }, pages: writer.pagesWritten - pagesBefore)
+        }
         // One large write (a 10 MB set) should not keep its buffer for the life of the engine.
         if encodedGroup.capacity > 4 << 20 { encodedGroup = [] }
     }
@@ -652,6 +649,10 @@ struct RecordWriter {
     var progress: ((Int) -> Void)?
 
     init(statements: SQLiteStorageEngine.Statements) { self.statements = statements }
+
+    mutating func apply(_ batch: WriteBatch) throws(SQLiteError) {
+        for operation in batch.operations { try apply(operation) }
+    }
 
     mutating func apply(_ operation: WriteBatch.Operation) throws(SQLiteError) {
         switch operation {

@@ -35,8 +35,8 @@ struct WriteLog {
         var byteCount: Int
     }
     /// This engine's rows not yet folded, oldest first (rows left by an earlier process are not here).
-    var rows: [Row] = []
-    private var rowsStart = 0
+    /// At most a fold size of them (~130 commits' worth), so dropping folded ones from the front is cheap.
+    private(set) var rows: [Row] = []
 
     /// The log's size in `connection`'s file (rows a process left when it stopped without folding).
     init(reading connection: SQLiteConnection, foldByteCount: Int) throws(SQLiteError) {
@@ -50,10 +50,7 @@ struct WriteLog {
     /// and must not be folded from. Forgetting them only turns the memory path off, so it is safe even if
     /// the transaction rolls back.
     mutating func willAppend(sequence: Int64) {
-        if let last = rows.last, last.sequence >= sequence {
-            rows.removeAll()
-            rowsStart = 0
-        }
+        if let last = rows.last, last.sequence >= sequence { rows.removeAll() }
     }
 
     /// Notes a row this engine appended (after its commit).
@@ -105,15 +102,12 @@ struct WriteLog {
         func wantsMore() -> Bool { minimum.map { fold.byteCount < $0 } ?? true }
         let oldest = try connection.integer("SELECT coalesce(min(sequence), -1) FROM log")
         if oldest < 0 { return fold }
-        if rowsStart < rows.count && rows[rowsStart].sequence == oldest {
-            var index = rowsStart
-            while index < rows.count && wantsMore() {
-                for batch in rows[index].batches {
-                    for operation in batch.operations { try records.apply(operation) }
-                }
-                fold.byteCount += rows[index].byteCount
-                fold.through = rows[index].sequence
-                index += 1
+        if rows.first?.sequence == oldest {
+            for row in rows {
+                guard wantsMore() else { break }
+                for batch in row.batches { try records.apply(batch) }
+                fold.byteCount += row.byteCount
+                fold.through = row.sequence
             }
         }
         if wantsMore() {
@@ -125,7 +119,7 @@ struct WriteLog {
                 let batch = try Self.decode(bytes)
                 fold.byteCount += bytes.count
                 fold.through = select.int64(0)
-                for operation in batch.operations { try records.apply(operation) }
+                try records.apply(batch)
             }
         }
         if let through = fold.through {
@@ -140,20 +134,12 @@ struct WriteLog {
     mutating func folded(_ fold: Fold) {
         byteCount = max(0, byteCount - fold.byteCount)
         guard let through = fold.through else { return }
-        while rowsStart < rows.count && rows[rowsStart].sequence <= through { rowsStart += 1 }
-        if rowsStart == rows.count {
-            rows.removeAll(keepingCapacity: true)
-            rowsStart = 0
-        } else if rowsStart > 1024 {
-            rows.removeFirst(rowsStart)
-            rowsStart = 0
-        }
+        rows.removeFirst(rows.prefix { $0.sequence <= through }.count)
     }
 
     /// Notes that the log was emptied (an import replaced everything).
     mutating func cleared() {
         byteCount = 0
         rows.removeAll()
-        rowsStart = 0
     }
 }

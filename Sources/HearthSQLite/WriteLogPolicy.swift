@@ -35,9 +35,12 @@ struct WriteLogPolicy {
         usesLog = choice == .always
     }
 
+    /// Whether commits are measured (`committed`); only an adaptive choice uses the numbers.
+    var measures: Bool { choice == .adaptive }
+
     /// Counts a committed transaction: its record operations and the WAL pages it wrote.
     mutating func committed(operations newOperations: Int, pages newPages: Int) {
-        guard choice == .adaptive else { return }
+        guard measures else { return }
         commits += 1
         operations += newOperations
         pages += newPages

@@ -21,25 +21,20 @@ extension WriteBatch {
         var json: [UInt8] = []
         for batch in batches {
             for operation in batch.operations {
+                let tag: Tag
+                let node: Node?
                 switch operation {
-                case .removeSubtree(let path):
-                    bytes.append(Tag.removeSubtree.rawValue)
-                    append(path, to: &bytes)
-                case .removeRecord(let path):
-                    bytes.append(Tag.removeRecord.rawValue)
-                    append(path, to: &bytes)
-                case .put(let path, let node):
-                    bytes.append(Tag.put.rawValue)
-                    append(path, to: &bytes)
+                case .removeSubtree: (tag, node) = (.removeSubtree, nil)
+                case .removeRecord: (tag, node) = (.removeRecord, nil)
+                case .put(_, let value): (tag, node) = (.put, value)
+                case .putPriority(_, let priority): (tag, node) = (.putPriority, priority.node)
+                }
+                bytes.append(tag.rawValue)
+                append(operation.path, to: &bytes)
+                if let node {
+                    // The JSON first, in its own buffer, because its length precedes it.
                     json.removeAll(keepingCapacity: true)
                     node.appendJSON(to: &json, format: .lossless)
-                    appendVarint(json.count, to: &bytes)
-                    bytes.append(contentsOf: json)
-                case .putPriority(let path, let priority):
-                    bytes.append(Tag.putPriority.rawValue)
-                    append(path, to: &bytes)
-                    json.removeAll(keepingCapacity: true)
-                    priority.node.appendJSON(to: &json, format: .lossless)
                     appendVarint(json.count, to: &bytes)
                     bytes.append(contentsOf: json)
                 }
