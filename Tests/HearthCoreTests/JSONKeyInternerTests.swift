@@ -62,4 +62,17 @@ import Testing
             }
         }
     }
+
+    /// Lengths past the tag's 16-bit length field share it: the byte comparison must still
+    /// separate keys that differ only in length or in their last byte.
+    @Test func veryLongKeysStayDistinct() throws {
+        let base = String(repeating: "x", count: 70_000)
+        let keys = [base, base + "y", base + "z", String(repeating: "x", count: 70_000 + 65_536)]
+        let members = (keys + keys).enumerated().map { "\"\($0.element)\":\($0.offset % keys.count)" }
+        let node = try Node(json: "{" + members.joined(separator: ",") + "}")
+        #expect(node.childCount == keys.count)
+        for (index, key) in keys.enumerated() {
+            #expect(node.child(ChildKey(key)) == Node(index))
+        }
+    }
 }
