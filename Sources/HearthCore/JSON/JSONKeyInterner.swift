@@ -61,6 +61,12 @@ final class JSONKeyInterner {
         hash << 16 | UInt64(truncatingIfNeeded: min(count, 0xFFFF))
     }
 
+    /// The slot a probe for `tag` starts at: the hash bits the tag kept.
+    @inline(__always)
+    static func home(of tag: UInt64, mask: Int) -> Int {
+        Int(truncatingIfNeeded: tag >> 16) & mask
+    }
+
     /// Hashes every byte (a hash of only some would let crafted keys collide), 8 at a time with a
     /// multiplicative mix; the last word overlaps the one before it, which needs at least 8 bytes:
     /// interned strings are longer than `inlineLengthMax`.
@@ -132,17 +138,18 @@ final class JSONKeyInterner {
         let byteCount = bytes.count
         let tag = Self.tag(hash: Self.hash(bytes), count: byteCount)
         let start = bytes.baseAddress!
-        var slot = Int(truncatingIfNeeded: tag >> 16) & mask
+        var slot = Self.home(of: tag, mask: mask)
         while true {
-            let candidateTag = Self.tag(at: slots + slot)
+            let candidate = slots + slot
+            let candidateTag = Self.tag(at: candidate)
             if candidateTag == 0 { break }
             if candidateTag == tag {
                 // Strings of 16 bytes or more made by the parser are native, contiguous UTF-8:
                 // the closure reads the string's own storage.
-                let same = slots[slot].string.utf8.withContiguousStorageIfAvailable { stored in
+                let same = candidate.pointee.string.utf8.withContiguousStorageIfAvailable { stored in
                     stored.count == byteCount && Self.equal(stored.baseAddress!, start, count: byteCount)
                 }
-                if same == true { return (slots[slot].string, Probe(slot: slot, tag: tag)) }
+                if same == true { return (candidate.pointee.string, Probe(slot: slot, tag: tag)) }
             }
             slot = (slot + 1) & mask
         }
@@ -166,7 +173,7 @@ final class JSONKeyInterner {
             for old in 0...mask {
                 let tag = Self.tag(at: slots + old)
                 if tag == 0 { continue }
-                var slot = Int(truncatingIfNeeded: tag >> 16) & newMask
+                var slot = Self.home(of: tag, mask: newMask)
                 while Self.tag(at: newSlots + slot) != 0 { slot = (slot + 1) & newMask }
                 (newSlots + slot).moveInitialize(from: slots + old, count: 1)
             }
