@@ -76,3 +76,86 @@ import Testing
         }
     }
 }
+
+/// The interner lends shared strings without a retain and pays the retains when the parser
+/// settles (`JSONKeyInterner`): every way a parse can destroy what it read before it finishes
+/// (errors at any byte, dropped duplicates, replaced `.value` and `.priority`) must settle
+/// first, or a string shared by the dropped values and the rest would be freed while in use
+/// (a crash or a corrupted tree, which these tests would see).
+@Suite struct JSONKeyInternerLendingTests {
+    private let uid = "uid0000000000000000000000001"  // 28 bytes: interned, compared in the slot
+    private let email = "someone.with.a.long.name.for.testing@example.com"  // 48 bytes: compared in storage
+
+    @Test func slotIsOneCacheLine() {
+        #expect(MemoryLayout<JSONKeyInterner.Slot>.stride == 64)
+    }
+
+    /// A document where one uid and one email are keys and values at every level.
+    private var nested: String {
+        var json = "true"
+        for level in 0..<6 {
+            json = #"{"\#(uid)":\#(json),"a\#(level)":"\#(uid)","\#(email)":"\#(email)","b\#(level)":["\#(uid)","\#(email)"]}"#
+        }
+        return json
+    }
+
+    @Test func errorsAtEveryByteLeaveSharedStringsIntact() throws {
+        let valid = try Node(json: nested)
+        let bytes = Array(nested.utf8)
+        var failures = 0
+        for cut in 0..<bytes.count {
+            // Truncated, and with the byte at the cut replaced by one no JSON token allows there.
+            for variant in [Array(bytes[..<cut]), bytes[..<cut] + [UInt8(ascii: "#")] + bytes[(cut + 1)...]] {
+                do {
+                    _ = try Node(jsonBytes: variant)
+                } catch {
+                    failures += 1
+                }
+            }
+        }
+        #expect(failures >= bytes.count)
+        // The tree parsed first shares nothing with those parses, and reads back whole.
+        #expect(try Node(json: nested) == valid)
+        #expect(valid.child(ChildKey(uid)).child(ChildKey(email)) == Node(email))
+    }
+
+    @Test func droppedAndReplacedValuesLeaveSharedStringsIntact() throws {
+        let cases: [(String, Node)] = [
+            // A duplicate key drops the first value, which shares the uid with the survivor.
+            (#"{"\#(uid)":"\#(uid)","\#(uid)":{"\#(uid)":"\#(uid)"}}"#,
+             Node([uid: Node([uid: Node(uid)])])),
+            // A later `null` drops the child and its subtree.
+            (#"{"x":{"\#(uid)":"\#(email)"},"x":null,"y":"\#(email)"}"#, Node(["y": Node(email)])),
+            // A second `.value` replaces the first.
+            (#"{".value":"\#(uid)",".value":"\#(uid)"}"#, Node(uid)),
+            (#"{"k":{".value":{"\#(uid)":"\#(uid)"},".value":"\#(uid)"}}"#, Node(["k": Node(uid)])),
+            // A placeholder priority replaced by a plain one.
+            (#"{".priority":{".sv":"\#(uid)"},".priority":"\#(uid)","\#(uid)":1}"#,
+             Node([uid: Node(1)]).withPriority(.string(uid))),
+        ]
+        for _ in 0..<50 {
+            for (json, expected) in cases {
+                #expect(try Node(json: json) == expected, "\(json)")
+            }
+        }
+    }
+
+    /// `.value` mixed with other keys, and keys rejected while validating a write, throw after
+    /// strings were lent.
+    @Test func rejectedObjectsLeaveSharedStringsIntact() throws {
+        let bad = [
+            #"{"\#(uid)":"\#(uid)",".value":"\#(uid)"}"#,
+            #"{"a":{"\#(uid)":"\#(uid)"},"b":{"\#(uid)":"\#(uid)","c/d":1}}"#,
+            #"{"a":{"\#(uid)":"\#(uid)"},"b":{"\#(uid)":"\#(uid)",".bad":1}}"#,
+            #"{"a":{"\#(uid)":"\#(uid)"},".priority":{"\#(uid)":1}}"#,
+        ]
+        for _ in 0..<50 {
+            for json in bad {
+                #expect(throws: DataError.self, "\(json)") {
+                    try Node(json: json, options: JSONParseOptions(validation: .write(at: Path("w"))))
+                }
+            }
+        }
+        #expect(try Node(json: #"{"\#(uid)":"\#(uid)"}"#) == Node([uid: Node(uid)]))
+    }
+}

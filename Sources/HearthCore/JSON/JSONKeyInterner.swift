@@ -7,13 +7,23 @@
 ///
 /// Lookups are bound by cache misses, not instructions: a 25 MB document repeats tens of
 /// thousands of uids in random order while the parse streams input and tree through the caches.
-/// So each slot holds the string itself next to a tag (hash and length), and a probe compares the
-/// input with the string's own bytes, on the line that the returned copy's retain touches next:
-/// a hit costs the slot's line and the string's. An earlier layout (slots of indices, an entry
-/// array pointing into the input, a string array) made a hit four or five misses, and looking up
-/// keys took a third of a parse's wall time under `perf`; callgrind's cache simulation (2 MB
-/// last level) counts 1.7 misses per lookup now against 3.1 then. Slots of a hash word and an
-/// index into a string array were tried too: 5% more misses (the array is one more line).
+/// So a hit must not touch the shared string's heap object at all:
+/// * Each slot is one cache line holding the tag (hash and length), the string, and its first
+///   32 bytes, so a probe compares the input with the slot alone (longer strings, rare, compare
+///   with the string's own storage).
+/// * A hit lends the string: `find` returns a bitwise copy whose retain is owed and counted in
+///   the slot, and `settle()` pays every owed retain at once, each string's while its line is
+///   in cache. A retain per hit was an atomic write to a line that is almost never cached.
+/// Together they took core.parse from 4.5× to 5.3× JSONSerialization (perf samples of both
+/// parses in the same runs); either one alone gained nothing, since the other still touched the
+/// string's line on every hit.
+///
+/// Lending makes the reference count of a shared string lower than its number of copies until
+/// `settle()`, so nothing the parser read may be destroyed before it settles: `JSONParser`
+/// settles before it returns its tree and before every error it throws (which unwinds the
+/// unfinished values), and keeps what it drops on the way (duplicates, empty children, a
+/// replaced `.value`) until it is destroyed itself. The table keeps one reference per string,
+/// so lent copies are always valid to read.
 ///
 /// A class over raw memory rather than a struct of `ContiguousArray`s: every append and slot
 /// write checked uniqueness and capacity; the table is private to one parse.
@@ -22,30 +32,55 @@ final class JSONKeyInterner {
     static var inlineLengthMax: Int { 15 }
     /// Longest string value worth interning: ids, emails and short labels repeat, prose rarely does.
     static var valueLengthMax: Int { 48 }
+    /// Strings up to this long are compared with the copy of their bytes in the slot.
+    static var slotBytesMax: Int { 32 }
 
-    /// One slot: `tag` is 0 when the slot is empty; otherwise `string` is initialized.
+    /// One slot, one 64-byte cache line: `tag` is 0 when the slot is empty; otherwise `string`
+    /// is initialized.
     struct Slot {
         /// The hash in the high 48 bits, the UTF-8 length in the low 16 (interned strings are
         /// 16 bytes or more, so an occupied slot's tag is never 0).
         var tag: UInt64
         var string: String
+        /// The string's first `slotBytesMax` bytes, zero-padded; only compared for strings that fit.
+        var bytes: (UInt64, UInt64, UInt64, UInt64)
+        /// Copies `find` has lent since the last `settle()`, whose retains are owed.
+        var lent: UInt32
     }
 
-    /// `mask + 1` slots, at most three quarters of them in use (a lower load made the table
-    /// bigger than the cache it has to stay in). Nothing is allocated until the first `find`:
-    /// most parses are small write bodies that never reach a long key.
+    /// `mask + 1` slots, at most three quarters of them in use. Nothing is allocated until the
+    /// first `find`: most parses are small write bodies that never reach a long key.
     private var slots: UnsafeMutablePointer<Slot>?
     private var count = 0
     private var mask = -1
+    /// Slots whose `lent` is not 0, each once: what `settle()` visits.
+    private var indebted: [Int] = []
+    /// Scratch for turning a slot's string bits into a lent copy, and for leaking paid retains.
+    private let scratch = UnsafeMutablePointer<String>.allocate(capacity: 1)
 
     init() {}
 
     deinit {
+        settle()
+        scratch.deallocate()
         guard let slots else { return }
         for slot in 0...mask where Self.tag(at: slots + slot) != 0 {
             (slots + slot).deinitialize(count: 1)
         }
-        slots.deallocate()
+        UnsafeMutableRawPointer(slots).deallocate()
+    }
+
+    /// Pays every owed retain: afterwards each copy `find` returned holds its own reference.
+    /// Costs one pass over the slots that lent since the last call.
+    func settle() {
+        guard !indebted.isEmpty, let slots else { return }
+        for slot in indebted {
+            let entry = slots + slot
+            // Initializing over the scratch's previous value leaks it: one retain each.
+            for _ in 0..<entry.pointee.lent { scratch.initialize(to: entry.pointee.string) }
+            entry.pointee.lent = 0
+        }
+        indebted.removeAll(keepingCapacity: true)
     }
 
     /// The tag of a slot, read without touching the string of an empty slot.
@@ -129,8 +164,9 @@ final class JSONKeyInterner {
         var tag: UInt64
     }
 
-    /// The string already made from these bytes in this parse, or where to `insert` it. `bytes`
-    /// must be longer than `inlineLengthMax`; `insert` must follow before the next `find`.
+    /// The string already made from these bytes in this parse, lent (see the type's notes), or
+    /// where to `insert` it. `bytes` must be longer than `inlineLengthMax`; `insert` must follow
+    /// before the next `find`.
     @inline(__always)
     func find(_ bytes: UnsafeBufferPointer<UInt8>) -> (String?, Probe) {
         if (count + 1) * 4 > (mask + 1) * 3 { grow() }
@@ -143,43 +179,78 @@ final class JSONKeyInterner {
             let candidate = slots + slot
             let candidateTag = Self.tag(at: candidate)
             if candidateTag == 0 { break }
-            if candidateTag == tag {
-                // Strings of 16 bytes or more made by the parser are native, contiguous UTF-8:
-                // the closure reads the string's own storage.
-                let same = candidate.pointee.string.utf8.withContiguousStorageIfAvailable { stored in
-                    stored.count == byteCount && Self.equal(stored.baseAddress!, start, count: byteCount)
-                }
-                if same == true { return (candidate.pointee.string, Probe(slot: slot, tag: tag)) }
+            if candidateTag == tag && Self.holds(candidate, start, count: byteCount) {
+                return (lend(candidate, at: slot), Probe(slot: slot, tag: tag))
             }
             slot = (slot + 1) & mask
         }
         return (nil, Probe(slot: slot, tag: tag))
     }
 
+    /// Whether the occupied slot's string is these bytes, given that the tags match.
+    @inline(__always)
+    static func holds(_ slot: UnsafeMutablePointer<Slot>, _ bytes: UnsafePointer<UInt8>, count: Int) -> Bool {
+        if count <= slotBytesMax {
+            // The tag's length field is exact below 65,536; the zero padding is never compared.
+            return withUnsafePointer(to: &slot.pointee.bytes) {
+                equal(UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), bytes, count: count)
+            }
+        }
+        // Strings of 16 bytes or more made by the parser are native, contiguous UTF-8: the closure
+        // reads the string's own storage.
+        return slot.pointee.string.utf8.withContiguousStorageIfAvailable { stored in
+            stored.count == count && equal(stored.baseAddress!, bytes, count: count)
+        } == true
+    }
+
+    /// A copy of the slot's string without a retain, counted in the slot until `settle()`.
+    @inline(__always)
+    private func lend(_ slot: UnsafeMutablePointer<Slot>, at index: Int) -> String {
+        if slot.pointee.lent == 0 { indebted.append(index) }
+        slot.pointee.lent += 1
+        if slot.pointee.lent == .max { settle() }
+        // The string's bits, moved out of the scratch: a value nobody retained.
+        withUnsafeMutablePointer(to: &slot.pointee.string) {
+            UnsafeMutableRawPointer(scratch).copyMemory(from: $0, byteCount: MemoryLayout<String>.size)
+        }
+        return scratch.move()
+    }
+
     func insert(_ string: String, at probe: Probe) {
         // `find` grew the table so that a slot is free.
-        (slots.unsafelyUnwrapped + probe.slot).initialize(to: Slot(tag: probe.tag, string: string))
+        var slot = Slot(tag: probe.tag, string: string, bytes: (0, 0, 0, 0), lent: 0)
+        var string = string
+        string.withUTF8 { utf8 in
+            withUnsafeMutableBytes(of: &slot.bytes) { inline in
+                inline.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8).prefix(inline.count)))
+            }
+        }
+        (slots.unsafelyUnwrapped + probe.slot).initialize(to: slot)
         count += 1
     }
 
     /// Doubles the slots (at least 256), moving every string to its slot in the new table.
+    /// Settles first: the debts are recorded by slot index.
     private func grow() {
+        settle()
         let slotCount = max(256, (mask + 1) * 2)
-        let newSlots = UnsafeMutablePointer<Slot>.allocate(capacity: slotCount)
-        UnsafeMutableRawPointer(newSlots).initializeMemory(
-            as: UInt8.self, repeating: 0, count: slotCount * MemoryLayout<Slot>.stride)
+        // Cache-line aligned, so each slot is exactly one line.
+        let newSlots = UnsafeMutableRawPointer.allocate(
+            byteCount: slotCount * MemoryLayout<Slot>.stride, alignment: 64)
+        newSlots.initializeMemory(as: UInt8.self, repeating: 0, count: slotCount * MemoryLayout<Slot>.stride)
+        let typedSlots = newSlots.bindMemory(to: Slot.self, capacity: slotCount)
         let newMask = slotCount - 1
         if let slots {
             for old in 0...mask {
                 let tag = Self.tag(at: slots + old)
                 if tag == 0 { continue }
                 var slot = Self.home(of: tag, mask: newMask)
-                while Self.tag(at: newSlots + slot) != 0 { slot = (slot + 1) & newMask }
-                (newSlots + slot).moveInitialize(from: slots + old, count: 1)
+                while Self.tag(at: typedSlots + slot) != 0 { slot = (slot + 1) & newMask }
+                (typedSlots + slot).moveInitialize(from: slots + old, count: 1)
             }
-            slots.deallocate()
+            UnsafeMutableRawPointer(slots).deallocate()
         }
-        slots = newSlots
+        slots = typedSlots
         mask = newMask
     }
 }
