@@ -132,6 +132,17 @@ import Testing
             // A placeholder priority replaced by a plain one.
             (#"{".priority":{".sv":"\#(uid)"},".priority":"\#(uid)","\#(uid)":1}"#,
              Node([uid: Node(1)]).withPriority(.string(uid))),
+            // Priorities that are dropped: replaced by a later `.priority`, set to null, or on a
+            // node that ends up empty (all children null, or a null `.value`). Each was made from
+            // a lent string; dropping it at once released a reference the string did not yet have,
+            // so the only string left (the tree's `a`) was freed and reused while still in the tree.
+            (#"{"a":"\#(email)","p":{".priority":"\#(email)",".priority":"\#(email)","y":1},"q":{".priority":"\#(email)","x":null},"r":{".priority":"\#(email)"},"s":{".value":null,".priority":"\#(email)"},"t":{".priority":"\#(email)",".priority":null,"z":2}}"#,
+             Node(["a": Node(email), "p": Node(["y": Node(1)]).withPriority(.string(email)), "t": Node(["z": Node(2)])])),
+            (#"{"a":"\#(uid)","b":[{".priority":"\#(uid)"},{".priority":"\#(uid)"},{".priority":"\#(uid)"},{".priority":"\#(uid)"},"\#(email)"]}"#,
+             Node(["a": Node(uid), "b": Node(["4": Node(email)])])),
+            // A `.value` that had a priority of its own, given another or none.
+            (#"{"a":"\#(uid)","p":{".value":{".value":1,".priority":"\#(uid)"},".priority":2},"q":{".value":{"x":1,".priority":"\#(uid)"}},"r":{".value":{".priority":"\#(uid)",".value":true}}}"#,
+             Node(["a": Node(uid), "p": Node(1).withPriority(.number(2)), "q": Node(["x": Node(1)]), "r": Node(true)])),
         ]
         for _ in 0..<50 {
             for (json, expected) in cases {

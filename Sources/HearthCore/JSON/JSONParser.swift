@@ -30,7 +30,8 @@ struct JSONParser {
     let unescaped = JSONByteBuffer()
     let interner = JSONKeyInterner()
     /// What the parse dropped before it finished (children overridden by a later duplicate or
-    /// with empty values, replaced `.value` and `.priority` values): they may hold strings the
+    /// with empty values, replaced `.value` and `.priority` values, priorities of objects left
+    /// empty and of `.value`s given another): they may hold strings the
     /// interner lent, so they are destroyed with the parser, after it settled, instead of at
     /// once. Settling at each drop instead (290 empty objects in the benchmark document) took back
     /// most of what lending saves: each settle touches every string lent since the last.
@@ -211,9 +212,10 @@ struct JSONParser {
                 case ".priority":
                     let valueOffset = index
                     let value = try parseValue(nesting: nesting, depth: depth, pathBytes: pathBytes)
-                    // A replaced placeholder is dropped (see `droppedValues`); a `Priority` holds its
-                    // own copy of a string.
+                    // A replaced placeholder or priority is dropped (see `droppedValues`): either
+                    // may hold a string the interner lent.
                     if let replaced = priorityPlaceholder.take() { droppedValues.append(replaced) }
+                    if let replaced = priority.take() { droppedValues.append(replaced.node) }
                     if value.isEmpty {
                         priority = nil
                     } else if let leaf = Priority(value), value.priority == nil {
@@ -277,12 +279,17 @@ struct JSONParser {
             // rtdb-protocol.md §5.1: `.value` stands for the whole node; the clients reject it next to
             // ordinary keys because one of the two would have to be dropped.
             if ordinaryKeyCount > 0 || hasServerValue || priorityPlaceholder != nil {
+                // Those children may hold lent strings: paid for before they are destroyed.
                 interner.settle()
                 pending.removeLast(pending.count - start)
                 throw failure(DataError(
                     .invalidData,
                     "Invalid data at '\(currentPath.slashed)' (byte \(firstKeyOffset)): '.value' must not be mixed with other keys."))
             }
+            // `withPriority` drops the value's own priority, and drops `priority` from an empty
+            // value: kept until the parser is destroyed, like every other dropped string.
+            if dotValue.priority != nil { droppedValues.append(dotValue) }
+            if dotValue.isEmpty, let priority { droppedValues.append(priority.node) }
             return dotValue.withPriority(priority)
         }
         if hasServerValue && validating && (ordinaryKeyCount > 0 || priority != nil || priorityPlaceholder != nil) {
@@ -294,7 +301,10 @@ struct JSONParser {
             pending.append(.priorityKey, priorityPlaceholder, order: Self.order(of: ChildKey.priorityKey.string))
         }
         let node = makeNode(from: start)
-        return priority == nil ? node : node.withPriority(priority)
+        guard let priority else { return node }
+        // An object left without children drops its priority.
+        if node.isEmpty { droppedValues.append(priority.node) }
+        return node.withPriority(priority)
     }
 
     /// Checks a key and the location it leads to against Firebase's write rules.
