@@ -279,12 +279,12 @@ struct JSONParser {
             // rtdb-protocol.md §5.1: `.value` stands for the whole node; the clients reject it next to
             // ordinary keys because one of the two would have to be dropped.
             if ordinaryKeyCount > 0 || hasServerValue || priorityPlaceholder != nil {
-                // Those children may hold lent strings: paid for before they are destroyed.
-                interner.settle()
-                pending.removeLast(pending.count - start)
-                throw failure(DataError(
+                // `failure` settles before the children, which may hold lent strings, are destroyed.
+                let error = failure(DataError(
                     .invalidData,
                     "Invalid data at '\(currentPath.slashed)' (byte \(firstKeyOffset)): '.value' must not be mixed with other keys."))
+                pending.removeLast(pending.count - start)
+                throw error
             }
             // `withPriority` drops the value's own priority, and drops `priority` from an empty
             // value: kept until the parser is destroyed, like every other dropped string.
