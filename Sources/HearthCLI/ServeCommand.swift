@@ -195,10 +195,19 @@ extension HearthCommand {
         signal(SIGPIPE, SIG_IGN)
 
         let directory = settings.dataDirectory
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            print("hearth serve: cannot create the data directory \(directory): \(String(cString: strerror(errno))).",
+        let created = OwnerOnlyFiles.createDirectory(directory)
+        if created != 0 {
+            print("hearth serve: cannot create the data directory \(directory): \(String(cString: strerror(created))).",
                   to: &errorOutput)
             return .failure
+        }
+        // Everything under the data directory is the owner's alone (OwnerOnlyFiles); a directory made by
+        // an older version, or by hand, is tightened once, and said so.
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let tightened = OwnerOnlyFiles.tighten([directory] + entries.map { (directory as NSString).appendingPathComponent($0) })
+        if !tightened.isEmpty {
+            print("hearth serve: made \(tightened.count) file(s) under \(directory) readable by their owner only (mode 0600/0700).",
+                  to: &errorOutput)
         }
         var adminToken: String?
         if !settings.emulator {

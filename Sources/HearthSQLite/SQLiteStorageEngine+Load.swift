@@ -46,6 +46,8 @@ extension SQLiteStorageEngine {
     public func backup(to destination: String, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
         let partial = destination + ".partial"
         unlink(partial)
+        // A backup holds every value of the database: private to its owner, like the database itself.
+        _ = OwnerOnlyFiles.createFile(partial)
         do {
             let source = try SQLiteConnection(path: path, create: false)
             defer { source.close() }

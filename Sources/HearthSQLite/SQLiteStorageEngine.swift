@@ -118,9 +118,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
             guard create else {
                 throw StorageError(.notFound, "the data directory \(directory) does not exist. Pass --data with the directory that holds your .sqlite files.")
             }
-            if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-                throw fileSystemError(errno, doing: "create the data directory \(directory)")
-            }
+            let code = OwnerOnlyFiles.createDirectory(directory)
+            if code != 0 { throw fileSystemError(code, doing: "create the data directory \(directory)") }
         } else if (status.st_mode & S_IFMT) != S_IFDIR {
             throw StorageError(.notFound, "\(directory) is not a directory. Point --data at a directory for Hearth's data.")
         }
@@ -156,6 +155,13 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// Opens a connection with Hearth's settings and layout, checking the file first.
     static func openChecked(path: String, create: Bool, verify: Bool) throws(StorageError) -> SQLiteConnection {
         let existed = access(path, F_OK) == 0
+        // Owner-only (see OwnerOnlyFiles): a new file is created 0600 before SQLite opens it, and files
+        // written by versions that made them 0644 are tightened.
+        if create && !existed {
+            let code = OwnerOnlyFiles.createFile(path)
+            if code != 0 { throw fileSystemError(code, doing: "create \(path)") }
+        }
+        OwnerOnlyFiles.tighten(OwnerOnlyFiles.databaseFiles(path))
         do {
             let connection = try SQLiteConnection(path: path, create: create)
             try configure(connection)

@@ -14,9 +14,18 @@ struct RulesStore {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// Writes a temporary file, owner-only (rules describe who may read what), and renames it over the
+    /// old one.
     func save(_ source: String, for namespace: String) throws {
-        let url = URL(fileURLWithPath: file(namespace))
-        try Data(source.utf8).write(to: url, options: .atomic)
+        let path = file(namespace)
+        let partial = path + ".partial"
+        try? FileManager.default.removeItem(atPath: partial)
+        guard FileManager.default.createFile(
+            atPath: partial, contents: Data(source.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: partial]) }
+        guard rename(partial, path) == 0 else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
     }
 }
 
