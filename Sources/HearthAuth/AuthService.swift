@@ -124,6 +124,16 @@ public final class AuthService: Sendable {
         try authenticateUser(idToken: idToken).context
     }
 
+    /// Whether a token issued at `issuedAt` (seconds) to `uid` is still good for its account: the account
+    /// exists, is enabled, and the token does not predate its `validSince` (a password change or a
+    /// revocation). The database asks this of every signed ID token it is shown, and again once a second
+    /// of every connection holding one, so a disabled or deleted user loses access at once, not when the
+    /// token expires. False when the store cannot be read (refusing is the safe answer).
+    public func accountAllows(uid: String, issuedAt: Int64) -> Bool {
+        guard let user = try? store.user(id: uid) else { return false }
+        return !user.disabled && issuedAt >= user.validSince
+    }
+
     func authenticateUser(idToken: String) throws(AuthError) -> (context: AuthContext, user: UserRecord) {
         let context: AuthContext
         do { context = try verifier.verify(idToken) } catch { throw AuthError.invalidIDToken }

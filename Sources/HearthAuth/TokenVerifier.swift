@@ -162,7 +162,9 @@ public final class TokenVerifier: Sendable {
     /// conversion.
     static func seconds(_ claim: Node) throws(TokenVerificationError) -> Int64? {
         if claim.isEmpty { return nil }
-        guard let number = claim.numberValue, let seconds = Int64(exactly: number), abs(seconds) <= maxSeconds else {
+        guard let number = claim.numberValue, let seconds = Int64(exactly: number),
+            (-maxSeconds...maxSeconds).contains(seconds)
+        else {
             throw TokenVerificationError(reason: .malformed)
         }
         return seconds

@@ -91,6 +91,10 @@ public struct QueryLimit: Hashable, Sendable {
     public var count: Int
     public var anchor: Anchor
 
+    /// Largest limit a query may ask for: the JS SDK sends limits as 32-bit integers, and a larger
+    /// window could never be filled anyway.
+    public static let countMax = Int(Int32.max)
+
     public init(count: Int, anchor: Anchor) {
         self.count = count
         self.anchor = anchor
@@ -157,8 +161,11 @@ public struct QueryParams: Hashable, Sendable {
         if limitNode.isEmpty {
             limit = nil
         } else {
-            guard case .integer(let count) = limitNode.storage, count >= 0, count <= Int64(Int32.max) else {
+            guard case .integer(let count) = limitNode.storage, count >= 0 else {
                 throw DataError(.invalidQuery, "Query limit 'l' must be a non-negative integer.")
+            }
+            guard count <= Int64(QueryLimit.countMax) else {
+                throw DataError(.invalidQuery, "Query limit 'l' must be at most \(QueryLimit.countMax).")
             }
             let anchor: QueryLimit.Anchor = fields["vf"]?.stringValue == "r" ? .last : .first
             limit = QueryLimit(count: Int(count), anchor: anchor)

@@ -79,6 +79,13 @@ public enum KeyValidation {
         try validateLength(of: path)
     }
 
+    /// Checks a location to read or listen at: every key valid, depth and length within limits. No
+    /// `.priority` here: a client reads a priority with its node, never as a location of its own.
+    public static func validate(readPath path: Path) throws(DataError) {
+        for key in path.keys { try validate(key, in: path) }
+        try validateLength(of: path)
+    }
+
     /// Checks depth and byte length of a location (keys already valid).
     public static func validateLength(of path: Path) throws(DataError) {
         if path.count > Limits.pathDepthMax {

@@ -81,6 +81,8 @@ public enum Wire {
         case dataStale = "datastale"
         case invalidToken = "invalid_token"
         case expiredToken = "expired_token"
+        /// Hearth's own: the token's account was disabled or deleted, or its password changed (an `ac` push).
+        case authRevoked = "auth_revoked"
         case tooBig = "too_big"
         case failure
     }
@@ -174,6 +176,10 @@ public enum WireEncoder {
 
     /// An auth-revoked push (§3.4): the connection's token expired; the client reconnects with a fresh one.
     public static let authExpired = Array(#"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired."}}}"#.utf8)
+    /// The credential's account was disabled or deleted, or its password changed: SDKs answer any `ac` by
+    /// reconnecting with a freshly refreshed token, which the auth server then refuses, signing the user out.
+    public static let authRevoked = Array(
+        #"{"t":"d","d":{"a":"ac","b":{"s":"auth_revoked","d":"The account was disabled or deleted, or its password changed: sign in again."}}}"#.utf8)
 
     /// A listen-revoked push (§3.3): `q` as a one-element array of the client's own query object.
     public static func listenRevoked(path: Path, queryJSON: [UInt8]?) -> [UInt8] {

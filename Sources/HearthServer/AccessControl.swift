@@ -1,4 +1,5 @@
 import HearthCore
+import HearthProtocol
 import HearthRules
 import HearthStorage
 
@@ -12,6 +13,9 @@ struct Caller: Sendable {
     /// When the verified token this caller showed expires (milliseconds since the epoch); nil when it
     /// never does (admins, signed-out callers, the emulator's unsigned tokens).
     var expiresAt: Int64? = nil
+    /// The account a signed ID token speaks for, and when the token was issued (seconds): checked again
+    /// once a second, so a disabled or deleted account or a changed password ends the caller's access.
+    var account: (uid: String, issuedAt: Int64)? = nil
 
     func hasExpired(now: Int64) -> Bool { expiresAt.map { now >= $0 } ?? false }
 
@@ -101,13 +105,30 @@ extension DatabaseServer {
     /// Callers whose verified token has expired lose it (once a second, from `tick`): a realtime connection
     /// gets `ac` (§3.4), goes on signed out and loses the listens that needed the token; a stream gets
     /// `auth_revoked` and ends, and Python's client reconnects with a fresh token (§6.7).
+    ///
+    /// Callers whose account no longer accepts their token (disabled, deleted, password changed: see
+    /// ``AuthService/accountAllows(uid:issuedAt:)``) lose it the same way, the realtime `ac` saying
+    /// `auth_revoked`. Each account is looked up once per pass.
     func expireCredentials(now: Int64) {
+        var verdicts: [String: Bool] = [:]
+        func revoked(_ caller: Caller) -> Bool {
+            guard let account = caller.account, let authService else { return false }
+            let key = account.uid + "\u{0}" + String(account.issuedAt)
+            if let known = verdicts[key] { return !known }
+            let allowed = authService.accountAllows(uid: account.uid, issuedAt: account.issuedAt)
+            verdicts[key] = allowed
+            return !allowed
+        }
         for namespace in namespacesOpen {
-            for stream in Array(namespace.streams.values) where stream.caller.hasExpired(now: now) {
+            for stream in Array(namespace.streams.values) where stream.caller.hasExpired(now: now) || revoked(stream.caller) {
                 stream.revokeAuth()
             }
-            for session in Array(namespace.realtimeSessions.values) where session.caller.hasExpired(now: now) {
-                session.credentialExpired(now: now)
+            for session in Array(namespace.realtimeSessions.values) {
+                if session.caller.hasExpired(now: now) {
+                    session.credentialExpired(now: now, push: WireEncoder.authExpired)
+                } else if revoked(session.caller) {
+                    session.credentialExpired(now: now, push: WireEncoder.authRevoked)
+                }
             }
         }
     }

@@ -107,8 +107,13 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             for stream in namespace.streams.values where !stream.responder.send(SSE.keepAlive) {
                 cutOff.append(stream)
             }
-            for stream in cutOff { stream.cancel() }
+            for stream in cutOff { stream.disconnectSlowReader() }
         }
+    }
+
+    /// Firebase's error shape, `{"error": message}`, for requests the transport refuses.
+    public func refusal(status: Int, message: String) -> HTTPResponse {
+        Self.errorResponse(RESTError(status, message))
     }
 
     public func handle(_ request: HTTPRequest, responder: any HTTPResponder) {
@@ -354,6 +359,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         guard let credential = Self.credential(of: request, target: target) else { return .signedOut }
         switch caller(credential: credential, authVariable: target.authVariableOverride) {
         case .success(let caller): return caller
+        case .failure(let failure) where failure.revoked: throw RESTError(401, failure.message)
         case .failure: throw RESTError(401, "Could not parse auth token.")
         }
     }
@@ -388,9 +394,15 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         if let verifier = authService?.verifier {
             do {
                 let context = try verifier.verify(credential)
-                // The emulator's unsigned tokens never expire (their `iat` is usually 0).
+                // The emulator's unsigned tokens never expire (their `iat` is usually 0) and speak for no
+                // account; a signed token is good only while its account accepts it.
                 let signed = !(credential.split(separator: ".", omittingEmptySubsequences: false).last?.isEmpty ?? true)
-                return .success(Caller(isAdmin: false, auth: context.auth, expiresAt: signed ? context.expiresAt * 1000 : nil))
+                guard !signed || authService?.accountAllows(uid: context.uid, issuedAt: context.issuedAt) != false else {
+                    return .failure(RealtimeAuthFailure(status: .invalidToken, message: Self.revokedTokenMessage, revoked: true))
+                }
+                return .success(Caller(
+                    isAdmin: false, auth: context.auth, expiresAt: signed ? context.expiresAt * 1000 : nil,
+                    account: signed ? (context.uid, context.issuedAt) : nil))
             } catch {
                 if !configuration.emulator {
                     return .failure(error.reason == .expired
@@ -409,10 +421,13 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         return .success(Caller(isAdmin: false, auth: Caller.authVariable(claims: claims)))
     }
 
+    static let revokedTokenMessage =
+        "The auth token was revoked: its account was disabled or deleted, or its password changed. Sign in again."
+
     /// The payload of a JWT, unchecked.
     static func unverifiedClaims(_ token: String) -> Node? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = base64URLDecode(String(parts[1])),
+        guard parts.count == 3, let payload = Base64.decode(parts[1].utf8),
             let claims = try? Node(jsonBytes: payload), claims.hasChildren
         else { return nil }
         return claims
@@ -590,7 +605,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             stream.window = value
         }
         let initial = SSE.event("put", path: .root, data: value, format: target.exportFormat ? .export : .rest)
-        if !responder.send(initial) { stream.cancel() }
+        if !responder.send(initial) { stream.disconnectSlowReader() }
     }
 
     // MARK: Writes

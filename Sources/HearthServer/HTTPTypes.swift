@@ -9,13 +9,16 @@ public protocol HTTPResponder: AnyObject {
     func respond(_ response: HTTPResponse)
     /// Starts a long-lived response (`Transfer-Encoding: chunked`); send its parts with `send`.
     func startStream(status: Int, headers: [(String, String)])
-    /// Queues one part of a stream. Returns false, and queues nothing, when the connection's outbound
-    /// buffer is over its limit: the reader is too slow and must be cut off.
+    /// Queues one part of a stream. Returns false, and queues nothing, when the connection is over its
+    /// ``OutboundBudget``: the reader is too slow and must be cut off (``abort()``).
     func send(_ bytes: [UInt8]) -> Bool
     /// Sends `bytes` even over the limit (the last words before ``finish()``).
     func sendFinal(_ bytes: [UInt8])
     /// Ends a stream and closes the connection once what is queued is written.
     func finish()
+    /// Drops whatever is queued and closes the connection now: a reader too slow for its stream may
+    /// never take what is queued, and must not pin it (``onClose`` is not called).
+    func abort()
     /// Called once when the peer goes away or the connection is closed.
     var onClose: (() -> Void)? { get set }
     /// Bytes queued and not yet written.
@@ -42,11 +45,17 @@ public protocol HTTPHandler: AnyObject {
     /// Whether writes this handler started are committing and will be answered soon (their pushes then
     /// go out with those already queued: see the transport's flush).
     var hasWritesCommitting: Bool { get }
+    /// The response for a request the transport refuses before it reaches ``handle(_:responder:)`` (a
+    /// head too large, a body framed two ways, a bad upgrade), in the handler's own error shape.
+    func refusal(status: Int, message: String) -> HTTPResponse
 }
 
 extension HTTPHandler {
     public func needsPeerAddress(path: String) -> Bool { false }
     public var hasWritesCommitting: Bool { false }
+    public func refusal(status: Int, message: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("content-type", "text/plain; charset=utf-8")], body: Array((message + "\n").utf8))
+    }
 }
 
 /// Writes applied and handed to storage whose completion has not yet run on the loop. Loop thread only
@@ -62,9 +71,10 @@ final class CommittingWrites: @unchecked Sendable {
 
 /// Where a realtime session's frames go: one upgraded WebSocket. Loop thread only.
 public protocol RealtimeSink: AnyObject {
-    /// Queues one text frame. Returns false, and queues nothing, when the connection's outbound queue
-    /// is over its bound: the client is too slow and the session closes it.
-    func sendFrame(_ bytes: [UInt8]) -> Bool
+    /// Queues one message as the frames it was split into (one frame unless ``splitsLargeMessages``).
+    /// Returns false, and queues nothing, when the connection is over its ``OutboundBudget``: the client
+    /// is too slow and the session closes it. A message is queued whole or not at all.
+    func sendMessage(_ frames: [[UInt8]]) -> Bool
     /// Closes the socket (after what is queued unless `immediately`), telling the client `reason`.
     func close(reason: String, immediately: Bool)
     /// Whether messages over 16,384 characters go out as count-prefixed frames (WebSockets, §1.8); the

@@ -1,6 +1,5 @@
 import HearthCore
 import HearthProtocol
-import Foundation
 
 /// The long-polling transport `/.lp` (rtdb-protocol.md §1.10): browsers whose WebSocket once failed
 /// start with it. A realtime session runs over a ``LongPollConnection`` sink exactly as over a WebSocket.
@@ -76,9 +75,11 @@ final class LongPollConnection: RealtimeSink {
     private var held: (any HTTPResponder)?
     private var pending: [[UInt8]] = []
     private var pendingBytes = 0
+    private var budget = OutboundBudget(limitBytes: ServerLimits.outboundBytesPerConnectionMax)
     private var nextPacket = 1
-    private var segments: [Int: (count: Int, chunk: String)] = [:]
-    private var nextSegment = 0
+    private var segments = LongPollSegments(
+        pendingSegmentsMax: ServerLimits.longPollSegmentsPendingMax,
+        pendingBytesMax: ServerLimits.realtimeMessageBytesMax)
     private var ended = false
     private var closeAfterFlush = false
 
@@ -94,11 +95,14 @@ final class LongPollConnection: RealtimeSink {
 
     // MARK: RealtimeSink
 
-    func sendFrame(_ bytes: [UInt8]) -> Bool {
+    func sendMessage(_ frames: [[UInt8]]) -> Bool {
         guard !ended, !closeAfterFlush else { return false }
-        guard pendingBytes + bytes.count <= 4 << 20 else { return false }
-        pending.append(bytes)
-        pendingBytes += bytes.count
+        guard !budget.isOver(queuedBytes: pendingBytes) else { return false }
+        budget.willQueue(messageBytes: frames.reduce(0) { $0 + $1.count }, queuedBytes: pendingBytes)
+        for bytes in frames {
+            pending.append(bytes)
+            pendingBytes += bytes.count
+        }
         if held != nil { scheduleFlush() }
         return true
     }
@@ -200,31 +204,16 @@ final class LongPollConnection: RealtimeSink {
 
     // MARK: Client → server segments
 
-    /// Reads `seg<i>`/`ts<i>`/`d<i>` triples and delivers every message whose segments are all here,
-    /// in segment order (web-safe base64 with `.` padding).
+    /// Delivers every message the poll's segments complete, in order (``LongPollSegments``). Segments
+    /// no client sends (numbers out of bounds, not base64) end the session.
     func receiveSegments(_ items: [(name: String, value: String)]) {
-        var fields: [String: String] = [:]
-        for item in items { fields[item.name] = item.value }
-        var index = 0
-        while let seg = fields["seg\(index)"].flatMap({ Int($0) }), let count = fields["ts\(index)"].flatMap({ Int($0) }),
-            let chunk = fields["d\(index)"]
-        {
-            if seg >= nextSegment, segments.count < 10_000 { segments[seg] = (count, chunk) }
-            index += 1
+        let messages: [[UInt8]]
+        do { messages = try segments.receive(items) } catch {
+            close(reason: "bad long-poll segment: \(error)", immediately: true)
+            return
         }
-        while let first = segments[nextSegment] {
-            let count = max(first.count, 1)
-            var text = ""
-            for seg in nextSegment..<(nextSegment + count) {
-                guard let part = segments[seg] else { return }
-                text += part.chunk
-            }
-            for seg in nextSegment..<(nextSegment + count) { segments[seg] = nil }
-            nextSegment += count
-            var standard = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 == "." ? "=" : $0 })
-            while standard.count % 4 != 0 { standard += "=" }
-            guard let data = Data(base64Encoded: standard) else { continue }
-            session?.receive(frame: Array(data))
+        for message in messages {
+            session?.receive(frame: message)
             if ended { return }
         }
     }

@@ -54,7 +54,7 @@ final class Namespace {
 
     /// Sends one event per stream the write touches: `put` or `patch` at the stream-relative path, or a
     /// `put` at `/` of the stream's new value when the write was above it. A stream whose buffer is full
-    /// is cut off with `cancel` (§6.7 and STYLE §3.9).
+    /// is cut off (``EventStream/disconnectSlowReader()``, STYLE §3.9).
     func broadcast(_ write: Write, root: Node) {
         guard !streams.isEmpty else { return }
         // Streams on one location with one format get the same bytes: encode once per write.
@@ -84,7 +84,7 @@ final class Namespace {
             if event.isEmpty { continue }
             if !stream.responder.send(event) { cutOff.append(stream) }
         }
-        for stream in cutOff { stream.cancel() }
+        for stream in cutOff { stream.disconnectSlowReader() }
     }
 
     static func event(for write: Write, at location: Path, root: Node, exportFormat: Bool) -> [UInt8]? {
@@ -151,6 +151,15 @@ final class EventStream {
         namespace?.streams[id] = nil
         responder.sendFinal(SSE.authRevoked)
         responder.finish()
+    }
+
+    /// Ends the stream at once, dropping what is queued: its reader fell more than the outbound budget
+    /// behind (ServerLimits.outboundBytesPerConnectionMax), and a `cancel` queued behind that backlog
+    /// would never be read (STYLE §3.9).
+    func disconnectSlowReader() {
+        responder.onClose = nil
+        namespace?.streams[id] = nil
+        responder.abort()
     }
 
     /// Ends the stream with `cancel`, as Firebase does when it stops serving one.

@@ -110,10 +110,15 @@ public struct RESTTarget: Sendable {
         query = try Self.parseQuery(named)
     }
 
+    /// Longest `timeout` Firebase accepts (§6.4): 15 minutes.
+    static let timeoutMillisecondsMax = 15 * 60_000
+
+    /// Whether `text` is a timeout Firebase accepts. The number is compared with the bound divided by
+    /// the unit, never multiplied by it: a client's number can be anything up to Int.max.
     static func isValidTimeout(_ text: String) -> Bool {
         for (unit, scale) in [("ms", 1), ("min", 60_000), ("s", 1000)] where text.hasSuffix(unit) {
             guard let number = Int(text.dropLast(unit.count)), number >= 0 else { return false }
-            return number * scale <= 15 * 60_000
+            return number <= timeoutMillisecondsMax / scale
         }
         return false
     }
@@ -179,8 +184,11 @@ public struct RESTTarget: Sendable {
         }
         for (name, anchor) in [("limitToFirst", QueryLimit.Anchor.first), ("limitToLast", .last)] {
             guard let text = named[name] else { continue }
-            guard let count = Int(text), count >= 0, count <= Int(Int32.max) else {
+            guard let count = Int(text), count >= 0 else {
                 throw RESTError(400, "\(name) must be a non-negative integer")
+            }
+            guard count <= QueryLimit.countMax else {
+                throw RESTError(400, "\(name) must be at most \(QueryLimit.countMax)")
             }
             params.limit = QueryLimit(count: count, anchor: anchor)
         }

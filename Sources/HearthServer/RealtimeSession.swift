@@ -16,13 +16,13 @@ extension DatabaseServer: RealtimeHandler {
         if let upgrading = request.queryItems.first(where: { $0.name == Wire.transportSessionParameter })?.value, !upgrading.isEmpty {
             // A long-poll client upgrading its session (`s=`): refused with `r`, so it stays on long-poll
             // (§1.10); the socket is never a fresh session.
-            _ = sink.sendFrame(WireEncoder.control(.reset, host))
+            _ = sink.sendMessage([WireEncoder.control(.reset, host)])
             session.machine.close(reason: "long-poll upgrade refused")
             sink.close(reason: "long-poll upgrade refused", immediately: false)
             return session
         }
         let frames = session.machine.open(timestamp: clock(), host: host, sessionID: session.sessionID)
-        for frame in frames { _ = sink.sendFrame(frame) }
+        _ = sink.sendMessage(frames)
         let lastSession = request.queryItems.first(where: { $0.name == Wire.lastSessionParameter })?.value
         // A realtime connection has no credential yet: it may only open a namespace that exists.
         let attach = { (result: Result<Namespace, RESTError>) in
@@ -37,7 +37,7 @@ extension DatabaseServer: RealtimeHandler {
                 session.attach(to: namespace)
             case .failure(let error):
                 // A namespace that cannot be served is fatal for this client (§1.5 `s`).
-                _ = sink.sendFrame(WireEncoder.control(.shutdown, error.message))
+                _ = sink.sendMessage([WireEncoder.control(.shutdown, error.message)])
                 session.machine.close(reason: error.message)
                 sink.close(reason: "namespace unavailable", immediately: false)
             }
@@ -85,12 +85,6 @@ extension DatabaseServer: RealtimeHandler {
         }
     }
 
-    static func base64URLDecode(_ text: String) -> [UInt8]? {
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while standard.count % 4 != 0 { standard += "=" }
-        return Data(base64Encoded: standard).map(Array.init)
-    }
-
     // MARK: Realtime writes
 
     /// Applies a write from a realtime session (or its onDisconnect), then on the loop tells every
@@ -109,6 +103,8 @@ extension DatabaseServer: RealtimeHandler {
 struct RealtimeAuthFailure: Error {
     var status: Wire.Status
     var message: String
+    /// A good token whose account no longer accepts it (REST says so instead of "could not parse").
+    var revoked = false
 }
 
 /// A realtime write waiting for its commit; touched only on the loop thread.
@@ -165,7 +161,7 @@ final class RealtimeSession: RealtimeSessionHandle {
     let sessionID: String
     unowned let server: DatabaseServer
     let sink: any RealtimeSink
-    var machine = ConnectionMachine()
+    var machine = ConnectionMachine(messageBytesMax: ServerLimits.realtimeMessageBytesMax)
     var namespace: Namespace?
     /// Who this connection acts as (`auth`/`unauth`).
     private(set) var caller = Caller.signedOut
@@ -256,12 +252,13 @@ final class RealtimeSession: RealtimeSessionHandle {
         closed()
     }
 
-    /// The connection's verified token expired: `ac` (§3.4), then signed out. Listens that needed the token
+    /// The connection's verified token expired, or its account revoked it: `ac` (§3.4) with `push`'s
+    /// status, then signed out. Listens that needed the token
     /// stop receiving updates, without `c`: the SDKs answer `ac` by reconnecting with a refreshed token and
     /// listening again, and a `c` would cancel the app's listeners for good.
-    func credentialExpired(now: Int64) {
+    func credentialExpired(now: Int64, push: [UInt8]) {
         caller = .signedOut
-        reply(WireEncoder.authExpired)
+        reply(push)
         guard let namespace else { return }
         for (key, listen) in listens where !namespace.mayRead(caller, at: listen.path, query: listen.params, now: now) {
             removeListen(key)
@@ -303,9 +300,7 @@ final class RealtimeSession: RealtimeSessionHandle {
     @discardableResult
     private func send(_ message: [UInt8]) -> Bool {
         guard !isClosed else { return false }
-        guard sink.splitsLargeMessages else { return sink.sendFrame(message) }
-        for frame in ConnectionMachine.frames(for: message) where !sink.sendFrame(frame) { return false }
-        return true
+        return sink.sendMessage(sink.splitsLargeMessages ? ConnectionMachine.frames(for: message) : [message])
     }
 
     private func reply(_ message: [UInt8]) {
@@ -401,6 +396,10 @@ final class RealtimeSession: RealtimeSessionHandle {
             reply(WireEncoder.error(r, .failure, "Listen needs a path 'p'"))
             return
         }
+        do { try KeyValidation.validate(readPath: path) } catch {
+            reply(WireEncoder.error(r, .failure, error.message))
+            return
+        }
         let params: QueryParams?
         do { params = try queryParams(request) } catch {
             reply(WireEncoder.error(r, .failure, error.message))
@@ -439,6 +438,10 @@ final class RealtimeSession: RealtimeSessionHandle {
         let r = request.number
         guard let path = request.path else {
             reply(WireEncoder.error(r, .failure, "Get needs a path 'p'"))
+            return
+        }
+        do { try KeyValidation.validate(readPath: path) } catch {
+            reply(WireEncoder.error(r, .failure, error.message))
             return
         }
         let params: QueryParams?

@@ -13,9 +13,19 @@ public enum ServerLimits {
     /// are buffered whole before parsing, so this is also the most memory one request can take.
     public static let requestBodyBytesMax = 256 << 20
 
-    /// Largest request head (request line and headers), lws's per-connection header buffer. Firebase
-    /// clients send well under 2 kB; an ID token in a header is about 1 kB.
+    /// Largest request head (request line and headers) answered; a larger one gets 431 and the
+    /// connection is closed. Firebase clients send well under 2 kB; an ID token in a header is about 1 kB.
     public static let requestHeaderBytesMax = 16 * 1024
+
+    /// Longest request target (path and query) answered; a longer one gets 414. A data path is at most
+    /// 768 bytes (HearthCore's `Limits.pathLengthBytesMax`); the query carries an ID token and a few
+    /// short parameters.
+    public static let requestTargetBytesMax = 8 * 1024
+
+    /// Bytes lws keeps per connection for a request head while it reads one: room for a head over the
+    /// two bounds above to be read whole and answered 414 or 431, instead of lws closing the connection
+    /// with no answer. Taken from lws's pool only while a head is being read (at most 1,024 at once).
+    public static let requestHeadBufferBytes = 65_535
 
     /// Bytes one connection (a stream or a WebSocket) may have queued for sending before it is cut off
     /// as too slow: 4 MiB is a few seconds of a busy listen on a slow mobile link, and bounds the memory
@@ -45,4 +55,13 @@ public enum ServerLimits {
 
     /// onDisconnect operations one connection may register: each is a write run at disconnect.
     public static let onDisconnectOperationsPerConnectionMax = 1_000
+
+    /// Largest realtime message a client may send, reassembled from its frames (WebSocket fragments,
+    /// count-prefixed frames or long-poll segments): far above the JS SDK's 10 MB string limit plus
+    /// its envelope, and the most memory one incoming message can take.
+    public static let realtimeMessageBytesMax = 16 << 20
+
+    /// Long-poll segments a session keeps waiting for the rest of their message: the JS SDK cuts a
+    /// message into segments of about 1,800 characters, so this holds any message it can send.
+    public static let longPollSegmentsPendingMax = 10_000
 }

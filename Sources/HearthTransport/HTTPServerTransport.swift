@@ -275,7 +275,8 @@ public final class HTTPServerTransport: @unchecked Sendable {
         }
         info.timeout_secs = UInt32(configuration.stateTimeoutSeconds)
         info.keepalive_timeout = Int32(configuration.keepAliveTimeoutSeconds)
-        info.max_http_header_data = UInt16(ServerLimits.requestHeaderBytesMax)
+        info.max_http_header_data = UInt16(ServerLimits.requestHeadBufferBytes)
+        info.token_limits = UnsafePointer(Self.tokenLimits)
         info.max_http_header_pool = 1024
         info.count_threads = 1
         info.pt_serv_buf_size = 64 * 1024
@@ -308,6 +309,26 @@ public final class HTTPServerTransport: @unchecked Sendable {
     }
 
     static let trace = ProcessInfo.processInfo.environment["HEARTH_TRACE_LWS"] != nil
+
+    /// lws's per-header length limits: one byte over Hearth's bounds (``ServerLimits/requestTargetBytesMax``
+    /// for the request target's tokens, ``ServerLimits/requestHeaderBytesMax`` for every other header).
+    /// lws cuts a longer value at its limit and reads on, so the request still reaches
+    /// ``Connection/beginRequest(uri:length:)``, which answers 414 or 431 instead of the connection
+    /// closing unanswered (what lws does when its header buffer fills). Allocated once and never freed:
+    /// the context keeps the pointer.
+    nonisolated(unsafe) private static let tokenLimits: UnsafeMutablePointer<lws_token_limits> = {  // written once, then only read by lws
+        let limits = UnsafeMutablePointer<lws_token_limits>.allocate(capacity: 1)
+        limits.initialize(to: lws_token_limits())
+        let count = Int(WSI_TOKEN_COUNT.rawValue)
+        withUnsafeMutableBytes(of: &limits.pointee.token_limit) { raw in
+            let slots = raw.bindMemory(to: UInt16.self)
+            for token in 0..<count {
+                let bound = RequestHead.isTargetToken(UInt32(token)) ? ServerLimits.requestTargetBytesMax : ServerLimits.requestHeaderBytesMax
+                slots[token] = UInt16(bound + 1)
+            }
+        }
+        return limits
+    }()
 
     /// Runs what other threads handed over; true once the transport is stopping.
     @discardableResult
@@ -349,12 +370,14 @@ public final class HTTPServerTransport: @unchecked Sendable {
             upgrades[wsi] = nil
             if let socket = webSockets.removeValue(forKey: wsi) { socket.closed() }
             return 0
+        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+            return confirmUpgrade(wsi, kind: input)
         case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
             // A WebSocket upgrade: only `/.ws`, only when the handler serves realtime sessions.
             guard let realtime = handler as? any RealtimeHandler else { return -1 }
             let path = Connection.header(WSI_TOKEN_GET_URI, wsi) ?? ""
             guard realtime.acceptsRealtime(path: path) else { return -1 }
-            var request = HTTPRequest(method: .get, path: path, queryItems: Connection.queryItems(wsi))
+            var request = HTTPRequest(method: .get, path: path, queryItems: Connection.queryItems(wsi) ?? [])
             for name in HTTPRequest.headerNames {
                 if let value = Connection.header(name, wsi) { request.headers[name] = value }
             }
@@ -387,12 +410,46 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
     static func now() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
+    /// An `Upgrade:` request, before lws acts on it (lws passes the header's value as `kind`).
+    ///
+    /// `h2c` (RFC 9113 §3.1 lets a server ignore it): lws 4.1 would switch any such request to HTTP/2,
+    /// which this transport does not serve, and the client would get `101` and then nothing. lws compares
+    /// `kind` again after this callback, in its own header buffer (`kind` points into it), so overwriting
+    /// its first byte makes lws see no upgrade it knows and serve the request as HTTP/1.1. lws offers no
+    /// option for this; Tests/compat/test_hostile.py checks it with `curl --http2`.
+    ///
+    /// `websocket`: checked here, where an HTTP answer can still be written, instead of lws closing the
+    /// connection without one when a header is missing or the path is not served.
+    private func confirmUpgrade(_ wsi: OpaquePointer, kind: UnsafeMutableRawPointer?) -> Int32 {
+        guard let kind else { return 0 }
+        let name = String(cString: kind.assumingMemoryBound(to: CChar.self)).lowercased()
+        if name == "h2c" {
+            kind.storeBytes(of: UInt8(ascii: "-"), as: UInt8.self)
+            return 0
+        }
+        guard name == "websocket" else { return 0 }
+        let path = Connection.header(WSI_TOKEN_GET_URI, wsi) ?? ""
+        let refusal: (Int, String)?
+        if !((handler as? any RealtimeHandler)?.acceptsRealtime(path: path) ?? false) {
+            refusal = (404, "Not found: realtime WebSocket connections are served at /.ws")
+        } else {
+            refusal = RequestHead.webSocketUpgradeRefusal(
+                key: Connection.header(WSI_TOKEN_KEY, wsi), host: Connection.header(WSI_TOKEN_HOST, wsi),
+                connection: Connection.header(WSI_TOKEN_CONNECTION, wsi),
+                subprotocol: Connection.header(WSI_TOKEN_PROTOCOL, wsi))
+        }
+        guard let (status, message) = refusal else { return 0 }
+        let connection = Connection(wsi: wsi, transport: self)
+        connections[wsi] = connection
+        return connection.refuse(status: status, message: message)
+    }
+
     /// WebSocket liveness (§1.7): a protocol ping after `webSocketPingSeconds` of silence, closed after
     /// `webSocketTimeoutSeconds` (which runs the session's onDisconnect operations).
     func checkWebSockets(now: Int64) {
         for socket in webSockets.values {
             // Soft limit over time (STYLE §3.9): over a quarter of the budget for too long is a slow reader.
-            if socket.queuedByteCount > configuration.outboundBufferBytesMax / 4 {
+            if socket.isOverSoftLimit {
                 if socket.overSoftLimitSince == 0 { socket.overSoftLimitSince = now }
                 if now - socket.overSoftLimitSince > Int64(configuration.webSocketSoftLimitSeconds) * 1000 {
                     socket.close(reason: "outbound queue over its soft limit for too long: client too slow", immediately: true)
@@ -429,6 +486,8 @@ public final class HTTPServerTransport: @unchecked Sendable {
         private var phase = Phase.idle
         private var request = HTTPRequest(method: .get, path: "/")
         private var bodyTooLarge = false
+        /// The decoder of a `Transfer-Encoding: chunked` body being read.
+        private var chunkedBody: ChunkedBodyDecoder?
         private var head: (status: Int, headers: [(String, String)], contentLength: Int?)?
         private var outbound: [UInt8] = []
         private var outboundStart = 0
@@ -437,9 +496,12 @@ public final class HTTPServerTransport: @unchecked Sendable {
         private var isClosed = false
         var onClose: (() -> Void)?
 
+        private var budget: OutboundBudget
+
         init(wsi: OpaquePointer, transport: HTTPServerTransport) {
             self.wsi = wsi
             self.transport = transport
+            budget = OutboundBudget(limitBytes: transport.configuration.outboundBufferBytesMax)
         }
 
         var queuedByteCount: Int { outbound.count - outboundStart }
@@ -463,35 +525,66 @@ public final class HTTPServerTransport: @unchecked Sendable {
             case LWSHUMETH_HEAD: method = .head
             default: return -1
             }
-            let path: String
-            if let uri {
-                path = String(decoding: UnsafeRawBufferPointer(start: uri, count: length), as: UTF8.self)
-            } else {
-                path = "/"
+            request = HTTPRequest(method: method, path: "/")
+            bodyTooLarge = false
+            chunkedBody = nil
+            head = nil
+            outbound = []
+            outboundStart = 0
+            let target = uri.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            if let (status, message) = RequestHead.sizeRefusal(wsi) { return refuse(status: status, message: message) }
+            // lws decodes `%XX` in the path: a NUL (which lws lets through right after a `/`) or bytes that
+            // are not UTF-8 would otherwise reach the handler as a different path than the client meant.
+            guard !target.contains(0) else { return refuse(status: 400, message: "The request path contains a NUL byte (%00)") }
+            guard let path = target.isEmpty ? "/" : String(validating: target, as: UTF8.self) else {
+                return refuse(status: 400, message: "The request path is not valid UTF-8 once percent-decoded")
             }
-            request = HTTPRequest(method: method, path: path)
+            request.path = path
             if transport.handler.needsPeerAddress(path: path) { request.remoteAddress = peerAddress() }
-            request.queryItems = queryItems()
+            guard let items = queryItems() else {
+                return refuse(status: 400, message: "A query parameter is not valid UTF-8 once percent-decoded")
+            }
+            request.queryItems = items
             request.headers.reserveCapacity(8)  // grown one insert at a time it rehashed several times
             for (name, token) in Self.headerTokens {
                 if let value = header(name, token: token) { request.headers[name] = value }
             }
-            bodyTooLarge = false
-            head = nil
-            outbound = []
-            outboundStart = 0
-            let declared = Int(request.headers["content-length"] ?? "") ?? 0
-            if declared > transport.configuration.requestBodyBytesMax {
-                bodyTooLarge = true
-            }
-            if declared > 0 || method == .post || method == .put || method == .patch {
-                if declared > 0 {
-                    phase = .readingBody
-                    if bodyTooLarge { rejectOversizeBody() }
-                    return callbackResult
+            let transferEncoding = header("transfer-encoding", token: WSI_TOKEN_HTTP_TRANSFER_ENCODING)
+            switch RequestFraming.decide(
+                method: method, contentLength: request.headers["content-length"], transferEncoding: transferEncoding)
+            {
+            case .failure(let refusal):
+                return refuse(status: refusal.status, message: refusal.message)
+            case .success(.none):
+                break
+            case .success(.contentLength(let declared)):
+                phase = .readingBody
+                if declared > transport.configuration.requestBodyBytesMax {
+                    bodyTooLarge = true
+                    rejectOversizeBody()
                 }
+                return callbackResult
+            case .success(.chunked):
+                // lws reads no chunked framing itself (it expects a body of 100 MiB and then discards the
+                // rest): the body is decoded here, and the connection ends after the answer.
+                chunkedBody = ChunkedBodyDecoder(bodyBytesMax: transport.configuration.requestBodyBytesMax)
+                closeWhenWritten = true
+                phase = .readingBody
+                return callbackResult
+            case .success(.emptyThenClose):
+                // lws assumes such a request has a body it will skip; the connection cannot carry another.
+                closeWhenWritten = true
             }
             dispatch()
+            return callbackResult
+        }
+
+        /// Answers a request refused before the handler sees it, in the handler's error shape, and
+        /// closes the connection (nothing after a refused head can be trusted to start a request).
+        func refuse(status: Int, message: String) -> Int32 {
+            closeWhenWritten = true
+            phase = .handling
+            respond(transport.handler.refusal(status: status, message: message))
             return callbackResult
         }
 
@@ -505,6 +598,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
         func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int32 {
             guard case .readingBody = phase else { return 0 }
+            if chunkedBody != nil { return receiveChunks(bytes) }
             if request.body.isEmpty, PipelinedRequests.isMisreadBody(bytes, method: request.method) {
                 return PipelinedRequests.refuse
             }
@@ -515,6 +609,26 @@ public final class HTTPServerTransport: @unchecked Sendable {
             }
             request.body.append(contentsOf: bytes)
             return 0
+        }
+
+        /// The bytes of a chunked body; the request is handled once its last chunk is read (lws, which
+        /// expects 100 MiB, never reports the body complete). Bytes after it are a pipelined request,
+        /// which this connection, closing after the answer, does not serve.
+        private func receiveChunks(_ bytes: UnsafeRawBufferPointer) -> Int32 {
+            guard var decoder = chunkedBody else { return 0 }
+            let state: ChunkedBodyDecoder.State
+            do { state = try decoder.receive(bytes) } catch {
+                chunkedBody = nil
+                return refuse(status: error.status, message: error.message)
+            }
+            chunkedBody = decoder
+            guard case .complete = state else { return 0 }
+            request.body = decoder.body
+            chunkedBody = nil
+            inBodyCallback = true
+            defer { inBodyCallback = false }
+            dispatch()
+            return callbackResult
         }
 
         /// True while a body callback runs: an answer given then is written at once but its transaction
@@ -563,7 +677,8 @@ public final class HTTPServerTransport: @unchecked Sendable {
             transport.handler.handle(request, responder: self)
         }
 
-        private func queryItems() -> [(name: String, value: String)] {
+        /// Nil when a name or value is not UTF-8 once decoded.
+        private func queryItems() -> [(name: String, value: String)]? {
             Self.queryItems(wsi, scratch: transport.headerScratch)
         }
 
@@ -575,12 +690,14 @@ public final class HTTPServerTransport: @unchecked Sendable {
             return text.isEmpty ? nil : text
         }
 
-        /// The query's `name=value` items, decoded by lws, each split at its first `=`. Copied through
-        /// `scratch` when it is large enough (the per-request path), else through a buffer of their own.
+        /// The query's `name=value` items, decoded by lws, each split at its first `=`; nil when one is
+        /// not UTF-8. Copied through `scratch` when it is large enough (the per-request path), else
+        /// through a buffer of their own.
         static func queryItems(
             _ wsi: OpaquePointer, scratch: UnsafeMutableBufferPointer<CChar>? = nil
-        ) -> [(name: String, value: String)] {
+        ) -> [(name: String, value: String)]? {
             var items: [(name: String, value: String)] = []
+            var valid = true
             let total = Int(lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_URI_ARGS))
             guard total > 0 else { return items }
             func readFragments(_ buffer: UnsafeMutableBufferPointer<CChar>) {
@@ -589,14 +706,11 @@ public final class HTTPServerTransport: @unchecked Sendable {
                     let copied = lws_hdr_copy_fragment(wsi, buffer.baseAddress, Int32(buffer.count), WSI_TOKEN_HTTP_URI_ARGS, index)
                     if copied < 0 { break }
                     let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: Int(copied))
-                    if let equals = bytes.firstIndex(of: UInt8(ascii: "=")) {
-                        items.append((
-                            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[..<equals]), as: UTF8.self),
-                            String(decoding: UnsafeRawBufferPointer(rebasing: bytes[(equals + 1)...]), as: UTF8.self)
-                        ))
-                    } else {
-                        items.append((String(decoding: bytes, as: UTF8.self), ""))
-                    }
+                    let equals = bytes.firstIndex(of: UInt8(ascii: "=")) ?? bytes.count
+                    let name = String(validating: UnsafeRawBufferPointer(rebasing: bytes[..<equals]), as: UTF8.self)
+                    let value = equals < bytes.count
+                        ? String(validating: UnsafeRawBufferPointer(rebasing: bytes[(equals + 1)...]), as: UTF8.self) : ""
+                    if let name, let value { items.append((name, value)) } else { valid = false }
                     index += 1
                 }
             }
@@ -606,7 +720,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
                 var buffer = [CChar](repeating: 0, count: total + 2)
                 buffer.withUnsafeMutableBufferPointer { readFragments($0) }
             }
-            return items
+            return valid ? items : nil
         }
 
         /// Every header of ``HTTPRequest/headerNames`` with lws's token for it, or nil (then it is looked up
@@ -751,9 +865,29 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
         func send(_ bytes: [UInt8]) -> Bool {
             guard !isClosed, !streamEnded else { return false }
-            if queuedByteCount + bytes.count > transport.configuration.outboundBufferBytesMax { return false }
+            if budget.isOver(queuedBytes: queuedByteCount) { return false }
+            budget.willQueue(messageBytes: bytes.count, queuedBytes: queuedByteCount)
             appendChunk(bytes)
             return true
+        }
+
+        func abort() {
+            guard !isClosed else { return }
+            onClose = nil
+            streamEnded = true
+            head = nil
+            outbound = []
+            outboundStart = 0
+            phase = .closing
+            // Not from inside this connection's own callback (lws would use the freed wsi on return):
+            // then the kill happens on lws's next pass, and the writable callback, if it comes, ends it.
+            if transport.callbackWSI == wsi {
+                lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC)
+                lws_callback_on_writable(wsi)
+                return
+            }
+            // A stalled reader never makes the socket writable again: closed now, whatever lws still holds.
+            lws_set_timeout(wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_SYNC)
         }
 
         func sendFinal(_ bytes: [UInt8]) {

@@ -25,24 +25,31 @@ final class WebSocketConnection: RealtimeSink {
     var pingSent = false
     /// When the queue went over the soft limit (0: it is not over).
     var overSoftLimitSince: Int64 = 0
+    private var budget: OutboundBudget
 
     init(wsi: OpaquePointer, transport: HTTPServerTransport, now: Int64) {
         self.wsi = wsi
         self.transport = transport
         lastHeard = now
+        budget = OutboundBudget(limitBytes: transport.configuration.outboundBufferBytesMax)
     }
+
+    var isOverSoftLimit: Bool { budget.isOverSoftLimit(queuedBytes: queuedByteCount) }
 
     // MARK: RealtimeSink
 
-    func sendFrame(_ bytes: [UInt8]) -> Bool {
+    func sendMessage(_ frames: [[UInt8]]) -> Bool {
         guard !isClosed, closeReason == nil else { return false }
-        if queuedByteCount + bytes.count > transport.configuration.outboundBufferBytesMax { return false }
+        if budget.isOver(queuedBytes: queuedByteCount) { return false }
+        budget.willQueue(messageBytes: frames.reduce(0) { $0 + $1.count }, queuedBytes: queuedByteCount)
         if queueStart == queue.count, queueStart > 0 {
             queue.removeAll(keepingCapacity: true)
             queueStart = 0
         }
-        queue.append(.text(bytes))
-        queuedByteCount += bytes.count
+        for bytes in frames {
+            queue.append(.text(bytes))
+            queuedByteCount += bytes.count
+        }
         if !flushScheduled {
             flushScheduled = true
             transport.webSocketsToFlush.append(self)
@@ -119,7 +126,7 @@ final class WebSocketConnection: RealtimeSink {
     func received(_ bytes: UnsafeRawBufferPointer, now: Int64) -> Int32 {
         lastHeard = now
         pingSent = false
-        if incoming.count + bytes.count > 16 << 20 {
+        if incoming.count + bytes.count > ServerLimits.realtimeMessageBytesMax {
             close(reason: "message too large", immediately: true)
             return 0
         }

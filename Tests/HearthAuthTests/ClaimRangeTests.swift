@@ -17,6 +17,8 @@ private func claims(sub: String = "alice", _ extra: String) -> String {
     for extra in [
         #""iat":0,"exp":1e300"#, #""iat":-1e300,"exp":3600"#, #""iat":0,"exp":9.3e18"#, #""iat":1.5,"exp":3600"#,
         #""iat":0,"exp":"soon""#, #""iat":0,"exp":3600,"auth_time":1e300"#, #""iat":0,"exp":9223372036854775807"#,
+        // Int64.min: its magnitude is no Int64 (abs() of it used to trap and end the server).
+        #""iat":0,"exp":-9223372036854775808"#, #""iat":-9223372036854775808,"exp":3600"#,
     ] {
         #expect(throws: TokenVerificationError(reason: .malformed), "\(extra)") {
             try harness.service.verifier.verify(unsignedToken(claims(extra)))

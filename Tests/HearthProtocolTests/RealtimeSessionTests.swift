@@ -25,9 +25,9 @@ final class RecordingSink: RealtimeSink {
     var frames: [String] = []
     var closedReason: String?
     var limit = Int.max
-    func sendFrame(_ bytes: [UInt8]) -> Bool {
-        guard frames.count < limit else { return false }
-        frames.append(String(decoding: bytes, as: UTF8.self))
+    func sendMessage(_ frames: [[UInt8]]) -> Bool {
+        guard self.frames.count < limit else { return false }
+        self.frames += frames.map { String(decoding: $0, as: UTF8.self) }
         return true
     }
     func close(reason: String, immediately: Bool) { closedReason = reason }

@@ -28,3 +28,21 @@ import Testing
     ])
     withExtendedLifetime(harness) {}
 }
+
+@Test("Listens and gets at paths a put would refuse are refused the same way", arguments: [
+    "/pub/..", "/pub/a.b", "/pub/$x", "/pub/a#b", "/pub/[x]", "/pub/.priority",
+])
+func realtimeReadsAtInvalidPathsAreRefused(path: String) {
+    let harness = Harness()
+    let (session, sink) = harness.connect()
+    _ = sink.take()
+    session.receive(frame: Array(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"\#(path)","h":""}}}"#.utf8))
+    session.receive(frame: Array(#"{"t":"d","d":{"r":2,"a":"g","b":{"p":"\#(path)"}}}"#.utf8))
+    let replies = sink.take()
+    #expect(replies.count == 2)
+    for reply in replies {
+        #expect(reply.contains(#""s":"failure""#), "\(reply)")
+        #expect(reply.contains("Invalid key"), "\(reply)")
+    }
+    withExtendedLifetime(harness) {}
+}

@@ -45,8 +45,8 @@ private func serverWithAccount(email: String) async throws -> (DatabaseServer, i
 private final class FrameSink: RealtimeSink {
     var frames: [String] = []
     var splitsLargeMessages: Bool { true }
-    func sendFrame(_ bytes: [UInt8]) -> Bool {
-        frames.append(String(decoding: bytes, as: UTF8.self))
+    func sendMessage(_ frames: [[UInt8]]) -> Bool {
+        self.frames += frames.map { String(decoding: $0, as: UTF8.self) }
         return true
     }
     func close(reason: String, immediately: Bool) {}

@@ -18,19 +18,22 @@ final class RecordingResponder: HTTPResponder, @unchecked Sendable {
     var streamed: [UInt8] = []
     var streamStatus: Int?
     var finished = false
+    var aborted = false
     var limit = Int.max
     var onClose: (() -> Void)?
     var queuedByteCount: Int { streamed.count }
 
     func respond(_ response: HTTPResponse) { self.response = response }
     func startStream(status: Int, headers: [(String, String)]) { streamStatus = status }
+    /// Like the transport: refused once what is held is over `limit`.
     func send(_ bytes: [UInt8]) -> Bool {
-        guard streamed.count + bytes.count <= limit else { return false }
+        guard !aborted, streamed.count <= limit else { return false }
         streamed += bytes
         return true
     }
     func sendFinal(_ bytes: [UInt8]) { streamed += bytes }
     func finish() { finished = true }
+    func abort() { aborted = true }
     var text: String { String(decoding: streamed, as: UTF8.self) }
 }
 
@@ -186,14 +189,22 @@ func errorsAreFirebaseShaped(method: HTTPRequest.Method, url: String, body: Stri
         """)
 }
 
-@Test func slowStreamsAreCutOffWithCancel() async throws {
+@Test func aStreamOverItsBudgetIsDroppedAtOnceNotCancelledBehindItsBacklog() async throws {
     let server = makeServer()
     let stream = RecordingResponder()
     stream.limit = 100
     server.handle(HTTPRequest(method: .get, path: "/r.json", headers: ["accept": "text/event-stream"]), responder: stream)
+    // Under the budget, one event is queued whole however large it is.
     _ = try await send(server, .put, "/r.json", body: "\"\(String(repeating: "x", count: 200))\"")
-    #expect(stream.finished)
-    #expect(stream.text.hasSuffix("event: cancel\ndata: null\n\n"))
+    #expect(!stream.aborted)
+    // Now over it: the next event is refused and the connection dropped, with no `cancel` queued
+    // behind a backlog the reader is not taking.
+    _ = try await send(server, .put, "/r.json", body: "1")
+    #expect(stream.aborted)
+    #expect(!stream.text.contains("event: cancel"))
+    let held = stream.streamed.count
+    _ = try await send(server, .put, "/r.json", body: "2")
+    #expect(stream.streamed.count == held)  // forgotten by the namespace
 }
 
 @Test func queryStreamsSendTheirWindowAndItAgainWhenAWriteChangesIt() async throws {

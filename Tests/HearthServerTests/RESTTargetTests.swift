@@ -23,6 +23,10 @@ func dataURLsNameTheLocation(url: String, path: String) throws {
     ("/x.json", [("limitToFirst", "1"), ("limitToLast", "1")]), ("/x.json", [("startAt", "{\"a\":1}")]),
     ("/x.json", [("orderBy", "\"$key\""), ("startAt", "1")]), ("/x.json", [("timeout", "20min")]),
     ("/x.json", [("auth_variable_override", "{nope")]),
+    // Numbers at the edges of Int: compared with the bound, never multiplied (9223372036854775807s trapped).
+    ("/x.json", [("timeout", "9223372036854775807s")]), ("/x.json", [("timeout", "153722867280913min")]),
+    ("/x.json", [("timeout", "9223372036854775808ms")]), ("/x.json", [("timeout", "-1s")]),
+    ("/x.json", [("limitToFirst", "2147483648")]), ("/x.json", [("limitToLast", "99999999999999999999")]),
 ])
 func invalidInputIs400(url: String, items: [(String, String)]) {
     do {
@@ -30,6 +34,20 @@ func invalidInputIs400(url: String, items: [(String, String)]) {
         Issue.record("accepted \(url) \(items)")
     } catch {
         #expect(error.status == 400)
+    }
+}
+
+@Test("Timeouts up to 15 minutes are accepted in every unit", arguments: ["900000ms", "900s", "15min", "0s"])
+func timeoutsWithinTheBoundAreAccepted(timeout: String) throws {
+    _ = try RESTTarget(path: "/x.json", queryItems: [(name: "timeout", value: timeout)])
+}
+
+@Test func aLimitOverTheBoundNamesTheBound() {
+    #expect(throws: RESTError(400, "limitToFirst must be at most 2147483647")) {
+        try RESTTarget(path: "/x.json", queryItems: [(name: "limitToFirst", value: "2147483648")])
+    }
+    #expect(throws: RESTError(400, "limitToLast must be a non-negative integer")) {
+        try RESTTarget(path: "/x.json", queryItems: [(name: "limitToLast", value: "-5")])
     }
 }
 

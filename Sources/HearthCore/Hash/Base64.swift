@@ -1,9 +1,12 @@
 /// Standard base64 (RFC 4648 §4: `A–Z a–z 0–9 + /`, `=` padding), the encoding the node hash uses
 /// for its SHA-1 digest (rtdb-protocol.md §4.1, step 2).
 ///
-/// HearthCore has no Foundation, so this is a small encoder of its own; decoding is not needed.
+/// HearthCore has no Foundation, so this is a small codec of its own. The decoder reads what clients
+/// send: either alphabet (standard, or URL-safe `-` `_`), padded with `=` or `.` (the long-poll
+/// transport's web-safe padding) or not padded at all.
 ///
 ///     Base64.encode(Array("abc".utf8))   // "YWJj"
+///     Base64.decode(Array("YWJj".utf8))  // [0x61, 0x62, 0x63]
 package enum Base64 {
     @usableFromInline
     static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
@@ -47,5 +50,39 @@ package enum Base64 {
                 return encodedCount(raw.count)
             }
         }
+    }
+
+    /// 0–63 for the characters of both alphabets, 0xFF for anything else.
+    private static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in alphabet.enumerated() { table[Int(byte)] = UInt8(index) }
+        table[Int(UInt8(ascii: "-"))] = 62
+        table[Int(UInt8(ascii: "_"))] = 63
+        return table
+    }()
+
+    /// The bytes `text` encodes, in either alphabet, with or without `=`/`.` padding; nil when it is
+    /// not base64 (a character outside both alphabets, more than two padding characters, or a length
+    /// no encoding produces).
+    package static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        let input = Array(text)
+        var end = input.count
+        while end > 0 && (input[end - 1] == UInt8(ascii: "=") || input[end - 1] == UInt8(ascii: ".")) { end -= 1 }
+        if input.count - end > 2 || end % 4 == 1 { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(end / 4 * 3 + 2)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for index in 0..<end {
+            let value = values[Int(input[index])]
+            if value == 0xFF { return nil }
+            accumulator = accumulator << 6 | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return output
     }
 }
