@@ -16,8 +16,13 @@ SCENARIO ?=
 BENCH_FLAGS ?=
 # More pytest options, such as -k serve or -x.
 PYTEST_FLAGS ?=
+# make fuzz: the targets to run (empty: all; see 'scripts/fuzz --list') and for how long each.
+FUZZ ?=
+FUZZ_SECONDS ?= 60
+# How long make test fuzzes each target: long enough to catch a regression in a parser just changed.
+TEST_FUZZ_SECONDS ?= 10
 
-.PHONY: help run test bench build clean setup
+.PHONY: help run test bench build clean setup fuzz
 
 help: ## Show the commands
 	@echo "Hearth: a self-hosted Firebase Realtime Database and Auth server."
@@ -43,7 +48,7 @@ run: $(SETUP_STAMP) build ## Install, build and serve on http://localhost:9000 w
 	@echo "==> hearth serve"
 	@$(HEARTH) serve
 
-test: $(SETUP_STAMP) build ## Install, build and run every test (Swift Testing, then pytest on Tests/compat)
+test: $(SETUP_STAMP) build ## Install, build and run every test (Swift Testing, pytest on Tests/compat, each fuzzer briefly)
 	@echo "==> swift test"
 	@$(SWIFT) test
 	@echo "==> pytest Tests/compat"
@@ -52,6 +57,10 @@ test: $(SETUP_STAMP) build ## Install, build and run every test (Swift Testing, 
 		echo "make test: pytest collected no tests in Tests/compat (exit 5): the compatibility suite must not be empty" >&2; \
 	fi; \
 	exit $$status
+	@scripts/fuzz --seconds $(TEST_FUZZ_SECONDS)
+
+fuzz: ## Fuzz every parser of client bytes (FUZZ=json to pick one, FUZZ_SECONDS=600 for longer)
+	@scripts/fuzz --seconds $(FUZZ_SECONDS) $(FUZZ)
 
 bench: $(SETUP_STAMP) ## Build hearth-bench and hearth in release and run SCENARIO (all when unset)
 	@echo "==> swift build -c release --product hearth-bench --product hearth"
@@ -61,4 +70,4 @@ bench: $(SETUP_STAMP) ## Build hearth-bench and hearth in release and run SCENAR
 	@.build/release/hearth-bench $(BENCH_FLAGS) $(SCENARIO)
 
 clean: ## Remove build products and .venv (never ./hearth-data)
-	rm -rf .build $(VENV) .pytest_cache Tests/compat/__pycache__
+	rm -rf .build Fuzz/.build $(VENV) .pytest_cache Tests/compat/__pycache__

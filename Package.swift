@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "HearthStorage", targets: ["HearthStorage"]),
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
         .library(name: "HearthRules", targets: ["HearthRules"]),
+        /// Every parser of client bytes as a function of those bytes: the fuzzers in Fuzz/ build on it.
+        .library(name: "HearthFuzzing", targets: ["HearthFuzzing"]),
     ],
     targets: [
         .systemLibrary(name: "CMalloc", path: "Sources/CMalloc"),
@@ -78,6 +80,11 @@ let package = Package(
             name: "HearthCrashWriter", dependencies: ["HearthStorage", "HearthSQLite", "HearthCore"],
             swiftSettings: strict),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
+        /// The fuzz targets (docs/fuzzing.md): run by libFuzzer from Fuzz/, and over the saved corpus by HearthFuzzingTests.
+        .target(
+            name: "HearthFuzzing",
+            dependencies: ["HearthCore", "HearthProtocol", "HearthServer", "HearthStorage", "HearthAuth", "HearthCrypto", "HearthRules", "HearthBolt"],
+            swiftSettings: strict),
         .executableTarget(
             name: "HearthBenchmarks",
             dependencies: [
@@ -108,6 +115,7 @@ let package = Package(
         .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthCrypto", "HearthProtocol"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
+        .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

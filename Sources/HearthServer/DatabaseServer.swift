@@ -404,6 +404,11 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
                     isAdmin: false, auth: context.auth, expiresAt: signed ? context.expiresAt * 1000 : nil,
                     account: signed ? (context.uid, context.issuedAt) : nil))
             } catch {
+                // A token whose claims no verifier reads (times out of range, not a JWT) is
+                // refused in every mode: the emulator's leniency is about signatures and audiences.
+                if error.reason == .malformed {
+                    return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not parse auth token."))
+                }
                 if !configuration.emulator {
                     return .failure(error.reason == .expired
                         ? RealtimeAuthFailure(status: .expiredToken, message: "Auth token is expired.")
