@@ -420,16 +420,28 @@ final class RealtimeSession: RealtimeSessionHandle {
         let indexed = params.map { namespace.prepareIndex(for: $0, at: path) } ?? true
         let root = namespace.database.root
         let listen: Listen
+        // `h`: the hash of what the client has cached for this view. When it is what the server would
+        // send, the data is not sent again: the `ok` marks the client's cache complete as it is (§2.4),
+        // so a reconnecting client re-downloads only the views that changed while it was away.
+        // Hashing costs about what encoding the data would. `""` (no cache, or an empty one) always gets
+        // the data, as production sends `null` then (the §9 transcript).
+        let clientHash = request.node(Wire.hash)?.stringValue ?? ""
+        func isCached(_ node: Node) -> Bool { !clientHash.isEmpty && clientHash == node.hash }
         if let params, tag != nil {
             let window = QueryWindow.node(of: root.child(at: path), params: params)
             listen = Listen(path: path, tag: tag, params: params, queryJSON: request.fields[Wire.query], window: window)
             setListen(listen, for: key)
             // Initial data before the `ok` (§2.4).
-            guard send(WireEncoder.set(path: path, node: window, tag: tag)) else { return disconnectSlowClient() }
+            if !isCached(window) {
+                guard send(WireEncoder.set(path: path, node: window, tag: tag)) else { return disconnectSlowClient() }
+            }
         } else {
             listen = Listen(path: path, tag: nil, params: nil, queryJSON: nil, window: .empty)
             setListen(listen, for: key)
-            guard send(WireEncoder.set(path: path, node: root.child(at: path))) else { return disconnectSlowClient() }
+            let value = root.child(at: path)
+            if !isCached(value) {
+                guard send(WireEncoder.set(path: path, node: value)) else { return disconnectSlowClient() }
+            }
         }
         reply(indexed ? WireEncoder.listenOK(r) : WireEncoder.listenOKWithoutIndex(r))
     }

@@ -273,3 +273,23 @@ private func send(_ session: RealtimeSessionHandle, _ text: String) { session.re
     send(new, #"{"t":"d","d":{"r":1,"a":"g","b":{"p":"/online","q":{}}}}"#)
     #expect(sink.frames.last == #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":false}}}"#)
 }
+
+@Test func aListenWhoseHashMatchesGetsNoDataAgain() async throws {
+    let harness = Harness()
+    let (writer, writerSink) = harness.connect()
+    send(writer, #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/cached","d":{"a":1,"b":"two"}}}}"#)
+    try await harness.run(until: #""r":1,"#, in: writerSink)
+    let hash = try Node(json: #"{"a":1,"b":"two"}"#).hash
+    let (reader, sink) = harness.connect()
+    _ = sink.take()
+    // The client's cache is current: only the `ok`, which marks that cache complete (§2.4).
+    send(reader, #"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/cached","h":"\#(hash)"}}}"#)
+    #expect(sink.take() == [#"{"t":"d","d":{"r":1,"b":{"s":"ok","d":{}}}}"#])
+    // A stale cache gets the data first.
+    send(reader, #"{"t":"d","d":{"r":2,"a":"q","b":{"p":"/cached/b","h":"stale"}}}"#)
+    #expect(sink.take() == [#"{"t":"d","d":{"a":"d","b":{"p":"cached/b","d":"two"}}}"#, #"{"t":"d","d":{"r":2,"b":{"s":"ok","d":{}}}}"#])
+    // A tagged query compares the hash of its window.
+    let window = try Node(json: #"{"a":1}"#).hash
+    send(reader, #"{"t":"d","d":{"r":3,"a":"q","b":{"p":"/cached","q":{"l":1,"vf":"l"},"t":7,"h":"\#(window)"}}}"#)
+    #expect(sink.take() == [#"{"t":"d","d":{"r":3,"b":{"s":"ok","d":{}}}}"#])
+}
