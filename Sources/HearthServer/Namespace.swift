@@ -1,6 +1,7 @@
 import HearthCore
 import HearthRules
 import HearthStorage
+import HearthProtocol
 
 /// One database: its durable tree, its SSE streams and its stored rules. Loop thread only.
 final class Namespace {

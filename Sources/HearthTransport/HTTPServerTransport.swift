@@ -1,5 +1,4 @@
-import HearthProtocol
-public import HearthServer
+public import HearthProtocol
 internal import CLibWebSockets
 import Foundation
 import Synchronization
@@ -591,9 +590,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
         private func rejectOversizeBody() {
             closeWhenWritten = true
             let limit = transport.configuration.requestBodyBytesMax
-            respond(HTTPResponse(
-                status: 413, headers: [("content-type", "application/json; charset=utf-8")],
-                body: Array(#"{"error":"Request body is larger than the limit of \#(limit) bytes"}"#.utf8)))
+            respond(transport.handler.refusal(status: 413, message: "Request body is larger than the limit of \(limit) bytes"))
         }
 
         func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int32 {

@@ -1,5 +1,4 @@
 import HearthProtocol
-internal import HearthServer
 
 /// How the transport treats HTTP/1.1 pipelining: requests sent before the previous answer arrived.
 ///

@@ -1,5 +1,5 @@
 internal import CLibWebSockets
-import HearthServer
+import HearthProtocol
 #if canImport(Glibc)
     import Glibc
 #endif

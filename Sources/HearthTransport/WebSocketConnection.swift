@@ -1,4 +1,4 @@
-import HearthServer
+import HearthProtocol
 internal import CLibWebSockets
 import Foundation
 

@@ -1,6 +1,5 @@
-/// How HearthServer is driven by a transport: responders, the handler, the loop's executor. The request
-/// and response themselves are HearthProtocol's (``HTTPRequest``, ``HTTPResponse``), shared with HearthAuth.
-public import HearthProtocol
+/// How a service is driven by a transport: responders, the handler, the loop's executor, realtime sinks.
+/// HearthTransport (libwebsockets) calls these; HearthServer implements them. Neither knows the other.
 
 /// Where a response goes: one HTTP exchange on one connection. Owned by the event loop: call it only
 /// there (through ``LoopExecutor`` from other threads).
@@ -56,15 +55,6 @@ extension HTTPHandler {
     public func refusal(status: Int, message: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("content-type", "text/plain; charset=utf-8")], body: Array((message + "\n").utf8))
     }
-}
-
-/// Writes applied and handed to storage whose completion has not yet run on the loop. Loop thread only
-/// (the completions that count down run there); a class so write completions can carry it.
-final class CommittingWrites: @unchecked Sendable {
-    private(set) var count = 0
-
-    func started() { count += 1 }
-    func finished() { count -= 1 }
 }
 
 // MARK: Realtime (WebSocket) sessions

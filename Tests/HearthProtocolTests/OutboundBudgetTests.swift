@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HearthServer
+import HearthProtocol
 
 @Test func oneLargeMessageDoesNotPutAConnectionOverItsBudget() {
     var budget = OutboundBudget(limitBytes: 100)
