@@ -56,7 +56,8 @@ struct RequestBody {
         var upper = false
         for character in key {
             if character == "_" { upper = !result.isEmpty; continue }
-            result.append(upper ? Character(character.uppercased()) : character)
+            // uppercased() can be longer than one character ("ß" → "SS"): appended as a string.
+            if upper { result += character.uppercased() } else { result.append(character) }
             upper = false
         }
         return result

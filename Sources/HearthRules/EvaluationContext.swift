@@ -38,6 +38,20 @@ struct EvaluationContext {
         budget -= 1
         if budget < 0 { throw RuleFailure.budgetExhausted }
     }
+
+    /// Spends what scanning `bytes` bytes costs (``RulesLimits/scannedBytesPerBudgetUnit``).
+    mutating func spend(scanning bytes: Int) throws(RuleFailure) {
+        budget -= bytes / RulesLimits.scannedBytesPerBudgetUnit
+        if budget < 0 { throw RuleFailure.budgetExhausted }
+    }
+
+    /// Spends what matching `characters` characters against a pattern of `instructions` costs
+    /// (``RulesLimits/regexStepsPerBudgetUnit``), before the matcher runs.
+    mutating func spend(matching characters: Int, instructions: Int) throws(RuleFailure) {
+        let (steps, overflow) = characters.multipliedReportingOverflow(by: max(instructions, 1))
+        budget -= overflow ? budget + 1 : steps / RulesLimits.regexStepsPerBudgetUnit
+        if budget < 0 { throw RuleFailure.budgetExhausted }
+    }
 }
 
 /// Why an evaluation did not produce a value: a runtime error (the rule counts as false,

@@ -213,6 +213,15 @@ struct ExpressionCompiler {
         return compiled.evaluate
     }
 
+    /// `x + y`, refused past ``RulesLimits/stringResultBytesMax`` (doubling a string in a loop of rules
+    /// would otherwise grow without bound).
+    static func concatenate(_ x: String, _ y: String) throws(RuleFailure) -> String {
+        guard x.utf8.count + y.utf8.count <= RulesLimits.stringResultBytesMax else {
+            throw RuleFailure.runtime("+ would build a string over \(RulesLimits.stringResultBytesMax) bytes")
+        }
+        return x + y
+    }
+
     @inline(__always)
     static func requireString(_ value: RuleValue, for name: String) throws(RuleFailure) -> String {
         guard case .string(let s) = value else {
@@ -351,6 +360,7 @@ struct ExpressionCompiler {
                 try context.spend()
                 let s = try Self.requireString(try receiver(&context), for: name)
                 let t = try Self.requireString(try argument(&context), for: name)
+                try context.spend(scanning: s.utf8.count)
                 switch method {
                 case .contains: return .bool(StringSearch.contains(s, t))
                 case .beginsWith: return .bool(s.utf8.starts(with: t.utf8))
@@ -366,7 +376,11 @@ struct ExpressionCompiler {
                 let s = try Self.requireString(try receiver(&context), for: name)
                 let a = try Self.requireString(try pattern(&context), for: name)
                 let b = try Self.requireString(try replacement(&context), for: name)
-                return .string(StringSearch.replacingAll(in: s, a, with: b))
+                try context.spend(scanning: s.utf8.count)
+                guard let replaced = StringSearch.replacingAll(in: s, a, with: b, bytesMax: RulesLimits.stringResultBytesMax) else {
+                    throw RuleFailure.runtime("replace() would build a string over \(RulesLimits.stringResultBytesMax) bytes")
+                }
+                return .string(replaced)
             }
         case .toLowerCase, .toUpperCase:
             try checkArity(name, arguments, 0, offset: offset)
@@ -391,6 +405,8 @@ struct ExpressionCompiler {
             return Compiled(.boolean) { context throws(RuleFailure) in
                 try context.spend()
                 let s = try Self.requireString(try receiver(&context), for: name)
+                // The matcher follows up to every instruction of the pattern per character.
+                try context.spend(matching: s.utf8.count, instructions: regex.instructionCount)
                 return .bool(regex.matches(s))
             }
         }
@@ -487,9 +503,9 @@ struct ExpressionCompiler {
                 let b = try r(&context)
                 switch (a, b) {
                 case (.number(let x), .number(let y)): return .number(x + y)
-                case (.string(let x), .string(let y)): return .string(x + y)
-                case (.string(let x), .number(let y)): return .string(x + JSNumber.string(y))
-                case (.number(let x), .string(let y)): return .string(JSNumber.string(x) + y)
+                case (.string(let x), .string(let y)): return .string(try Self.concatenate(x, y))
+                case (.string(let x), .number(let y)): return .string(try Self.concatenate(x, JSNumber.string(y)))
+                case (.number(let x), .string(let y)): return .string(try Self.concatenate(JSNumber.string(x), y))
                 default: throw RuleFailure.runtime("+ cannot add \(a.typeName) and \(b.typeName)")
                 }
             }

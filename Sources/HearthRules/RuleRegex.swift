@@ -3,6 +3,8 @@
 /// evaluation slow (a backtracking matcher would let `/(a*)*b/` run for ever).
 struct RuleRegex: Sendable {
     private let program: [Instruction]
+    /// Instructions in the compiled pattern: how many threads can be live per character matched.
+    var instructionCount: Int { program.count }
     private let start: Int
     private let anchoredStart: Bool
     private let anchoredEnd: Bool

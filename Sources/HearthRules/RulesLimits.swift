@@ -1,3 +1,5 @@
+import HearthCore
+
 /// Limits on rules documents and on evaluation, each with why it exists.
 ///
 /// Exceeding a load-time limit rejects the rule set with a `RulesError`; exceeding an evaluation
@@ -25,4 +27,15 @@ public enum RulesLimits {
     /// unit plus one per snapshot navigation, method call or member access it performs. Big
     /// writes under a rules tree with validations spend one rule per written node.
     public static let evaluationBudget = 1_000_000
+    /// Largest string an expression may build (`+`, `replace()`): the largest string a client may
+    /// store (HearthCore's `Limits.stringLengthBytesMax`). A longer result is a runtime error (the rule
+    /// is false), not gigabytes of memory: `replace()` with client-chosen text multiplies its length.
+    public static let stringResultBytesMax = Limits.stringLengthBytesMax
+    /// Bytes of string a search may scan per unit of budget: a 10 MiB string costs about ten thousand
+    /// units to search (linear time, a few milliseconds).
+    public static let scannedBytesPerBudgetUnit = 1024
+    /// Matcher steps (characters × pattern instructions) per unit of budget for `matches()`: the whole
+    /// budget buys about 64 million steps, a fraction of a second; a 10 MiB string against a pattern of
+    /// thirty instructions is over it and denied before it runs (measured: minutes in a debug build).
+    public static let regexStepsPerBudgetUnit = 64
 }

@@ -17,3 +17,11 @@ import Testing
     #expect(text.contains(#""int64":1800000000"#) && text.contains(#""double":1.25"#))
     #expect(text.hasPrefix(#"{"array":[1,"two",false],"#))
 }
+
+@Test("Body keys whose capital is longer than one character convert instead of crashing", arguments: [
+    ("a_ß", "aSS"), ("new_ﬁle", "newFIle"), ("display_name", "displayName"), ("_leading", "leading"), ("plain", "plain"),
+])
+func snakeCaseKeysWithMultiCharacterCapitals(key: String, expected: String) {
+    // "ß".uppercased() is "SS": building one Character from it ended the process (one request, no login).
+    #expect(RequestBody.camelCase(key) == expected)
+}
