@@ -449,6 +449,24 @@ def modes_under(directory) -> dict[str, int]:
     return found
 
 
+
+@pytest.mark.parametrize("path,body,content_type", [
+    ("/identitytoolkit.googleapis.com/v1/accounts:signUp?key=any", '{"a_\u00df": 1}', "application/json"),
+    ("/securetoken.googleapis.com/v1/token?key=any", "a_%C3%9F=1", "application/x-www-form-urlencoded"),
+    ("/emulator/action", "a_%C3%9F=1", "application/x-www-form-urlencoded"),
+])
+def test_an_auth_body_key_with_a_long_capital_does_not_crash_the_server(hearth_binary, tmp_path, path, body, content_type):
+    """Outside emulator mode, no login: 'a_ß' turned into camelCase capitalises ß to two characters."""
+    server = admin_server(hearth_binary, tmp_path / "data")
+    try:
+        response = requests.post(server.url + path, data=body.encode(), headers={"content-type": content_type},
+                                 timeout=TIMEOUT)
+        assert response.status_code < 500, response.text  # an unknown key is ignored or refused
+        server.assert_alive()
+    finally:
+        server.stop()
+
+
 def admin_server(binary, data):
     """`hearth serve` without --emulator; its `headers` carry the admin token it wrote."""
     server = Server(binary, "--data", str(data))
