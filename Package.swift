@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "HearthStorage", targets: ["HearthStorage"]),
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
         .library(name: "HearthRules", targets: ["HearthRules"]),
+        /// The Swift SDK: Firebase's Database API (and, next, Auth) for Hearth, on Linux and Apple platforms.
+        .library(name: "HearthClient", targets: ["HearthClient"]),
         /// Every parser of client bytes as a function of those bytes: the fuzzers in Fuzz/ build on it.
         .library(name: "HearthFuzzing", targets: ["HearthFuzzing"]),
     ],
@@ -80,6 +82,15 @@ let package = Package(
             name: "HearthCrashWriter", dependencies: ["HearthStorage", "HearthSQLite", "HearthCore"],
             swiftSettings: strict),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
+        /// The Swift SDK (docs/swift-sdk.md): the sync engine on HearthCore, the realtime protocol, a disk
+        /// cache on SQLite; libwebsockets' client (HearthTransport) on Linux, URLSession elsewhere.
+        .target(
+            name: "HearthClient",
+            dependencies: [
+                "HearthCore", "HearthProtocol", "HearthSQLite",
+                .target(name: "HearthTransport", condition: .when(platforms: [.linux])),
+            ],
+            swiftSettings: strict),
         /// The fuzz targets (docs/fuzzing.md): run by libFuzzer from Fuzz/, and over the saved corpus by HearthFuzzingTests.
         .target(
             name: "HearthFuzzing",
@@ -116,6 +127,7 @@ let package = Package(
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),
+        .testTarget(name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthProtocol"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

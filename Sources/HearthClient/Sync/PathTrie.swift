@@ -1,0 +1,95 @@
+import HearthCore
+
+/// Values filed by location, for the two questions a write asks: what is at or above this path, and
+/// what is below it. A write's cost is then its depth plus what it touches, not the number of paths
+/// filed (a client may hold a thousand listens).
+struct PathTrie<Value>: Sendable where Value: Sendable {
+    private final class Box: @unchecked Sendable {  // owned by one trie; copied on write
+        var values: [Value] = []
+        var children: [ChildKey: Box] = [:]
+
+        func copy() -> Box {
+            let box = Box()
+            box.values = values
+            box.children = children.mapValues { $0.copy() }
+            return box
+        }
+    }
+
+    private var root = Box()
+
+    private mutating func uniqueRoot() {
+        if !isKnownUniquelyReferenced(&root) { root = root.copy() }
+    }
+
+    mutating func insert(_ value: Value, at path: Path) {
+        uniqueRoot()
+        var box = root
+        for key in path.keys {
+            if let next = box.children[key] { box = next } else {
+                let next = Box()
+                box.children[key] = next
+                box = next
+            }
+        }
+        box.values.append(value)
+    }
+
+    /// Removes the values at `path` that `matches` selects.
+    mutating func remove(at path: Path, where matches: (Value) -> Bool) {
+        uniqueRoot()
+        var trail: [(Box, ChildKey)] = []
+        var box = root
+        for key in path.keys {
+            guard let next = box.children[key] else { return }
+            trail.append((box, key))
+            box = next
+        }
+        box.values.removeAll(where: matches)
+        // Prune empty branches.
+        var current = box
+        while let (parent, key) = trail.popLast(), current.values.isEmpty, current.children.isEmpty {
+            parent.children[key] = nil
+            current = parent
+        }
+    }
+
+    /// Values at `path` itself.
+    func values(at path: Path) -> [Value] {
+        var box = root
+        for key in path.keys {
+            guard let next = box.children[key] else { return [] }
+            box = next
+        }
+        return box.values
+    }
+
+    /// Values at `path` and at every location above it.
+    func valuesAtOrAbove(_ path: Path) -> [Value] {
+        var found = root.values
+        var box = root
+        for key in path.keys {
+            guard let next = box.children[key] else { return found }
+            box = next
+            found += box.values
+        }
+        return found
+    }
+
+    /// Values at `path`, above it and below it: everything a write at `path` can affect.
+    func valuesOverlapping(_ path: Path) -> [Value] {
+        var found = root.values
+        var box = root
+        for key in path.keys {
+            guard let next = box.children[key] else { return found }
+            box = next
+            found += box.values
+        }
+        var stack = Array(box.children.values)
+        while let next = stack.popLast() {
+            found += next.values
+            stack += next.children.values
+        }
+        return found
+    }
+}

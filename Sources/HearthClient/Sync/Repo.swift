@@ -1,0 +1,498 @@
+import Foundation
+import HearthCore
+import Synchronization
+
+/// One database's client: the sync tree, the connection and the transactions, confined to one serial
+/// queue (the official SDKs' "repo"). Public calls hop onto the queue; events and completions go out on
+/// the database's callback queue, in the order they were raised.
+final class Repo: @unchecked Sendable {  // all mutable state is confined to `queue`
+    let info: RepoInfo
+    let queue: DispatchQueue
+    private let connection: PersistentConnection
+    private var tree = SyncTree()
+    /// `.info/connected`, `.info/serverTimeOffset`: set here, served like server data (never sent).
+    private var infoTree = SyncTree()
+    private var registrations: [RegistrationID: Registration] = [:]
+    private var transactions: [Transaction] = []
+    private var nextWriteID: Int64 = 1
+    private var pushIDs = PushIDGenerator()
+    private let callbackQueue: @Sendable () -> DispatchQueue
+    let persistence: ClientPersistence?
+
+    /// Server time minus local time, in milliseconds (`.info/serverTimeOffset`).
+    private let offset = Mutex<Int64>(0)
+    private static let nextRegistration = Mutex<RegistrationID>(1)
+
+    struct Registration {
+        var spec: QuerySpec
+        var deliver: @Sendable (RaisedEvent) -> Void
+        var cancel: (@Sendable (RequestOutcome) -> Void)?
+    }
+
+    init(
+        info: RepoInfo, callbackQueue: @escaping @Sendable () -> DispatchQueue, persistence: ClientPersistence?,
+        transport: @escaping TransportFactory = Transports.platform
+    ) {
+        self.info = info
+        queue = DispatchQueue(label: "hearth.client.repo.\(info.namespace)")
+        self.callbackQueue = callbackQueue
+        self.persistence = persistence
+        connection = PersistentConnection(info: info, queue: queue, transport: transport)
+        connection.delegate = self
+        persistence?.attach(queue: queue)
+        queue.async { [self] in
+            setInfo("connected", Node(false))
+            setInfo("serverTimeOffset", Node(Int64(0)))
+            restorePersistedWrites()
+            connection.open()
+        }
+    }
+
+    /// The server's clock as best known here (ms): local time plus the handshake's offset.
+    var estimatedServerTime: Int64 {
+        Int64(Date().timeIntervalSince1970 * 1000) + offset.withLock { $0 }
+    }
+
+    static func makeRegistrationID() -> RegistrationID {
+        nextRegistration.withLock { id in
+            defer { id += 1 }
+            return id
+        }
+    }
+
+    // MARK: Raising events
+
+    /// Hands a sync output to the world: listen changes to the connection, events and cancellations to
+    /// the callback queue (in one hop, so they keep their order), then `after`.
+    private func raise(_ output: SyncOutput, info: Bool = false, then after: (@Sendable () -> Void)? = nil) {
+        if !info {
+            for change in output.listens { apply(change) }
+        }
+        var deliveries: [@Sendable () -> Void] = []
+        for event in output.events {
+            guard let registration = registrations[event.registration] else { continue }
+            let deliver = registration.deliver
+            deliveries.append { deliver(event) }
+        }
+        for (id, status, reason) in output.cancelled {
+            guard let registration = registrations.removeValue(forKey: id) else { continue }
+            if let cancel = registration.cancel {
+                let outcome = RequestOutcome(status: status, data: reason.map { Array(Node($0).json().utf8) } ?? Array("null".utf8))
+                deliveries.append { cancel(outcome) }
+            }
+        }
+        if let after { deliveries.append(after) }
+        guard !deliveries.isEmpty else { return }
+        let batch = deliveries
+        callbackQueue().async { for delivery in batch { delivery() } }
+    }
+
+    private func apply(_ change: ListenChange) {
+        switch change {
+        case .start(let key, let query, _):
+            connection.listen(key, query: query, hash: { [unowned self] in tree.listenHash(key) }) { [weak self] outcome in
+                guard let self else { return }
+                if outcome.isOK {
+                    raise(tree.listenComplete(key))
+                    persistence?.listenCompleted(key: key, query: query, tree: tree)
+                } else {
+                    raise(tree.listenFailed(key, status: outcome.status, reason: outcome.reason))
+                }
+            }
+        case .stop(let key, let query):
+            connection.unlisten(key, query: query)
+        }
+    }
+
+    // MARK: Listeners
+
+    /// Starts delivering `type` events of `spec` to `deliver`; `cancel` runs if the listen is refused.
+    func addListener(
+        _ id: RegistrationID, spec: QuerySpec, type: ListenEventType, deliver: @escaping @Sendable (RaisedEvent) -> Void,
+        cancel: (@Sendable (RequestOutcome) -> Void)?
+    ) {
+        queue.async { [self] in
+            registrations[id] = Registration(spec: spec, deliver: deliver, cancel: cancel)
+            if spec.path.first?.string == ".info" {
+                let output = infoTree.addRegistration(id, spec: QuerySpec(path: spec.path), type: type)
+                raise(output, info: true)
+                raise(infoTree.listenComplete(ListenKey(path: spec.path, tag: nil)), info: true)
+                return
+            }
+            loadCachedData(for: spec)
+            raise(tree.addRegistration(id, spec: spec, type: type))
+        }
+    }
+
+    func removeListener(_ id: RegistrationID) {
+        queue.async { [self] in
+            guard let registration = registrations.removeValue(forKey: id) else { return }
+            if registration.spec.path.first?.string == ".info" {
+                _ = infoTree.removeRegistration(id)
+            } else {
+                raise(tree.removeRegistration(id))
+            }
+        }
+    }
+
+    /// Every listener of `spec` (or of any query at `path` when `spec` is nil) removed.
+    func removeListeners(at path: Path, spec: QuerySpec?) {
+        queue.async { [self] in
+            let ids = registrations.filter { entry in
+                spec.map { entry.value.spec == $0 } ?? (entry.value.spec.path == path)
+            }.map(\.key)
+            for id in ids.sorted() {
+                let registration = registrations.removeValue(forKey: id)
+                if registration?.spec.path.first?.string == ".info" {
+                    _ = infoTree.removeRegistration(id)
+                } else {
+                    raise(tree.removeRegistration(id))
+                }
+            }
+        }
+    }
+
+    /// `keepSynced`: a listener with no events keeps the query's data current (and cached).
+    private var keptSynced: [QuerySpec: RegistrationID] = [:]
+
+    func keepSynced(_ spec: QuerySpec, _ keep: Bool) {
+        queue.async { [self] in
+            if keep {
+                guard keptSynced[spec] == nil else { return }
+                let id = Self.makeRegistrationID()
+                keptSynced[spec] = id
+                registrations[id] = Registration(spec: spec, deliver: { _ in }, cancel: nil)
+                loadCachedData(for: spec)
+                raise(tree.addRegistration(id, spec: spec, type: .none))
+                persistence?.setKeptSynced(spec, true)
+            } else if let id = keptSynced.removeValue(forKey: spec) {
+                registrations[id] = nil
+                raise(tree.removeRegistration(id))
+                persistence?.setKeptSynced(spec, false)
+            }
+        }
+    }
+
+    private func setInfo(_ key: String, _ value: Node) {
+        raise(infoTree.applyServerOverwrite(at: Path(".info/\(key)"), value, tag: nil), info: true)
+    }
+
+    // MARK: Writes
+
+    /// A set at `path` (`.priority` last sets a priority), with `value` validated and still holding its
+    /// server-value placeholders (sent as they are; resolved here for the local events).
+    func set(_ path: Path, _ value: Node, completion: (@Sendable (RequestOutcome) -> Void)?) {
+        queue.async { [self] in
+            let id = takeWriteID()
+            abortTransactions(overlapping: path)
+            let resolved = resolveServerValues(value, at: path)
+            persistence?.saveWrite(id: id, path: path, set: value, merge: nil)
+            raise(tree.applyUserWrite(PendingWrite(id: id, kind: .set(path, resolved), visible: true)))
+            connection.write(id: id, .put(path: path, data: value, hash: nil), compareAndSet: false) { [weak self] outcome in
+                self?.writeAnswered(id, outcome, completion: completion)
+            }
+        }
+    }
+
+    /// A multi-path update: every child path relative to `path`.
+    func update(_ path: Path, _ children: [(Path, Node)], completion: (@Sendable (RequestOutcome) -> Void)?) {
+        queue.async { [self] in
+            guard !children.isEmpty else {
+                raise(SyncOutput()) { completion?(RequestOutcome(status: "ok", data: [])) }
+                return
+            }
+            let id = takeWriteID()
+            for (child, _) in children { abortTransactions(overlapping: path.appending(path: child)) }
+            let root = tree.eventTree.root
+            let now = estimatedServerTime
+            let resolved = children.map { child, value in
+                (child, (try? ServerValues.resolve(value, at: path.appending(path: child), in: root, now: now)) ?? value)
+            }
+            persistence?.saveWrite(id: id, path: path, set: nil, merge: children)
+            raise(tree.applyUserWrite(PendingWrite(id: id, kind: .merge(path, resolved), visible: true)))
+            connection.write(id: id, .merge(path: path, data: children), compareAndSet: false) { [weak self] outcome in
+                self?.writeAnswered(id, outcome, completion: completion)
+            }
+        }
+    }
+
+    private func writeAnswered(_ id: Int64, _ outcome: RequestOutcome, completion: (@Sendable (RequestOutcome) -> Void)?) {
+        persistence?.removeWrite(id: id)
+        raise(tree.ackWrite(id, revert: !outcome.isOK)) { completion?(outcome) }
+    }
+
+    private func takeWriteID() -> Int64 {
+        defer { nextWriteID += 1 }
+        return nextWriteID
+    }
+
+    private func resolveServerValues(_ value: Node, at path: Path) -> Node {
+        guard ServerValues.containsPlaceholders(value) else { return value }
+        return (try? ServerValues.resolve(value, at: path, in: tree.eventTree.root, now: estimatedServerTime)) ?? value
+    }
+
+    /// Every write not yet acknowledged is dropped and undone locally; their completions and every
+    /// running transaction's get `write_canceled`.
+    func purgeOutstandingWrites() {
+        queue.async { [self] in
+            connection.purgeOutstandingWrites()
+            persistence?.removeAllWrites()
+            let aborted = transactions
+            transactions = []
+            for transaction in aborted { _ = tree.removeRegistration(transaction.registration) }
+            raise(tree.removeAllWrites()) {
+                for transaction in aborted { transaction.completion(RequestOutcome.canceled, false, nil) }
+            }
+        }
+    }
+
+    // MARK: onDisconnect
+
+    func onDisconnect(_ request: ClientRequest, completion: (@Sendable (RequestOutcome) -> Void)?) {
+        queue.async { [self] in
+            let queue = callbackQueue
+            connection.onDisconnect(request) { outcome in
+                guard let completion else { return }
+                queue().async { completion(outcome) }
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    /// `getData()` (rtdb-protocol.md §2.9; Firebase's order): a complete view's value at once; else the
+    /// server's answer to `g`; offline, the disk cache; else an error.
+    func get(_ spec: QuerySpec, completion: @escaping @Sendable (Result<Node, RequestOutcome>) -> Void) {
+        queue.async { [self] in
+            let queue = callbackQueue
+            if spec.path.first?.string == ".info" {
+                let value = infoTree.visibleValue(at: spec.path)
+                queue().async { completion(.success(value)) }
+                return
+            }
+            if let value = tree.completeValue(spec) {
+                queue().async { completion(.success(value)) }
+                return
+            }
+            connection.get(path: spec.path, query: spec.query.loadsAllData ? nil : spec.query) { [weak self] outcome in
+                guard let self else { return }
+                if outcome.isOK, let node = try? Node(jsonBytes: outcome.data) {
+                    queue().async { completion(.success(node)) }
+                } else if let cached = persistence?.cachedValue(for: spec) {
+                    queue().async { completion(.success(cached)) }
+                } else {
+                    queue().async { completion(.failure(outcome)) }
+                }
+            }
+        }
+    }
+
+    /// A new push ID on the server's clock as known here.
+    func nextPushID() -> String {
+        queue.sync { pushIDs.next(now: estimatedServerTime) }
+    }
+
+    // MARK: Connection control
+
+    func goOffline() { queue.async { [self] in connection.interrupt("offline") } }
+    func goOnline() { queue.async { [self] in connection.resume("offline") } }
+
+    /// The token source for the connection's `auth` (the auth issue plugs `Auth` in here).
+    func setAuthTokenProvider(_ provider: (@Sendable (Bool, @escaping @Sendable (String?) -> Void) -> Void)?) {
+        queue.async { [self] in
+            connection.authToken = provider
+            connection.refreshAuth()
+        }
+    }
+
+    /// Shortens the reconnection delay (tests that restart servers).
+    func setReconnectDelay(minimum: Double, maximum: Double) {
+        queue.async { [self] in connection.backoff = ReconnectBackoff(minimum: minimum, maximum: maximum) }
+    }
+
+    // MARK: Transactions
+
+    private struct Transaction: Sendable {
+        var id: Int64
+        var path: Path
+        var update: @Sendable (Node) -> TransactionStep
+        var completion: @Sendable (RequestOutcome?, Bool, Node?) -> Void
+        var localEvents: Bool
+        var registration: RegistrationID
+        var retries = 0
+        var writeID: Int64?
+        var sent = false
+        var abortedBySet = false
+    }
+
+    enum TransactionStep: Sendable {
+        case commit(Node)
+        case abort
+        case invalid(String)
+    }
+
+    /// Firebase's transactions: `update` runs on the current value (here, on the repo's queue), the
+    /// result is written with the hash of that value as a compare-and-set; a stale hash runs it again
+    /// on the newer value, up to 25 times. A listen keeps the value current meanwhile.
+    func runTransaction(
+        at path: Path, localEvents: Bool, update: @escaping @Sendable (Node) -> TransactionStep,
+        completion: @escaping @Sendable (RequestOutcome?, Bool, Node?) -> Void
+    ) {
+        queue.async { [self] in
+            let registration = Self.makeRegistrationID()
+            registrations[registration] = Registration(spec: QuerySpec(path: path), deliver: { _ in }, cancel: nil)
+            raise(tree.addRegistration(registration, spec: QuerySpec(path: path), type: .none))
+            let transaction = Transaction(
+                id: takeWriteID(), path: path, update: update, completion: completion, localEvents: localEvents,
+                registration: registration)
+            transactions.append(transaction)
+            runTransaction(transaction.id)
+        }
+    }
+
+    static let transactionRetriesMax = 25
+
+    private func runTransaction(_ id: Int64) {
+        guard let index = transactions.firstIndex(where: { $0.id == id }) else { return }
+        var transaction = transactions[index]
+        let exclude: Set<Int64> = transaction.writeID.map { [$0] } ?? []
+        let current = tree.visibleValue(at: transaction.path, excluding: exclude)
+        switch transaction.update(current) {
+        case .abort:
+            finishTransaction(id, outcome: nil, committed: false, value: current)
+        case .invalid(let message):
+            finishTransaction(id, outcome: RequestOutcome(status: "invalid_data", data: Array(Node(message).json().utf8)), committed: false, value: nil)
+        case .commit(let value):
+            let writeID = transaction.writeID ?? takeWriteID()
+            let resolved = resolveServerValues(value, at: transaction.path)
+            let write = PendingWrite(id: writeID, kind: .set(transaction.path, resolved), visible: transaction.localEvents)
+            raise(transaction.writeID == nil ? tree.applyUserWrite(write) : tree.replaceWrite(write))
+            transaction.writeID = writeID
+            transaction.sent = true
+            transactions[index] = transaction
+            let request = ClientRequest.put(path: transaction.path, data: value, hash: current.hash)
+            connection.write(id: writeID, request, compareAndSet: true) { [weak self] outcome in
+                self?.transactionAnswered(id, outcome)
+            }
+        }
+    }
+
+    private func transactionAnswered(_ id: Int64, _ outcome: RequestOutcome) {
+        guard let index = transactions.firstIndex(where: { $0.id == id }) else { return }
+        var transaction = transactions[index]
+        if transaction.abortedBySet {
+            finishTransaction(id, outcome: RequestOutcome(status: "set", data: Array(#""Transaction aborted by a set""#.utf8)),
+                              committed: false, value: nil, acknowledged: outcome.isOK)
+            return
+        }
+        if outcome.isOK {
+            let writeID = transaction.writeID
+            if let writeID { raise(tree.ackWrite(writeID, revert: false)) }
+            transaction.writeID = nil
+            transactions[index] = transaction
+            finishTransaction(id, outcome: nil, committed: true, value: tree.visibleValue(at: transaction.path))
+            return
+        }
+        if outcome.status == "datastale" || outcome.status == "disconnect" {
+            transaction.retries += 1
+            transactions[index] = transaction
+            if transaction.retries >= Self.transactionRetriesMax {
+                finishTransaction(id, outcome: RequestOutcome(status: "maxretry", data: Array(#""Transaction had too many retries""#.utf8)),
+                                  committed: false, value: nil)
+            } else {
+                runTransaction(id)
+            }
+            return
+        }
+        finishTransaction(id, outcome: outcome, committed: false, value: nil)
+    }
+
+    /// Ends a transaction: its write leaves the pending writes (undone unless `acknowledged`), its
+    /// listen goes, and its completion runs after the events that took.
+    private func finishTransaction(_ id: Int64, outcome: RequestOutcome?, committed: Bool, value: Node?, acknowledged: Bool = false) {
+        guard let index = transactions.firstIndex(where: { $0.id == id }) else { return }
+        let transaction = transactions.remove(at: index)
+        var output = SyncOutput()
+        if let writeID = transaction.writeID { output.append(tree.ackWrite(writeID, revert: !acknowledged)) }
+        registrations[transaction.registration] = nil
+        output.append(tree.removeRegistration(transaction.registration))
+        let completion = transaction.completion
+        raise(output) { completion(outcome, committed, value) }
+    }
+
+    /// A set or update at `path` aborts the transactions it overlaps (Firebase's `set` status).
+    private func abortTransactions(overlapping path: Path) {
+        for transaction in transactions where transaction.path.overlaps(path) {
+            guard let index = transactions.firstIndex(where: { $0.id == transaction.id }) else { continue }
+            if transaction.sent {
+                transactions[index].abortedBySet = true
+            } else {
+                finishTransaction(transaction.id, outcome: RequestOutcome(status: "set", data: Array(#""Transaction aborted by a set""#.utf8)),
+                                  committed: false, value: nil)
+            }
+        }
+    }
+
+    // MARK: Persistence
+
+    private func restorePersistedWrites() {
+        guard let persistence else { return }
+        for saved in persistence.loadWrites() {
+            let id = takeWriteID()
+            persistence.renumberWrite(from: saved.id, to: id)
+            let path = saved.path
+            if let children = saved.merge {
+                let resolved = children.map { ($0.0, resolveServerValues($0.1, at: path.appending(path: $0.0))) }
+                raise(tree.applyUserWrite(PendingWrite(id: id, kind: .merge(path, resolved), visible: true)))
+                connection.write(id: id, .merge(path: path, data: children), compareAndSet: false) { [weak self] outcome in
+                    self?.writeAnswered(id, outcome, completion: nil)
+                }
+            } else if let value = saved.set {
+                raise(tree.applyUserWrite(PendingWrite(id: id, kind: .set(path, resolveServerValues(value, at: path)), visible: true)))
+                connection.write(id: id, .put(path: path, data: value, hash: nil), compareAndSet: false) { [weak self] outcome in
+                    self?.writeAnswered(id, outcome, completion: nil)
+                }
+            }
+        }
+    }
+
+    /// Data cached on disk for a view about to be created serves its listeners at once.
+    private func loadCachedData(for spec: QuerySpec) {
+        guard let persistence, !tree.hasView(spec), let cached = persistence.cachedValue(for: spec) else { return }
+        _ = cached
+        raise(tree.applyCachedData(cached, for: spec))
+    }
+}
+
+extension Repo: PersistentConnectionDelegate {
+    func connectionReady(serverTime: Int64) {
+        let local = Int64(Date().timeIntervalSince1970 * 1000)
+        offset.withLock { $0 = serverTime - local }
+        setInfo("serverTimeOffset", Node(serverTime - local))
+        setInfo("connected", Node(true))
+    }
+
+    func connectionLost() {
+        setInfo("connected", Node(false))
+    }
+
+    func dataPushed(at path: Path, data: Node, merge: [(Path, Node)]?, tag: Int64?) {
+        if let merge {
+            raise(tree.applyServerMerge(at: path, merge, tag: tag))
+        } else {
+            raise(tree.applyServerOverwrite(at: path, data, tag: tag))
+        }
+        persistence?.serverDataChanged(at: path, tree: tree)
+    }
+
+    func listenRevoked(at path: Path, query: WireQuery?) {
+        let keys = query.map { tree.listenKey(forQuery: $0, at: path).map { [$0] } ?? [] } ?? tree.listenKeys(at: path)
+        for key in keys {
+            raise(tree.listenFailed(key, status: "permission_denied", reason: nil))
+        }
+    }
+
+    func serverShutdown(reason: String) {
+        ClientLog.warning("the server will not serve this client: \(reason)")
+    }
+}

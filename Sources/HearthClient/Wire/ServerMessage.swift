@@ -1,0 +1,107 @@
+import HearthCore
+import HearthProtocol
+
+/// One message from the server (rtdb-protocol.md §1.3–§1.6, §3), parsed as the SDKs read it.
+enum ServerMessage: Sendable {
+    case handshake(timestamp: Int64, host: String, sessionID: String)
+    /// `r`: connect to this host instead.
+    case reset(host: String)
+    /// `s`: the server will not serve this client (never reconnect).
+    case shutdown(reason: String)
+    case pong
+    /// A control message the client has nothing to do for (`e`, `n`, unknown).
+    case otherControl
+    /// A reply to request `number`: its status and data (raw JSON).
+    case response(number: Int64, status: String, data: [UInt8])
+    /// `d`/`m` data, `c` listen revoked, `ac` auth revoked, others (ignored).
+    case push(action: String, body: [String: [UInt8]])
+
+    /// Parses one complete message; nil for anything the client does not recognise (logged, ignored).
+    static func parse(_ bytes: [UInt8]) -> ServerMessage? {
+        guard let envelope = fields(bytes), let kind = envelope[Wire.type].flatMap(JSONPlainScalar.string),
+            let data = envelope[Wire.data]
+        else { return nil }
+        if kind == Wire.Kind.control.rawValue {
+            guard let control = fields(data), let type = control[Wire.type].flatMap(JSONPlainScalar.string) else { return nil }
+            let payload = control[Wire.data] ?? Array("null".utf8)
+            switch Wire.Control(rawValue: type) {
+            case .handshake?:
+                guard let handshake = fields(payload), let ts = handshake["ts"].flatMap(integer) else { return nil }
+                let host = handshake["h"].flatMap(JSONPlainScalar.string) ?? ""
+                let session = handshake["s"].flatMap(JSONPlainScalar.string) ?? ""
+                return .handshake(timestamp: ts, host: host, sessionID: session)
+            case .reset?:
+                return .reset(host: JSONPlainScalar.string(payload) ?? "")
+            case .shutdown?:
+                return .shutdown(reason: JSONPlainScalar.string(payload) ?? "the server shut the connection down")
+            case .pong?:
+                return .pong
+            default:
+                return .otherControl
+            }
+        }
+        guard kind == Wire.Kind.data.rawValue, let message = fields(data) else { return nil }
+        if let numberJSON = message[Wire.requestNumber] {
+            guard let number = integer(numberJSON), let body = message[Wire.body].flatMap(fields) else { return nil }
+            let status = body[Wire.status].flatMap(JSONPlainScalar.string) ?? "failure"
+            return .response(number: number, status: status, data: body[Wire.data] ?? Array("null".utf8))
+        }
+        guard let action = message[Wire.action].flatMap(JSONPlainScalar.string),
+            let body = message[Wire.body].flatMap(fields)
+        else { return nil }
+        return .push(action: action, body: body)
+    }
+
+    static func fields(_ bytes: [UInt8]) -> [String: [UInt8]]? {
+        guard let entries = JSONObjectSplitter.split(bytes) else { return nil }
+        var fields: [String: [UInt8]] = [:]
+        for (key, value) in entries { fields[key] = Array(value) }
+        return fields
+    }
+
+    static func integer(_ bytes: [UInt8]) -> Int64? {
+        if let plain = JSONPlainScalar.plainInteger(bytes) { return plain }
+        guard case .integer(let number)? = (try? Node(jsonBytes: bytes))?.leafValue else { return nil }
+        return number
+    }
+}
+
+/// Reassembles messages the server split into count-prefixed frames (§1.8): a frame of at most six
+/// digits announces how many frames the next message has.
+struct FrameAssembler: Sendable {
+    private var remaining = 0
+    private var parts: [UInt8] = []
+    /// Largest reassembled message accepted (a server sending more is cut off).
+    let messageBytesMax: Int
+
+    init(messageBytesMax: Int = 256 << 20) { self.messageBytesMax = messageBytesMax }
+
+    enum Failure: Error { case tooLarge }
+
+    /// The complete message this frame finishes, if any.
+    mutating func receive(_ frame: [UInt8]) throws(Failure) -> [UInt8]? {
+        if remaining == 0 {
+            if !frame.isEmpty, frame.count <= 6, frame.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                remaining = Int(String(decoding: frame, as: UTF8.self)) ?? 0
+                parts = []
+                return nil
+            }
+            return frame
+        }
+        guard parts.count + frame.count <= messageBytesMax else {
+            remaining = 0
+            parts = []
+            throw .tooLarge
+        }
+        parts += frame
+        remaining -= 1
+        guard remaining == 0 else { return nil }
+        defer { parts = [] }
+        return parts
+    }
+
+    mutating func reset() {
+        remaining = 0
+        parts = []
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import HearthClient
+
+// Every call of Firebase's own API-surface tests (FirebaseDatabase's DatabaseAPITests, FirebaseCore's
+// CoreAPITests), restated, plus the forms apps write: this file compiling is the test that code
+// written against FirebaseCore + FirebaseDatabase builds against HearthClient unchanged. Nothing here
+// runs (the functions are never called).
+
+
+final class DBCompileTest {
+  func usage() {
+    var url = "url"; let path = "path"; let host = "host"; let port = 0; let yes = true
+    var database = Database.database()
+    database = Database.database(url: url)
+    if let app = FirebaseApp.app() {
+      database = Database.database(app: app, url: url)
+      database = Database.database(app: app)
+    }
+    let _: FirebaseApp? = database.app
+    var ref: DatabaseReference = database.reference()
+    ref = database.reference(withPath: path)
+    ref = database.reference(fromURL: url)
+    database.purgeOutstandingWrites(); database.goOffline(); database.goOnline()
+    database.useEmulator(withHost: host, port: port)
+    let _: Bool = database.isPersistenceEnabled
+    let _: UInt = database.persistenceCacheSizeBytes
+    let _: DispatchQueue = database.callbackQueue
+    Database.setLoggingEnabled(yes)
+    let _: String = Database.sdkVersion()
+
+    let uint: UInt = 0
+    let type: DataEventType = .value
+    let child = "child"; let childKey: String? = "key"; let value: Any? = "value"; let priority: Any? = "p"
+    var handle: DatabaseHandle = uint
+    var q = DatabaseQuery()
+    handle = q.observe(type) { s in let _: DataSnapshot = s }
+    handle = q.observe(type) { s, k in let _: DataSnapshot = s; let _: String? = k }
+    handle = q.observe(type) { s in let _: DataSnapshot = s } withCancel: { e in let _: Error = e }
+    handle = q.observe(type) { s, k in let _: DataSnapshot = s; let _: String? = k } withCancel: { e in let _: Error = e }
+    q.getData { e, s in let _: Error? = e; let _: DataSnapshot? = s }
+    Task { do { let _: DataSnapshot = try await DatabaseQuery().getData() } catch {} }
+    q.observeSingleEvent(of: type) { s in let _: DataSnapshot = s }
+    q.observeSingleEvent(of: type) { s, k in let _: DataSnapshot = s; let _: String? = k }
+    Task { let _: (DataSnapshot, String?) = await DatabaseQuery().observeSingleEventAndPreviousSiblingKey(of: type) }
+    q.observeSingleEvent(of: type) { s in let _: DataSnapshot = s } withCancel: { e in let _: Error = e }
+    q.observeSingleEvent(of: type) { s, k in let _: DataSnapshot = s; let _: String? = k } withCancel: { e in let _: Error = e }
+    q.removeObserver(withHandle: handle); q.removeAllObservers(); q.keepSynced(yes)
+    q = q.queryLimited(toFirst: handle); q = q.queryLimited(toLast: handle)
+    q = q.queryOrdered(byChild: child); q = q.queryOrderedByKey(); q = q.queryOrderedByValue(); q = q.queryOrderedByPriority()
+    q = q.queryStarting(atValue: value); q = q.queryStarting(atValue: value, childKey: childKey)
+    q = q.queryStarting(afterValue: value); q = q.queryStarting(afterValue: value, childKey: childKey)
+    q = q.queryEnding(atValue: value); q = q.queryEnding(beforeValue: value); q = q.queryEnding(beforeValue: value, childKey: childKey)
+    q = q.queryEqual(toValue: value); q = q.queryEqual(toValue: value, childKey: childKey)
+    ref = q.ref
+
+    let priorityAny: Any = "p"
+    let values = [AnyHashable: Any]()
+    var tr = TransactionResult()
+    ref = ref.child(child); ref = ref.childByAutoId()
+    ref.setValue(value)
+    ref.setValue(value) { e, r in let _: Error? = e; let _: DatabaseReference = r }
+    Task { do { let _: DatabaseReference = try await DatabaseReference().setValue("value") } catch {} }
+    ref.setValue(value, andPriority: priority)
+    ref.setValue(value, andPriority: priority) { e, r in let _: Error? = e; let _: DatabaseReference = r }
+    Task { do { let _: DatabaseReference = try await DatabaseReference().setValue("value", andPriority: "p") } catch {} }
+    ref.removeValue()
+    ref.removeValue { e, r in let _: Error? = e; let _: DatabaseReference = r }
+    Task { do { let _: DatabaseReference = try await DatabaseReference().removeValue() } catch {} }
+    ref.setPriority(priority)
+    ref.setPriority(priority) { e, r in let _: Error? = e; let _: DatabaseReference = r }
+    Task { do { let _: DatabaseReference = try await DatabaseReference().setPriority("p") } catch {} }
+    ref.updateChildValues(values)
+    ref.updateChildValues(values) { e, r in let _: Error? = e; let _: DatabaseReference = r }
+    Task { do { let _: DatabaseReference = try await DatabaseReference().updateChildValues([:]) } catch {} }
+    handle = ref.observe(type) { s in let _: DataSnapshot = s }
+    handle = ref.observe(type) { s, k in let _: DataSnapshot = s; let _: String? = k }
+    handle = ref.observe(type) { s in let _: DataSnapshot = s } withCancel: { e in let _: Error = e }
+    handle = ref.observe(type) { s, k in let _: DataSnapshot = s; let _: String? = k } withCancel: { e in let _: Error = e }
+    ref.observeSingleEvent(of: type) { s in let _: DataSnapshot = s }
+    ref.observeSingleEvent(of: type) { s, k in let _: DataSnapshot = s; let _: String? = k }
+    Task { let _: (DataSnapshot, String?) = await DatabaseReference().observeSingleEventAndPreviousSiblingKey(of: type) }
+    ref.observeSingleEvent(of: type) { s in let _: DataSnapshot = s } withCancel: { e in let _: Error = e }
+    ref.observeSingleEvent(of: type) { s, k in let _: DataSnapshot = s; let _: String? = k } withCancel: { e in let _: Error = e }
+    ref.getData { e, s in let _: Error? = e; let _: DataSnapshot? = s }
+    Task { do { let _: DataSnapshot = try await DatabaseReference().getData() } catch {} }
+    ref.removeObserver(withHandle: handle); ref.removeAllObservers(); ref.keepSynced(yes)
+    q = ref.queryLimited(toFirst: handle); q = ref.queryLimited(toLast: handle); q = ref.queryOrdered(byChild: child)
+    q = ref.queryOrderedByKey(); q = ref.queryOrderedByPriority()
+    q = ref.queryStarting(atValue: value); q = ref.queryStarting(atValue: value, childKey: childKey)
+    q = ref.queryStarting(afterValue: value); q = ref.queryStarting(afterValue: value, childKey: childKey)
+    q = ref.queryEnding(atValue: value); q = ref.queryEnding(atValue: value, childKey: childKey)
+    q = ref.queryEqual(toValue: value); q = ref.queryEqual(toValue: value, childKey: childKey)
+    ref.onDisconnectSetValue(value)
+    ref.onDisconnectSetValue(value) { e, r in let _: Error? = e; let _: DatabaseReference = r }
+    Task { do { let _: DatabaseReference = try await DatabaseReference().onDisconnectSetValue("value") } catch {} }
+    ref.onDisconnectSetValue(value, andPriority: priorityAny)
+    ref.onDisconnectSetValue(value, andPriority: priority) { e, r in let _: Error? = e; let _: DatabaseReference = r }
+    Task { do { let _: DatabaseReference = try await DatabaseReference().onDisconnectSetValue("value", andPriority: "p") } catch {} }
+    ref.onDisconnectRemoveValue()
+    ref.onDisconnectRemoveValue { e, r in let _: Error? = e; let _: DatabaseReference = r }
+    Task { do { let _: DatabaseReference = try await DatabaseReference().onDisconnectRemoveValue() } catch {} }
+    ref.onDisconnectUpdateChildValues(values)
+    ref.onDisconnectUpdateChildValues(values) { e, r in let _: Error? = e; let _: DatabaseReference = r }
+    Task { do { let _: DatabaseReference = try await DatabaseReference().onDisconnectUpdateChildValues([:]) } catch {} }
+    ref.cancelDisconnectOperations()
+    ref.cancelDisconnectOperations { e, r in let _: Error? = e; let _: DatabaseReference = r }
+    Task { do { let _: DatabaseReference = try await DatabaseReference().cancelDisconnectOperations() } catch {} }
+    ref.runTransactionBlock { md in let _: MutableData = md; return tr }
+    ref.runTransactionBlock { md in let _: MutableData = md; return tr } andCompletionBlock: { e, b, s in let _: Error? = e; let _: Bool = b; let _: DataSnapshot? = s }
+    Task { do { let _: (Bool, DataSnapshot) = try await DatabaseReference().runTransactionBlock { md in let _: MutableData = md; return TransactionResult() } } catch {} }
+    ref.runTransactionBlock({ md in let _: MutableData = md; return tr }, andCompletionBlock: { e, b, s in let _: Error? = e; let _: Bool = b; let _: DataSnapshot? = s }, withLocalEvents: yes)
+    let _: String = ref.description()
+    DatabaseReference.goOffline(); DatabaseReference.goOnline()
+    let _: DatabaseReference? = ref.parent
+    let _: String? = ref.key
+    ref = ref.root
+    url = ref.url
+    database = ref.database
+
+    let opt = DataEventType(rawValue: 0)
+    switch opt { case .childAdded: break; case .childRemoved: break; case .childChanged: break; case .childMoved: break; case .value: break; case .none, .some: break }
+
+    var snap = DataSnapshot()
+    snap = snap.childSnapshot(forPath: path)
+    let _: Bool = snap.hasChild(child); let _: Bool = snap.hasChildren(); let _: Bool = snap.exists()
+    let _: Any? = snap.valueInExportFormat()
+    ref = snap.ref
+    let _: Any? = snap.value; let _: UInt = snap.childrenCount; let _: String? = snap.key
+    let _: NSEnumerator = snap.children; let _: Any? = snap.priority
+
+    var md = MutableData()
+    let _: Bool = md.hasChildren(); let _: Bool = md.hasChild(atPath: path)
+    md = md.childData(byAppendingPath: path)
+    let _: Any? = md.value; let _: Any? = md.priority; let _: UInt = md.childrenCount
+    let _: NSEnumerator = md.children; let _: String? = md.key
+    let n: NSNumber = 0
+    let _: [AnyHashable: Any] = ServerValue.timestamp()
+    let _: [AnyHashable: Any] = ServerValue.increment(n)
+    tr = TransactionResult.success(withValue: md)
+    tr = TransactionResult.abort()
+    _ = tr
+  }
+
+}
+
+final class CoreCompileTest {
+  func usage() {
+    FirebaseApp.configure()
+    if let options = FirebaseOptions(contentsOfFile: "p") {
+      FirebaseApp.configure(name: "App", options: options)
+      FirebaseApp.configure(options: options)
+    }
+    if let _ = FirebaseApp.app() {}
+    if let _ = FirebaseApp.app(name: "App") {}
+    if let _ = FirebaseApp.allApps {}
+    if let app = FirebaseApp.app() {
+      app.delete { _ in }
+      Task { await app.delete() }
+      _ = app.name; _ = app.options; _ = app.isDataCollectionDefaultEnabled
+      app.isDataCollectionDefaultEnabled = false
+    }
+    _ = FirebaseConfiguration.shared
+    FirebaseConfiguration.shared.setLoggerLevel(.debug)
+    let l: FirebaseLoggerLevel = .debug
+    switch l { case .error: break; case .warning: break; case .notice: break; case .info: break; case .debug: break }
+    _ = FirebaseLoggerLevel.min; _ = FirebaseLoggerLevel.max
+    if let _ = FirebaseOptions.defaultOptions() {}
+    _ = FirebaseOptions(googleAppID: "a", gcmSenderID: "b")
+    if let o = FirebaseOptions.defaultOptions() {
+      _ = o.bundleID; _ = o.gcmSenderID; _ = o.googleAppID
+      if let _ = o.apiKey {}; if let _ = o.clientID {}; if let _ = o.projectID {}
+      if let _ = o.databaseURL {}; if let _ = o.storageBucket {}; if let _ = o.appGroupID {}
+    }
+    _ = FirebaseVersion()
+  }
+}
+
+func labelled(ref: DatabaseReference) {
+  var h: UInt? = ref.observe(.value, with: { s in _ = s })
+  h = ref.observe(.childAdded, andPreviousSiblingKeyWith: { s, p in _ = (s, p) })
+  h = ref.observe(.value, with: { _ in }, withCancel: { e in print(e.localizedDescription) })
+  h = ref.observe(.value, with: { _ in }, withCancel: nil)
+  _ = h
+  ref.observeSingleEvent(of: .value, with: { _ in })
+  ref.observeSingleEvent(of: .value, with: { _ in }, withCancel: { _ in })
+  ref.setValue(1, withCompletionBlock: { err, r in _ = (err, r) })
+  ref.removeValue(completionBlock: { _, _ in })
+  ref.getData(completion: { _, _ in })
+  ref.runTransactionBlock({ d in TransactionResult.success(withValue: d) })
+  ref.runTransactionBlock({ d in .abort() }, andCompletionBlock: nil, withLocalEvents: false)
+  ref.cancelDisconnectOperations(completionBlock: nil)
+  Database.database().reference().child("x").observe(.value) { _ in }
+  let e: DataEventType = .childMoved
+  switch e { case .childAdded, .childRemoved, .childChanged, .childMoved, .value: break }
+  print(e.rawValue)
+}
+func inAsync(ref: DatabaseReference) async throws {
+  ref.observeSingleEvent(of: .value) { _ in }
+  ref.observe(.value) { _ in }
+  try await ref.cancelDisconnectOperations()
+  let (s, k) = await ref.observeSingleEventAndPreviousSiblingKey(of: .childAdded)
+  _ = (s, k)
+  try await ref.removeValue()
+}

@@ -1,0 +1,174 @@
+import Foundation
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+import Synchronization
+import Testing
+
+@testable import HearthClient
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real `hearth serve --emulator` on a free port with a temporary data directory, for one test (or a
+/// suite); stopped by ``stop()`` (SIGTERM, then SIGKILL after 10 s).
+final class TestServer: @unchecked Sendable {
+    let port: Int
+    let dataDirectory: String
+    private(set) var process: Process
+    private let arguments: [String]
+
+    static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["HEARTH_BINARY"] { return path }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/hearth").path
+    }
+
+    init(emulator: Bool = true, extraArguments: [String] = []) throws {
+        port = Self.freePort()
+        dataDirectory = NSTemporaryDirectory() + "hearth-client-test-\(UUID().uuidString)"
+        arguments = ["serve", "--port", String(port), "--data", dataDirectory, "--project", "demo-client"]
+            + (emulator ? ["--emulator"] : []) + extraArguments
+        process = Process()
+        try launch()
+    }
+
+    private func launch() throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binary)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try waitUntilListening()
+    }
+
+    private func waitUntilListening() throws {
+        for _ in 0..<400 {
+            if Self.canConnect(port) { return }
+            guard process.isRunning else { throw ServerFailed(message: "hearth serve exited with \(process.terminationStatus)") }
+            usleep(25_000)
+        }
+        throw ServerFailed(message: "hearth serve did not listen on \(port) within 10 s")
+    }
+
+    struct ServerFailed: Error, CustomStringConvertible {
+        let message: String
+        var description: String { message }
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    func databaseURL(_ namespace: String) -> String { "http://127.0.0.1:\(port)?ns=\(namespace)" }
+
+    /// Kills the server at once (SIGKILL): nothing is answered, sockets are reset.
+    func kill() {
+        if process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Starts it again on the same port and data.
+    func restart() throws {
+        kill()
+        try launch()
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        for _ in 0..<400 where process.isRunning { usleep(25_000) }
+        kill()
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+    }
+
+    deinit { stop() }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    static func canConnect(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    /// A REST request as another client would make it (`Authorization: Bearer owner` is admin).
+    func rest(_ method: String, _ path: String, namespace: String, body: String? = nil, admin: Bool = true) throws -> (Int, String) {
+        var request = URLRequest(url: URL(string: "\(url)\(path).json?ns=\(namespace)")!)
+        request.httpMethod = method
+        if let body { request.httpBody = Data(body.utf8) }
+        if admin { request.setValue("Bearer owner", forHTTPHeaderField: "Authorization") }
+        let result = Mutex<(Int, String)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: request) { data, response, _ in
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            result.withLock { $0 = (status, String(decoding: data ?? Data(), as: UTF8.self)) }
+            done.signal()
+        }.resume()
+        _ = done.wait(timeout: .now() + 10)
+        return try #require(result.withLock { $0 })
+    }
+}
+
+/// A database for a test: its own app (so two of them are two clients), callbacks on a private queue.
+func makeDatabase(_ server: TestServer, namespace: String, app name: String = UUID().uuidString) -> Database {
+    let options = FirebaseOptions(googleAppID: "1:1:test", gcmSenderID: "1")
+    options.databaseURL = server.databaseURL(namespace)
+    FirebaseApp.configure(name: name, options: options)
+    let database = Database.database(app: FirebaseApp.app(name: name)!)
+    database.callbackQueue = DispatchQueue(label: "test.callbacks.\(name)")
+    return database
+}
+
+/// Collects what listeners deliver, across threads, and waits for conditions on it.
+final class Recorder<Value: Sendable>: Sendable {
+    private let items = Mutex<[Value]>([])
+    func append(_ item: Value) { items.withLock { $0.append(item) } }
+    var all: [Value] { items.withLock { $0 } }
+    var last: Value? { all.last }
+
+    /// Waits up to `seconds` for `condition`; true when it held.
+    @discardableResult
+    func wait(seconds: Double = 10, _ condition: ([Value]) -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition(all) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return condition(all)
+    }
+}
+
+/// A snapshot as a comparable record.
+struct Seen: Sendable, Equatable, CustomStringConvertible {
+    var type: String
+    var key: String
+    var json: String
+    var previous: String?
+    var description: String { "\(type) \(key) \(json)\(previous.map { " after \($0)" } ?? "")" }
+}
+
+func json(_ snapshot: DataSnapshot) -> String { snapshot.node.json(.rest) }
