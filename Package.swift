@@ -82,6 +82,8 @@ let package = Package(
             name: "HearthCrashWriter", dependencies: ["HearthStorage", "HearthSQLite", "HearthCore"],
             swiftSettings: strict),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
+        /// An app on HearthClient that HearthClientTests run as a process of its own, to kill and restart it.
+        .executableTarget(name: "hearth-client-probe", dependencies: ["HearthClient"], path: "Sources/HearthClientProbe", swiftSettings: strict),
         /// The Swift SDK (docs/swift-sdk.md): the sync engine on HearthCore, the realtime protocol, a disk
         /// cache on SQLite; libwebsockets' client (HearthTransport) on Linux, URLSession elsewhere.
         .target(
@@ -127,7 +129,9 @@ let package = Package(
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),
-        .testTarget(name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthProtocol"], swiftSettings: strict),
+        .testTarget(
+            name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthProtocol", "hearth-client-probe"],
+            swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

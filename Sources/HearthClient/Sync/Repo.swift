@@ -433,6 +433,9 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
         }
     }
 
+    /// Views the sync tree holds (tests; call on `queue`).
+    var debugViewCount: Int { tree.viewCount }
+
     // MARK: Persistence
 
     private func restorePersistedWrites() {

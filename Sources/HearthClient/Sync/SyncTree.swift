@@ -411,6 +411,8 @@ struct SyncTree: Sendable {
 
     func hasView(_ spec: QuerySpec) -> Bool { views[spec] != nil }
 
+    var viewCount: Int { views.count }
+
     /// Replaces the node at `path`: server data and local writes are already checked (and `.info` keys,
     /// which the client sets itself, would not pass a key check).
     @discardableResult
