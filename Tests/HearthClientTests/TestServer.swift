@@ -117,7 +117,8 @@ final class TestServer: @unchecked Sendable {
 
     /// A REST request as another client would make it (`Authorization: Bearer owner` is admin).
     func rest(_ method: String, _ path: String, namespace: String, body: String? = nil, admin: Bool = true) throws -> (Int, String) {
-        var request = URLRequest(url: URL(string: "\(url)\(path).json?ns=\(namespace)")!)
+        let location = path.isEmpty ? "/" : path
+        var request = URLRequest(url: try #require(URL(string: "\(url)\(location).json?ns=\(namespace)")))
         request.httpMethod = method
         if let body { request.httpBody = Data(body.utf8) }
         if admin { request.setValue("Bearer owner", forHTTPHeaderField: "Authorization") }

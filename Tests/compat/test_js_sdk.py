@@ -117,3 +117,32 @@ def test_the_seed_tutorials_apps_run_on_the_js_sdk(hearth_binary, hearth_server,
     assert lines, f"no result (exit {completed.returncode}):\n{completed.stdout}\n{completed.stderr}"
     result = json.loads(lines[-1])
     assert result["ok"], result["error"]
+
+
+SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "Fixtures" / "client-scenarios").glob("*.json"))
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[path.stem for path in SCENARIOS])
+def test_the_js_sdk_raises_the_client_scenarios_events(hearth_binary, tmp_path, scenario):
+    """The scenarios HearthClient runs too (ClientScenarioTests.swift): the JS SDK must raise exactly the
+    expected events, so both SDKs raise the same ones. Each runs on a fresh server (initial data included)."""
+    from conftest import start_hearth
+
+    process, port = start_hearth(hearth_binary, "--emulator", "--data", str(tmp_path / "data"))
+    try:
+        initial = json.loads(scenario.read_text()).get("initial")
+        if initial is not None:
+            response = requests.put(f"http://127.0.0.1:{port}/.json?ns=scenario", data=json.dumps(initial),
+                                    headers={"Authorization": "Bearer owner"}, timeout=10)
+            assert response.status_code == 200, response.text
+        completed = subprocess.run(
+            ["node", str(Path(__file__).parent / "js" / "client_scenarios.cjs"), "127.0.0.1", str(port), "scenario",
+             str(scenario)],
+            env=dict(os.environ, NODE_PATH=SDK), capture_output=True, text=True, timeout=60)
+        lines = [line for line in completed.stdout.splitlines() if line.startswith("{")]
+        assert lines, f"no result (exit {completed.returncode}):\n{completed.stdout}\n{completed.stderr}"
+        result = json.loads(lines[-1])
+        assert result["ok"], result
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
