@@ -32,6 +32,10 @@ let scenarios: [Scenario] = [
     .authSignIn,
     .authRefresh,
     .authVerify,
+    .clientLocal,
+    .clientSync,
+    .clientRoundTrip,
+    .clientOffline,
 ]
 
 // `hearth-bench --worker …` is one process of the realtime load generator, started by the ws.* scenarios.

@@ -240,6 +240,8 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
             answers.removeValue(forKey: number)?.answer(RequestOutcome(status: status, data: data))
         case .push(let action, let body):
             push(action, body)
+        case .set(let path, let data, let tag):
+            delegate?.dataPushed(at: path, data: data, merge: nil, tag: tag)
         }
     }
 

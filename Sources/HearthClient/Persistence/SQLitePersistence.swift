@@ -71,8 +71,11 @@ final class SQLitePersistence: ClientPersistence, @unchecked Sendable {  // used
         let database = try SQLiteDatabase(path: path)
         // A process killed is not a power cut: the OS keeps what was written, so the WAL need not be
         // synced at every write (which would cost an fsync per setValue).
+        // A small page cache: the cache's rows are read once at start and written behind, so SQLite's
+        // default of 2,000 pages would mostly hold copies of data the app already has in memory.
         try database.executeScript("""
             PRAGMA synchronous=NORMAL;
+            PRAGMA cache_size=-256;
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY, path TEXT NOT NULL, merge INTEGER NOT NULL, data BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS queries (

@@ -74,8 +74,18 @@ struct PendingWrite: Sendable {
         }
     }
 
+    /// Whether the write can change what is at `location` (or below it).
+    func touches(_ location: Path) -> Bool {
+        switch kind {
+        case .set(let path, _): return path.overlaps(location)
+        case .merge(let path, let children):
+            return path.overlaps(location) && children.contains { path.appending(path: $0.0).overlaps(location) }
+        }
+    }
+
     /// The node at `location` once this write is applied over `base` (the node there before it).
     func apply(to base: Node, at location: Path) -> Node {
+        guard touches(location) else { return base }
         var result = base
         func place(_ path: Path, _ value: Node) {
             if let below = location.relative(to: path) {
@@ -128,7 +138,11 @@ struct SyncTree: Sendable {
     private(set) var eventTree = DatabaseTree()
     private var completeLocations: Set<Path> = []
     private var completeIndex = PathTrie<Path>()
-    private(set) var writes: [PendingWrite] = []
+    /// Pending writes by id (ids grow with time, so sorted ids are the writes' order), and where each
+    /// writes: a location's writes are found without visiting every pending one (a client writing faster
+    /// than its acknowledgements arrive holds hundreds).
+    private var writes: [Int64: PendingWrite] = [:]
+    private var writeIndex = PathTrie<Int64>()
     private var views: [QuerySpec: ViewState] = [:]
     private var defaultViews = PathTrie<QuerySpec>()
     private var filteredViews = PathTrie<QuerySpec>()
@@ -149,6 +163,13 @@ struct SyncTree: Sendable {
         var serverWindow: Node = .empty
         var listenComplete = false
         var tree = DatabaseTree()
+        /// Default views whose listeners want only `value`: the value they last saw, compared instead of
+        /// computing child events nobody asked for (a 10,000-child first load computed 10,000 of them).
+        var lastValue: Node?
+
+        var wantsChildEvents: Bool {
+            registrations.values.contains { $0 != .value && $0 != .none }
+        }
     }
 
     // MARK: Listeners
@@ -162,8 +183,14 @@ struct SyncTree: Sendable {
         registrations[id] = (spec, type)
         let state = views[spec]!
         let tree = spec.isDefault ? eventTree : state.tree
-        var events = state.view.initialEvents(tree: tree)
+        var events: [Event]
+        if type == .value || type == .none {
+            events = [Event(type: .value, node: state.view.value(in: tree))]
+        } else {
+            events = state.view.initialEvents(tree: tree)
+        }
         if !isComplete(spec) { events.removeAll { $0.type == .value } }
+        if spec.isDefault && !state.wantsChildEvents { views[spec]!.lastValue = eventTree.value(at: spec.path) }
         output.events += Self.raised(events, for: [id: type], spec: spec)
         return output
     }
@@ -352,17 +379,18 @@ struct SyncTree: Sendable {
 
     /// A local set, visible at once unless `visible` is false (a transaction without local events).
     mutating func applyUserWrite(_ write: PendingWrite) -> SyncOutput {
-        writes.append(write)
+        insert(write)
         guard write.visible else { return SyncOutput() }
-        return refreshVisible(at: write.locations)
+        // The visible tree already holds every earlier write: this one goes on top, without
+        // recomputing the location from the server's data and all pending writes.
+        return refreshVisible(at: write.locations, applying: write)
     }
 
     /// The server answered write `id`: it leaves the pending writes; a refused one (`revert`) is undone
     /// with the events that takes. An accepted one's data stays visible: where no complete listen
     /// covers it, it becomes the cached server data (the server would have sent it otherwise).
     mutating func ackWrite(_ id: Int64, revert: Bool) -> SyncOutput {
-        guard let position = writes.firstIndex(where: { $0.id == id }) else { return SyncOutput() }
-        let write = writes.remove(at: position)
+        guard let write = remove(id) else { return SyncOutput() }
         if !revert {
             for location in write.locations where !isServerComplete(location) {
                 let value = write.apply(to: serverTree.value(at: location), at: location)
@@ -374,17 +402,34 @@ struct SyncTree: Sendable {
 
     /// Replaces a pending write's data (a transaction rerun), keeping its place in the order.
     mutating func replaceWrite(_ write: PendingWrite) -> SyncOutput {
-        guard let position = writes.firstIndex(where: { $0.id == write.id }) else { return applyUserWrite(write) }
-        let old = writes[position]
-        writes[position] = write
+        guard let old = remove(write.id) else { return applyUserWrite(write) }
+        insert(write)
         return refreshVisible(at: old.locations + write.locations)
     }
 
     /// Every pending write undone (`purgeOutstandingWrites`, or the client's own aborts).
     mutating func removeAllWrites() -> SyncOutput {
-        let locations = writes.flatMap(\.locations)
-        writes = []
+        let locations = writes.values.flatMap(\.locations)
+        writes = [:]
+        writeIndex = PathTrie()
         return refreshVisible(at: locations)
+    }
+
+    private mutating func insert(_ write: PendingWrite) {
+        writes[write.id] = write
+        for location in write.locations { writeIndex.insert(write.id, at: location) }
+    }
+
+    private mutating func remove(_ id: Int64) -> PendingWrite? {
+        guard let write = writes.removeValue(forKey: id) else { return nil }
+        for location in write.locations { writeIndex.remove(at: location) { $0 == id } }
+        return write
+    }
+
+    /// The pending writes at, above or below `path`, oldest first.
+    private func writes(overlapping path: Path) -> [PendingWrite] {
+        guard !writes.isEmpty else { return [] }
+        return Set(writeIndex.valuesOverlapping(path)).sorted().compactMap { writes[$0] }
     }
 
     // MARK: Reading
@@ -393,7 +438,7 @@ struct SyncTree: Sendable {
     /// `excluding` (a transaction computes from the state without its own write).
     func visibleValue(at path: Path, excluding: Set<Int64> = []) -> Node {
         var node = serverTree.value(at: path)
-        for write in writes where write.visible && !excluding.contains(write.id) {
+        for write in writes(overlapping: path) where write.visible && !excluding.contains(write.id) {
             node = write.apply(to: node, at: path)
         }
         return node
@@ -436,7 +481,9 @@ struct SyncTree: Sendable {
     }
 
     private func coveredByPendingSet(_ path: Path) -> Bool {
-        writes.contains { write in
+        guard !writes.isEmpty else { return false }
+        return Set(writeIndex.valuesAtOrAbove(path)).contains { id in
+            guard let write = writes[id] else { return false }
             guard write.visible, case .set(let written, _) = write.kind else { return false }
             return written.last != .priorityKey && written.contains(path)
         }
@@ -452,12 +499,12 @@ struct SyncTree: Sendable {
 
     /// Brings the visible trees up to date at `locations` (default views from the server cache and the
     /// pending writes; filtered views from their windows) and raises the events that took.
-    private mutating func refreshVisible(at written: [Path]) -> SyncOutput {
+    private mutating func refreshVisible(at written: [Path], applying newest: PendingWrite? = nil) -> SyncOutput {
         // A priority write changes its node: refresh the node.
         let locations = written.map { $0.last == .priorityKey ? ($0.parent ?? $0) : $0 }
         var changes = ChangeSet()
         for location in locations {
-            let value = visibleValue(at: location)
+            let value = newest.map { $0.apply(to: eventTree.value(at: location), at: location) } ?? visibleValue(at: location)
             changes.changes += Self.put(&eventTree, location, value).changes
         }
         var affected: [QuerySpec] = []
@@ -467,7 +514,16 @@ struct SyncTree: Sendable {
         }
         var events: [QuerySpec: [Event]] = [:]
         for spec in affected {
-            events[spec] = views[spec]!.view.apply(changes, tree: eventTree)
+            guard let state = views[spec] else { continue }
+            if state.wantsChildEvents {
+                views[spec]!.lastValue = nil
+                events[spec] = views[spec]!.view.apply(changes, tree: eventTree)
+            } else {
+                let new = eventTree.value(at: spec.path)
+                if let old = state.lastValue, Self.isSame(old, new) { continue }
+                views[spec]!.lastValue = new
+                events[spec] = [Event(type: .value, node: new)]
+            }
         }
         var output = settle(affected, events: events)
         var filtered: [QuerySpec] = []
@@ -492,8 +548,15 @@ struct SyncTree: Sendable {
 
     private func overlay(_ base: Node, at location: Path) -> Node {
         var node = base
-        for write in writes where write.visible { node = write.apply(to: node, at: location) }
+        for write in writes(overlapping: location) where write.visible { node = write.apply(to: node, at: location) }
         return node
+    }
+
+    /// Equal nodes, children maps compared by identity first (a location rewritten with the same data
+    /// shares nothing, but an unchanged one is the same map).
+    private static func isSame(_ a: Node, _ b: Node) -> Bool {
+        if a.hasChildren && b.hasChildren && a.priority == b.priority && a.children.isIdentical(to: b.children) { return true }
+        return a == b
     }
 
     /// Turns views' events into listeners' events: `value` only while complete, and once when a view
