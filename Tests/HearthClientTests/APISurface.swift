@@ -141,6 +141,31 @@ final class DBCompileTest {
     _ = tr
   }
 
+  // Typical app-code patterns (must compile without errors / ideally without warnings)
+  struct Msg: Codable { var text: String; @ServerTimestamp var ts: Date? }
+  func patterns(ref: DatabaseReference) async throws {
+    ref.observe(.value) { snap in
+      for case let c as DataSnapshot in snap.children { _ = c.key }
+      let arr = snap.children.allObjects as? [DataSnapshot]
+      _ = arr
+      _ = try? snap.data(as: Msg.self)
+      if let dict = snap.value as? [String: Any] { _ = dict }
+    }
+    try await ref.setValue(["a": 1])
+    try ref.setValue(from: Msg(text: "x"))
+    try ref.setValue(from: Msg(text: "x"), encoder: Database.Encoder()) { err in _ = err }
+    let s = try await ref.getData()
+    _ = try s.data(as: Msg.self, decoder: Database.Decoder())
+    try await ref.child("x").setValue(ServerValue.timestamp())
+    try await ref.updateChildValues(["a/b": ServerValue.increment(1)])
+    let (committed, snap2) = try await ref.runTransactionBlock { cur in
+      cur.value = ((cur.value as? Int) ?? 0) + 1
+      return TransactionResult.success(withValue: cur)
+    }
+    _ = (committed, snap2)
+    let m = Msg(text: "t")
+    _ = m
+  }
 }
 
 final class CoreCompileTest {

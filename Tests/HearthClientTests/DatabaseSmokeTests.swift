@@ -55,4 +55,32 @@ import Testing
         #expect(missing.value is NSNull)
         #expect(!missing.exists())
     }
+
+    struct Post: Codable, Equatable {
+        var title: String
+        var votes: Int
+        var tags: [String]
+        @ServerTimestamp var createdAt: Date?
+    }
+
+    @Test func codableValuesRoundTripAndServerTimestampsResolve() async throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let database = makeDatabase(server, namespace: "codable")
+        let ref = database.reference(withPath: "posts/p1")
+        let acknowledged = Recorder<Bool>()
+        try ref.setValue(from: Post(title: "Hello", votes: 2, tags: ["a", "b"])) { error in acknowledged.append(error == nil) }
+        #expect(await acknowledged.wait { $0 == [true] })
+        let post = try await ref.getData().data(as: Post.self)
+        #expect(post.title == "Hello" && post.votes == 2 && post.tags == ["a", "b"])
+        // The server's time replaced the placeholder: within a minute of now.
+        let created = try #require(post.createdAt)
+        #expect(abs(created.timeIntervalSinceNow) < 60)
+        let (_, raw) = try server.rest("GET", "/posts/p1/createdAt", namespace: "codable")
+        #expect(Int64(raw) != nil)
+        // Nothing there: an optional decodes as nil, a struct throws.
+        let missing = try await database.reference(withPath: "posts/none").getData()
+        #expect(try missing.data(as: Post?.self) == nil)
+        #expect(throws: DecodingError.self) { try missing.data(as: Post.self) }
+    }
 }
