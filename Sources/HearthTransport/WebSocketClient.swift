@@ -42,7 +42,9 @@ public final class WebSocketClient: @unchecked Sendable {  // mutable state is b
     /// Strings lws keeps pointers to until the connection attempt is made.
     fileprivate var connectStrings: [UnsafeMutablePointer<CChar>] = []
 
-    /// Largest message accepted from the server; a larger one closes the connection.
+    /// Largest WebSocket message accepted from the server; a larger one closes the connection. Hearth and
+    /// Firebase split messages into frames of 16,384 characters (rtdb-protocol.md §1.8), so this only
+    /// bounds a server that does not.
     public static let messageBytesMax = 64 << 20
 
     /// - Parameter trustedCertificatesFile: PEM roots to trust instead of the system's (tests, private CAs).
@@ -239,8 +241,11 @@ final class WebSocketClientLoop: @unchecked Sendable {  // `context` is set befo
         info.options = UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
         info.timeout_secs = 15
         if let file = trustedCertificatesFile { info.client_ssl_ca_filepath = UnsafePointer(strdup(file)) }
-        let logLevel = ProcessInfo.processInfo.environment["HEARTH_LWS_LOG"].flatMap { Int32($0) } ?? Int32(LLL_ERR)
-        lws_set_log_level(logLevel, nil)
+        // A client library stays quiet (a refused certificate reaches the app as a failed connection);
+        // HEARTH_LWS_LOG=31 shows lws's own trace.
+        if let level = ProcessInfo.processInfo.environment["HEARTH_LWS_LOG"].flatMap({ Int32($0) }) {
+            lws_set_log_level(level, nil)
+        }
         context = lws_create_context(&info)
         if context == nil { startError = "libwebsockets could not create a client context" }
         let thread = Thread { [self] in run() }

@@ -135,9 +135,9 @@ final class TestServer: @unchecked Sendable {
 }
 
 /// A database for a test: its own app (so two of them are two clients), callbacks on a private queue.
-func makeDatabase(_ server: TestServer, namespace: String, app name: String = UUID().uuidString) -> Database {
+func makeDatabase(_ server: TestServer, namespace: String, app name: String = UUID().uuidString, secure: Bool = false) -> Database {
     let options = FirebaseOptions(googleAppID: "1:1:test", gcmSenderID: "1")
-    options.databaseURL = server.databaseURL(namespace)
+    options.databaseURL = secure ? "https://127.0.0.1:\(server.port)?ns=\(namespace)" : server.databaseURL(namespace)
     FirebaseApp.configure(name: name, options: options)
     let database = Database.database(app: FirebaseApp.app(name: name)!)
     database.callbackQueue = DispatchQueue(label: "test.callbacks.\(name)")

@@ -285,7 +285,7 @@ extension Scenario {
             heapPerLeaf.append(Double(Int(after) - Int(before)) / 100_000)
             withExtendedLifetime(kept) {}
         }
-        let reference = try context.measure("JSONSerialization parse") {
+        let reference = context.measure("JSONSerialization parse") {
             _ = try? JSONSerialization.jsonObject(with: Data(document))
         }
         let perLeafJSON = Double(document.count) / 100_000

@@ -18,7 +18,7 @@ open class Database: NSObject, @unchecked Sendable {  // mutable state is behind
         var info: RepoInfo
         var repo: Repo?
         var persistence = false
-        var cacheSize: UInt = 10 * 1024 * 1024
+        var cacheSize: UInt = ClientLimits.cacheSizeBytesDefault
         var callbackQueue = DispatchQueue.main
         var transport: TransportFactory = Transports.platform
     }
@@ -155,7 +155,10 @@ open class Database: NSObject, @unchecked Sendable {  // mutable state is behind
     /// synced are dropped beyond it.
     public var persistenceCacheSizeBytes: UInt {
         get { state.withLock { $0.cacheSize } }
-        set { setting("persistenceCacheSizeBytes") { $0.cacheSize = min(max(newValue, 1 << 20), 100 << 20) } }
+        set {
+            let range = ClientLimits.cacheSizeBytesRange
+            setting("persistenceCacheSizeBytes") { $0.cacheSize = min(max(newValue, range.lowerBound), range.upperBound) }
+        }
     }
 
     /// Where events and completions run (default: the main queue, as in Firebase). A command-line

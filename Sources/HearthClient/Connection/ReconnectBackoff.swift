@@ -3,13 +3,13 @@
 /// connection stayed up for `healthySeconds`; each wait is a random fraction of the delay, so clients
 /// cut off together do not all come back in the same instant.
 struct ReconnectBackoff: Sendable {
-    var minimum = 1.0
-    var maximum = 30.0
+    var minimum = ClientLimits.reconnectDelaySecondsMin
+    var maximum = ClientLimits.reconnectDelaySecondsMax
     var multiplier = 1.3
     var healthySeconds = 30.0
     private(set) var delay = 1.0
 
-    init(minimum: Double = 1.0, maximum: Double = 30.0) {
+    init(minimum: Double = ClientLimits.reconnectDelaySecondsMin, maximum: Double = ClientLimits.reconnectDelaySecondsMax) {
         self.minimum = minimum
         self.maximum = maximum
         delay = minimum

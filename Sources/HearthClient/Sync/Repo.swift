@@ -363,7 +363,6 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
         }
     }
 
-    static let transactionRetriesMax = 25
 
     private func runTransaction(_ id: Int64) {
         guard let index = transactions.firstIndex(where: { $0.id == id }) else { return }
@@ -409,7 +408,7 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
         if outcome.status == "datastale" || outcome.status == "disconnect" {
             transaction.retries += 1
             transactions[index] = transaction
-            if transaction.retries >= Self.transactionRetriesMax {
+            if transaction.retries >= ClientLimits.transactionRetriesMax {
                 finishTransaction(id, outcome: RequestOutcome(status: "maxretry", data: Array(#""Transaction had too many retries""#.utf8)),
                                   committed: false, value: nil)
             } else {

@@ -87,7 +87,7 @@ struct FrameAssembler: Sendable {
     /// Largest reassembled message accepted (a server sending more is cut off).
     let messageBytesMax: Int
 
-    init(messageBytesMax: Int = 256 << 20) { self.messageBytesMax = messageBytesMax }
+    init(messageBytesMax: Int = ClientLimits.messageBytesMax) { self.messageBytesMax = messageBytesMax }
 
     enum Failure: Error { case tooLarge }
 
