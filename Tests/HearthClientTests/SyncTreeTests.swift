@@ -1,0 +1,120 @@
+import HearthCore
+import Testing
+
+@testable import HearthClient
+
+/// The sync tree alone (no server, no threads): what a listener sees as local writes, server data and
+/// acknowledgements arrive in every order the connection can deliver them.
+struct SyncTreeTests {
+    private func describe(_ output: SyncOutput) -> [String] {
+        output.events.map { event in
+            var text = "\(event.registration) \(event.type.rawValue)"
+            if event.type != .value { text += " \(event.path.last?.string ?? "")" }
+            if let previous = event.previousKey { text += " after \(previous.string)" }
+            return text + " " + event.node.json(.rest)
+        }
+    }
+
+    private func node(_ json: String) -> Node { (try? Node(json: json)) ?? .empty }
+
+    @Test func localWritesRaiseChildEventsAtOnceAndValueOnlyOnceComplete() {
+        var tree = SyncTree()
+        var output = tree.addRegistration(1, spec: QuerySpec(path: "list"), type: .childAdded)
+        output.append(tree.addRegistration(2, spec: QuerySpec(path: "list"), type: .value))
+        #expect(output.listens.count == 1)  // one default listen for both
+        #expect(output.events.isEmpty)  // nothing known yet
+        let write = tree.applyUserWrite(PendingWrite(id: 1, kind: .set("list/a", Node(1)), visible: true))
+        #expect(describe(write) == ["1 child_added a 1"])  // no value: the location is not complete
+        _ = tree.applyServerOverwrite(at: "list", node(#"{"a":1,"b":2}"#), tag: nil)
+        let complete = tree.listenComplete(ListenKey(path: "list", tag: nil))
+        #expect(describe(complete) == [#"2 value {"a":1,"b":2}"#])
+    }
+
+    @Test func aSetAboveMakesAViewCompleteWithoutTheServer() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "a/b"), type: .value)
+        let output = tree.applyUserWrite(PendingWrite(id: 1, kind: .set("a", node(#"{"b":{"c":3}}"#)), visible: true))
+        #expect(describe(output) == [#"1 value {"c":3}"#])
+    }
+
+    @Test func aRefusedWriteIsUndoneAndAnAcceptedOneStays() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "p"), type: .value)
+        _ = tree.applyServerOverwrite(at: "p", Node("server"), tag: nil)
+        _ = tree.listenComplete(ListenKey(path: "p", tag: nil))
+        #expect(describe(tree.applyUserWrite(PendingWrite(id: 7, kind: .set("p", Node("mine")), visible: true))) == [#"1 value "mine""#])
+        #expect(describe(tree.ackWrite(7, revert: true)) == [#"1 value "server""#])
+        _ = tree.applyUserWrite(PendingWrite(id: 8, kind: .set("p", Node("kept")), visible: true))
+        // The server's push comes before its ok (§3.2): nothing changes, then the ack changes nothing.
+        #expect(describe(tree.applyServerOverwrite(at: "p", Node("kept"), tag: nil)).isEmpty)
+        #expect(describe(tree.ackWrite(8, revert: false)).isEmpty)
+    }
+
+    @Test func serverDataUnderAPendingWriteStaysHiddenUntilTheWriteIsDone() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "doc"), type: .value)
+        _ = tree.applyServerOverwrite(at: "doc", node(#"{"x":1}"#), tag: nil)
+        _ = tree.listenComplete(ListenKey(path: "doc", tag: nil))
+        _ = tree.applyUserWrite(PendingWrite(id: 1, kind: .set("doc/x", Node(2)), visible: true))
+        // Another client's write to the same key arrives while ours is pending: ours still shows.
+        #expect(describe(tree.applyServerOverwrite(at: "doc/x", Node(5), tag: nil)).isEmpty)
+        #expect(tree.visibleValue(at: "doc/x") == Node(2))
+        // Ours is refused: theirs shows.
+        #expect(describe(tree.ackWrite(1, revert: true)) == [#"1 value {"x":5}"#])
+    }
+
+    @Test func aFilteredViewKeepsItsOwnTaggedWindow() {
+        var tree = SyncTree()
+        var query = WireQuery()
+        query.index = .key
+        query.limit = (2, true)
+        let output = tree.addRegistration(1, spec: QuerySpec(path: "feed", query: query), type: .childAdded)
+        guard case .start(let key, _, _)? = output.listens.first, let tag = key.tag else {
+            Issue.record("no tagged listen: \(output.listens)")
+            return
+        }
+        _ = tree.applyServerOverwrite(at: "feed", node(#"{"b":2,"c":3}"#), tag: tag)
+        let added = tree.listenComplete(key)
+        _ = added
+        // An untagged push for the location does not touch the window; a tagged one replaces it.
+        #expect(describe(tree.applyServerOverwrite(at: "feed", node(#"{"z":9}"#), tag: nil)).isEmpty)
+        let slid = tree.applyServerMerge(at: "feed", [(Path("b"), .empty), (Path("d"), Node(4))], tag: tag)
+        #expect(describe(slid) == ["1 child_added d after c 4"])
+        #expect(tree.listenHash(key) == node(#"{"c":3,"d":4}"#).hash)
+    }
+
+    @Test func listenHashesAreTheCachedDataOfCompleteListensOnly() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "h"), type: .value)
+        let key = ListenKey(path: "h", tag: nil)
+        _ = tree.applyServerOverwrite(at: "h", Node("data"), tag: nil)
+        #expect(tree.listenHash(key) == "")  // not complete: the server must send it again
+        _ = tree.listenComplete(key)
+        #expect(tree.listenHash(key) == Node("data").hash)
+        #expect(tree.activeListens.map(\.2) == [Node("data").hash])
+    }
+
+    @Test func aRevokedListenCancelsItsListenersAndForgetsTheView() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "s"), type: .value)
+        _ = tree.addRegistration(2, spec: QuerySpec(path: "s"), type: .childAdded)
+        let output = tree.listenFailed(ListenKey(path: "s", tag: nil), status: "permission_denied", reason: nil)
+        #expect(output.cancelled.map(\.registration) == [1, 2])
+        #expect(tree.viewCount == 0)
+        #expect(tree.activeListens.isEmpty)
+    }
+
+    @Test func pendingWritesAreFoundByLocationWhateverTheirNumber() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "k500"), type: .value)
+        for index in 0..<1_000 {
+            _ = tree.applyUserWrite(PendingWrite(id: Int64(index), kind: .set(Path("k\(index)"), Node(Int64(index))), visible: true))
+        }
+        #expect(tree.visibleValue(at: "k500") == Node(Int64(500)))
+        _ = tree.applyUserWrite(PendingWrite(id: 1_000, kind: .merge(.root, [(Path("k500"), Node("merged"))]), visible: true))
+        #expect(tree.visibleValue(at: "k500") == Node("merged"))
+        #expect(tree.visibleValue(at: "k500", excluding: [1_000]) == Node(Int64(500)))
+        _ = tree.removeAllWrites()
+        #expect(tree.visibleValue(at: "k500").isEmpty)
+    }
+}
