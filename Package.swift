@@ -102,7 +102,7 @@ let package = Package(
             name: "HearthBenchmarks",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
-                "HearthRules", "HearthAuth", "HearthCrypto", "HearthProtocol", "CEpoll",
+                "HearthRules", "HearthAuth", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient",
             ],
             swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),

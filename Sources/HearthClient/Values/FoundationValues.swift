@@ -36,7 +36,7 @@ enum FoundationValues {
 
     private static func append(_ value: Any?, to out: inout [UInt8], depth: Int) throws(Invalid) {
         guard depth <= Limits.jsonNestingDepthMax else {
-            throw Invalid(message: "Data is nested deeper than \(Limits.pathDepthMax) levels")
+            throw Invalid(message: "Data is nested deeper than \(Limits.jsonNestingDepthMax) levels")
         }
         guard let value else {
             out += Array("null".utf8)
