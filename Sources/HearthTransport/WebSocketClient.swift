@@ -243,9 +243,8 @@ final class WebSocketClientLoop: @unchecked Sendable {  // `context` is set befo
         if let file = trustedCertificatesFile { info.client_ssl_ca_filepath = UnsafePointer(strdup(file)) }
         // A client library stays quiet (a refused certificate reaches the app as a failed connection);
         // HEARTH_LWS_LOG=31 shows lws's own trace.
-        if let level = ProcessInfo.processInfo.environment["HEARTH_LWS_LOG"].flatMap({ Int32($0) }) {
-            lws_set_log_level(level, nil)
-        }
+        // (lws's default level prints a notice per context, so it is set either way.)
+        lws_set_log_level(ProcessInfo.processInfo.environment["HEARTH_LWS_LOG"].flatMap({ Int32($0) }) ?? 0, nil)
         context = lws_create_context(&info)
         if context == nil { startError = "libwebsockets could not create a client context" }
         let thread = Thread { [self] in run() }

@@ -75,7 +75,7 @@ final class SQLitePersistence: ClientPersistence, @unchecked Sendable {  // used
         // default of 2,000 pages would mostly hold copies of data the app already has in memory.
         try database.executeScript("""
             PRAGMA synchronous=NORMAL;
-            PRAGMA cache_size=-256;
+            PRAGMA cache_size=-64;
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
             CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY, path TEXT NOT NULL, merge INTEGER NOT NULL, data BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS queries (
