@@ -42,6 +42,8 @@ let package = Package(
         /// Firebase Realtime Database security rules: loading, static checking, compiled evaluation.
         .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: strict),
         /// The storage engine conformance suite, shared by every engine's tests.
+        /// Helpers shared by tests and benchmarks that start servers of their own (free ports on loopback).
+        .target(name: "HearthTesting", swiftSettings: strict),
         .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore", "HearthSupport"], swiftSettings: strict),
         .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "CSQLite"], swiftSettings: strict),
         /// Debian's libsodium (argon2id, CSPRNG, SHA-256); imported only by HearthCrypto.
@@ -102,7 +104,7 @@ let package = Package(
             name: "HearthBenchmarks",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
-                "HearthRules", "HearthAuth", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient",
+                "HearthRules", "HearthAuth", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient", "HearthTesting",
             ],
             swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
@@ -121,7 +123,7 @@ let package = Package(
             name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthServer", "HearthStorage", "HearthCore"],
             swiftSettings: strict),
         .testTarget(
-            name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthServer", "HearthStorage"],
+            name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthServer", "HearthStorage", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(name: "HearthBoltTests", dependencies: ["HearthBolt"], swiftSettings: strict),
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
@@ -130,7 +132,7 @@ let package = Package(
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),
         .testTarget(
-            name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthProtocol", "hearth-client-probe"],
+            name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthProtocol", "HearthTesting", "hearth-client-probe"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import HearthTesting
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
@@ -26,7 +27,7 @@ final class TestServer: @unchecked Sendable {
     }
 
     init(emulator: Bool = true, extraArguments: [String] = []) throws {
-        port = Self.freePort()
+        port = Loopback.freePort()
         dataDirectory = NSTemporaryDirectory() + "hearth-client-test-\(UUID().uuidString)"
         arguments = ["serve", "--port", String(port), "--data", dataDirectory, "--project", "demo-client"]
             + (emulator ? ["--emulator"] : []) + extraArguments
@@ -46,7 +47,7 @@ final class TestServer: @unchecked Sendable {
 
     private func waitUntilListening() throws {
         for _ in 0..<400 {
-            if Self.canConnect(port) { return }
+            if Loopback.canConnect(port) { return }
             guard process.isRunning else { throw ServerFailed(message: "hearth serve exited with \(process.terminationStatus)") }
             usleep(25_000)
         }
@@ -85,35 +86,6 @@ final class TestServer: @unchecked Sendable {
     }
 
     deinit { stop() }
-
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    static func canConnect(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
-    }
 
     /// A REST request as another client would make it (`Authorization: Bearer owner` is admin).
     func rest(_ method: String, _ path: String, namespace: String, body: String? = nil, admin: Bool = true) throws -> (Int, String) {

@@ -1,6 +1,7 @@
 import Foundation
 import HearthServer
 import HearthStorage
+import HearthTesting
 import Testing
 
 @testable import HearthTransport
@@ -13,10 +14,7 @@ import Testing
 func exchange(port: Int, _ request: String, until done: (String) -> Bool) throws -> String {
     var fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var address = Loopback.address(port: port)
     var timeout = timeval(tv_sec: 5, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     var connected: Int32 = -1

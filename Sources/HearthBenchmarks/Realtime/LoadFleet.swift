@@ -1,4 +1,5 @@
 import Foundation
+import HearthTesting
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -165,7 +166,7 @@ final class RedisPeer {
     init(name: String, durable: Bool = false) throws(ServerHarness.Failure) {
         let binary = try ServerHarness.tool("redis-server", package: "redis-server")
         directory = ServerHarness.temporaryDirectory(name)
-        port = ServerHarness.freePort()
+        port = Loopback.freePort()
         var arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--dir", directory, "--save", "",
                          "--daemonize", "no", "--maxclients", "19000", "--logfile", directory + "/redis.log",
                          "--protected-mode", "no"]

@@ -1,4 +1,5 @@
 import CEpoll
+import HearthTesting
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -118,7 +119,7 @@ final class LoadLoop {
         if let source {
             // Port chosen at connect time, per destination: many more connections per source address.
             setsockopt(fd, Int32(IPPROTO_IP), CEPOLL_IP_BIND_ADDRESS_NO_PORT, &one, socklen_t(MemoryLayout<Int32>.size))
-            var local = ServerHarness.loopbackAddress(port: 0, host: source)
+            var local = Loopback.address(port: 0, host: source)
             let bound = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
@@ -127,7 +128,7 @@ final class LoadLoop {
                 throw Failure("bind to source address failed: \(String(cString: strerror(errno)))")
             }
         }
-        var address = ServerHarness.loopbackAddress(port: port)
+        var address = Loopback.address(port: port)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

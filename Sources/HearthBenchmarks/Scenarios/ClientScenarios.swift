@@ -38,25 +38,7 @@ enum ClientBench {
         final class Inbox: Sendable {
             let messages = Mutex<[[UInt8]]>([])
             let arrived = DispatchSemaphore(value: 0)
-            let assembler = Mutex(Assembler())
-        }
-
-        struct Assembler {
-            var remaining = 0
-            var parts: [UInt8] = []
-            mutating func receive(_ frame: [UInt8]) -> [UInt8]? {
-                if remaining == 0 {
-                    if !frame.isEmpty, frame.count <= 6, frame.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                        remaining = Int(String(decoding: frame, as: UTF8.self)) ?? 0
-                        parts = []
-                        return nil
-                    }
-                    return frame
-                }
-                parts += frame
-                remaining -= 1
-                return remaining == 0 ? parts : nil
-            }
+            let assembler = Mutex(FrameAssembler())
         }
 
         init(port: Int, namespace: String) throws(ServerHarness.Failure) {
@@ -65,7 +47,7 @@ enum ClientBench {
             self.inbox = inbox
             socket = WebSocketClient(url: url) { event in
                 guard case .message(let frame) = event else { return }
-                if let message = inbox.assembler.withLock({ $0.receive(frame) }) {
+                if let message = inbox.assembler.withLock({ try? $0.receive(frame) }) ?? nil {
                     inbox.messages.withLock { $0.append(message) }
                     inbox.arrived.signal()
                 }

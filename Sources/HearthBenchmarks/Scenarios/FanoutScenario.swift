@@ -1,5 +1,6 @@
 import CEpoll  // SOCK_STREAM and IPPROTO_TCP (through <sys/socket.h>, <netinet/tcp.h>)
 import Foundation
+import HearthTesting
 import Synchronization
 #if canImport(Glibc)
     import Glibc
@@ -191,8 +192,8 @@ final class RawFanout: @unchecked Sendable {
         listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var one: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        port = ServerHarness.freePort()
-        var address = ServerHarness.loopbackAddress(port: port, host: 0)
+        port = Loopback.freePort()
+        var address = Loopback.address(port: port, host: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }

@@ -1,5 +1,6 @@
 import CEpoll  // SOCK_STREAM and IPPROTO_TCP (through <sys/socket.h>, <netinet/tcp.h>)
 import Foundation
+import HearthTesting
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -34,40 +35,17 @@ enum ServerHarness {
         throw Failure("'\(command)' is not installed: run scripts/setup (or 'apt-get install \(package)') and try again")
     }
 
-    /// A free TCP port on 127.0.0.1 (bound once and released).
-    static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = loopbackAddress(port: 0)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    static func loopbackAddress(port: Int, host: UInt32 = 0x7F00_0001) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = host.bigEndian
-        return address
-    }
-
     /// A blocking TCP connection to 127.0.0.1:`port`, or -1.
     static func connectLoopback(port: Int, source: UInt32? = nil) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return -1 }
         if let source {
-            var local = loopbackAddress(port: 0, host: source)
+            var local = Loopback.address(port: 0, host: source)
             _ = withUnsafePointer(to: &local) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
         }
-        var address = loopbackAddress(port: port)
+        var address = Loopback.address(port: port)
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
@@ -131,7 +109,7 @@ enum ServerHarness {
     static func startHearth(name: String) throws(Failure) -> (process: Process, port: Int, directory: String) {
         let binary = try hearthBinary()
         let directory = temporaryDirectory(name)
-        let port = freePort()
+        let port = Loopback.freePort()
         let process = try spawn(binary, ["serve", "--emulator", "--host", "127.0.0.1", "--port", "\(port)", "--data", directory + "/data", "--project", "bench"], log: directory + "/hearth.log")
         try waitForListener(port: port, process: process)
         return (process, port, directory)

@@ -1,4 +1,5 @@
 import Foundation
+import HearthTesting
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -28,7 +29,7 @@ extension Scenario {
         try? FileManager.default.createDirectory(atPath: nginxDirectory + "/root/bench", withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: nginxDirectory + "/root/bench/doc.json", contents: Data(body.utf8))
         for path in [nginxDirectory, nginxDirectory + "/root", nginxDirectory + "/root/bench"] { chmod(path, 0o755) }
-        let nginxPort = ServerHarness.freePort()
+        let nginxPort = Loopback.freePort()
         let configuration = """
             worker_processes 1;
             daemon off;

@@ -80,19 +80,20 @@ enum ServerMessage: Sendable {
 }
 
 /// Reassembles messages the server split into count-prefixed frames (§1.8): a frame of at most six
-/// digits announces how many frames the next message has.
-struct FrameAssembler: Sendable {
+/// digits announces how many frames the next message has. (`package`: hearth-bench's bare client
+/// reassembles with it too.)
+package struct FrameAssembler: Sendable {
     private var remaining = 0
     private var parts: [UInt8] = []
     /// Largest reassembled message accepted (a server sending more is cut off).
     let messageBytesMax: Int
 
-    init(messageBytesMax: Int = ClientLimits.messageBytesMax) { self.messageBytesMax = messageBytesMax }
+    package init(messageBytesMax: Int = ClientLimits.messageBytesMax) { self.messageBytesMax = messageBytesMax }
 
-    enum Failure: Error { case tooLarge }
+    package enum Failure: Error { case tooLarge }
 
     /// The complete message this frame finishes, if any.
-    mutating func receive(_ frame: [UInt8]) throws(Failure) -> [UInt8]? {
+    package mutating func receive(_ frame: [UInt8]) throws(Failure) -> [UInt8]? {
         if remaining == 0 {
             if !frame.isEmpty, frame.count <= 6, frame.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
                 remaining = Int(String(decoding: frame, as: UTF8.self)) ?? 0
