@@ -87,9 +87,6 @@ public protocol AccountStore: AnyObject, Sendable {
 
     func insertRefreshToken(_ token: RefreshTokenRecord) throws
     func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord?
-    /// Marks `hash` revoked and stores `replacement` in one transaction; false if `hash` was already revoked
-    /// (a concurrent refresh won).
-    func rotateRefreshToken(hash: [UInt8], replacement: RefreshTokenRecord) throws -> Bool
     /// Revokes every refresh token of `uid`.
     func revokeRefreshTokens(uid: String) throws
     /// Forgets revoked tokens issued before `issuedBefore` (seconds); presenting one then answers

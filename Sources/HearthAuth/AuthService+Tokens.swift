@@ -1,8 +1,11 @@
 import HearthCrypto
 
 extension AuthService {
-    /// `securetoken.googleapis.com/v1/token` (§2.11): trades a refresh token for a new ID token and a new
-    /// refresh token (rotation: the old one is revoked, and presenting it again answers TOKEN_EXPIRED).
+    /// `securetoken.googleapis.com/v1/token` (§2.11): trades a refresh token for a new ID token. The refresh
+    /// token stays valid until revoked (a password change, `validSince`, disabling or deleting the user),
+    /// as Firebase's do: clients present the same one again by design (FirebaseAuth's iOS SDK retries a
+    /// refresh with the token it already sent; an app and its extension, or two processes sharing a saved
+    /// session, refresh with one token), and a rotated token signed them out with TOKEN_EXPIRED.
     func refresh(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
         guard let grantType = body.string("grantType") else { throw AuthError.invalid("MISSING_GRANT_TYPE") }
@@ -19,11 +22,6 @@ extension AuthService {
         let provider = record.provider == "anonymous" && !user.isAnonymous ? "password" : record.provider
         let idToken = try signIDToken(
             for: user, provider: provider, authTime: record.authTime, extraClaims: record.extraClaims, issuedAt: issuedAt)
-        let next = Base64URL.encode(SecureRandom.bytes(48))
-        let replacement = RefreshTokenRecord(
-            tokenHash: SHA256.hash(next), uid: user.localId, provider: provider, authTime: record.authTime,
-            extraClaims: record.extraClaims, issuedAt: issuedAt, revoked: false)
-        guard try store.rotateRefreshToken(hash: hash, replacement: replacement) else { throw AuthError.tokenExpired }
         // lastRefreshAt is informational; updating it on every refresh would double the writes, so it is
         // written at most once a minute.
         let time = now
@@ -32,7 +30,7 @@ extension AuthService {
         }
         pruneRevokedTokensHourly()
         return [
-            "access_token": idToken, "expires_in": "3600", "token_type": "Bearer", "refresh_token": next,
+            "access_token": idToken, "expires_in": "3600", "token_type": "Bearer", "refresh_token": token,
             "id_token": idToken, "user_id": user.localId, "project_id": configuration.projectID,
         ]
     }

@@ -170,7 +170,10 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
         try database.transaction { run in
             let existed = try !run("SELECT 1 FROM auth_users WHERE uid = ?1", [.text(id)]).isEmpty
             _ = try run("DELETE FROM auth_users WHERE uid = ?1", [.text(id)])
-            _ = try run("DELETE FROM auth_refresh_tokens WHERE uid = ?1", [.text(id)])
+            // Revoked, not dropped: until pruned, a refresh with one answers USER_NOT_FOUND (the account is
+            // gone, which signs the client out) rather than INVALID_REFRESH_TOKEN (which FirebaseAuth's
+            // iOS SDK reports as an internal error, leaving the user signed in).
+            _ = try run("UPDATE auth_refresh_tokens SET revoked = 1 WHERE uid = ?1", [.text(id)])
             _ = try run("DELETE FROM auth_oob_code_hashes WHERE uid = ?1", [.text(id)])
             return existed
         }
@@ -208,16 +211,6 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
             tokenHash: row[0].blob ?? [], uid: row[1].text ?? "", provider: row[2].text ?? "",
             authTime: row[3].integer ?? 0, extraClaims: row[4].text, issuedAt: row[5].integer ?? 0,
             revoked: (row[6].integer ?? 0) != 0)
-    }
-
-    public func rotateRefreshToken(hash: [UInt8], replacement: RefreshTokenRecord) throws -> Bool {
-        try database.transaction { run in
-            let changed = try run(
-                "UPDATE auth_refresh_tokens SET revoked = 1 WHERE hash = ?1 AND revoked = 0 RETURNING 1", [.blob(hash)])
-            guard !changed.isEmpty else { return false }
-            _ = try run(Self.insertToken, Self.values(replacement))
-            return true
-        }
     }
 
     public func revokeRefreshTokens(uid: String) throws {

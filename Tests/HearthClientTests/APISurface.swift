@@ -227,3 +227,100 @@ func inAsync(ref: DatabaseReference) async throws {
   _ = (s, k)
   try await ref.removeValue()
 }
+
+// FirebaseAuth's email/password API, as apps (and FirebaseAuth's SwiftAPI.swift) spell it.
+final class AuthCompileTest {
+  func main() {
+    let auth = Auth.auth()
+    let _: Auth = Auth.auth(app: FirebaseApp.app()!)
+    let _: FirebaseApp? = auth.app
+    let _: User? = auth.currentUser
+    auth.languageCode = "en"
+    auth.useAppLanguage()
+    auth.useEmulator(withHost: "localhost", port: 9099)
+    auth.signIn(withEmail: "e", password: "p") { result, error in _ = (result?.user.uid, error) }
+    auth.signIn(withEmail: "e", password: "p")
+    auth.createUser(withEmail: "e", password: "p") { authResult, error in
+      guard let user = authResult?.user, error == nil else { return }
+      _ = user.email
+    }
+    auth.signInAnonymously { result, _ in _ = result?.additionalUserInfo?.isNewUser }
+    auth.signIn(withCustomToken: "t") { _, _ in }
+    auth.signIn(with: EmailAuthProvider.credential(withEmail: "e", password: "p")) { _, _ in }
+    auth.sendPasswordReset(withEmail: "e") { error in _ = error }
+    auth.sendPasswordReset(withEmail: "e", actionCodeSettings: ActionCodeSettings()) { _ in }
+    auth.confirmPasswordReset(withCode: "c", newPassword: "p") { _ in }
+    auth.verifyPasswordResetCode("c") { email, _ in _ = email }
+    auth.applyActionCode("c") { _ in }
+    do { try auth.signOut() } catch let signOutError as NSError { print(signOutError) }
+    let handle: NSObjectProtocol = auth.addStateDidChangeListener { auth, user in _ = (auth, user?.uid) }
+    auth.removeStateDidChangeListener(handle)
+    let tokenHandle = auth.addIDTokenDidChangeListener { _, _ in }
+    auth.removeIDTokenDidChangeListener(tokenHandle)
+    if let user = auth.currentUser {
+      let _: String = user.uid
+      let _: String? = user.email
+      let _: Bool = user.isEmailVerified
+      let _: Bool = user.isAnonymous
+      let _: String? = user.displayName
+      let _: URL? = user.photoURL
+      let _: String? = user.refreshToken
+      let _: String = user.providerID
+      let _: [UserInfo] = user.providerData
+      let _: Date? = user.metadata.creationDate
+      user.getIDToken { token, _ in _ = token }
+      user.getIDTokenForcingRefresh(true) { _, _ in }
+      user.getIDTokenResult { result, _ in _ = result?.claims }
+      user.reload { _ in }
+      user.sendEmailVerification { _ in }
+      user.sendEmailVerification(beforeUpdatingEmail: "n") { _ in }
+      user.updatePassword(to: "p") { _ in }
+      user.updateEmail(to: "e") { _ in }
+      user.delete { _ in }
+      user.reauthenticate(with: EmailAuthProvider.credential(withEmail: "e", password: "p")) { _, _ in }
+      user.link(with: EmailAuthProvider.credential(withEmail: "e", password: "p")) { _, _ in }
+      let changeRequest = user.createProfileChangeRequest()
+      changeRequest.displayName = "n"
+      changeRequest.photoURL = URL(string: "https://example.com/p.png")
+      changeRequest.commitChanges { _ in }
+    }
+  }
+
+  func errors(_ error: Error) {
+    let nsError = error as NSError
+    if nsError.domain == AuthErrors.domain, let code = AuthErrorCode(rawValue: nsError.code) {
+      switch code {
+      case .emailAlreadyInUse, .wrongPassword, .invalidCredential, .userNotFound, .weakPassword, .invalidEmail,
+        .tooManyRequests, .userDisabled, .requiresRecentLogin, .networkError:
+        print(code.code, nsError.userInfo[AuthErrors.userInfoNameKey] ?? "")
+      default: break
+      }
+    }
+  }
+
+  func asyncForms() async throws {
+    let auth = Auth.auth()
+    let result: AuthDataResult = try await auth.signIn(withEmail: "e", password: "p")
+    try await auth.createUser(withEmail: "e", password: "p")
+    try await auth.signInAnonymously()
+    try await auth.signIn(withCustomToken: "t")
+    try await auth.sendPasswordReset(withEmail: "e")
+    try await auth.confirmPasswordReset(withCode: "c", newPassword: "p")
+    let _: String = try await auth.verifyPasswordResetCode("c")
+    try await auth.applyActionCode("c")
+    let user = result.user
+    let _: String = try await user.getIDToken()
+    let _: String = try await user.getIDToken(forcingRefresh: true)
+    let _: AuthTokenResult = try await user.getIDTokenResult()
+    try await user.reload()
+    try await user.sendEmailVerification()
+    try await user.sendEmailVerification(beforeUpdatingEmail: "n")
+    try await user.updatePassword(to: "p")
+    try await user.updateEmail(to: "e")
+    try await user.createProfileChangeRequest().commitChanges()
+    try await user.reauthenticate(with: EmailAuthProvider.credential(withEmail: "e", password: "p"))
+    try await user.delete()
+    // Hearth's addition
+    for await user in auth.authStateChanges { _ = user?.uid }
+  }
+}

@@ -90,9 +90,17 @@ final class TestServer: @unchecked Sendable {
     /// A REST request as another client would make it (`Authorization: Bearer owner` is admin).
     func rest(_ method: String, _ path: String, namespace: String, body: String? = nil, admin: Bool = true) throws -> (Int, String) {
         let location = path.isEmpty ? "/" : path
-        var request = URLRequest(url: try #require(URL(string: "\(url)\(location).json?ns=\(namespace)")))
+        return try http(method, "\(location).json?ns=\(namespace)", body: body, admin: admin)
+    }
+
+    /// Any HTTP request to the server: `target` is the path and query (`/emulator/v1/projects/…`).
+    func http(_ method: String, _ target: String, body: String? = nil, admin: Bool = true) throws -> (Int, String) {
+        var request = URLRequest(url: try #require(URL(string: url + target)))
         request.httpMethod = method
-        if let body { request.httpBody = Data(body.utf8) }
+        if let body {
+            request.httpBody = Data(body.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
         if admin { request.setValue("Bearer owner", forHTTPHeaderField: "Authorization") }
         let result = Mutex<(Int, String)?>(nil)
         let done = DispatchSemaphore(value: 0)

@@ -108,10 +108,10 @@ extension Scenario {
     }
 
     /// Token refreshes (form-encoded, as the JS SDK sends them) on all cores: look up the hashed refresh token,
-    /// sign a new RS256 ID token, rotate the refresh token in SQLite. Reference: bare RS256 signing.
+    /// sign a new RS256 ID token (the refresh token is looked up in SQLite, not rotated). Reference: bare RS256 signing.
     static let authRefresh = Scenario(
         name: "auth.refresh",
-        summary: "securetoken refresh with rotation on all cores, vs bare RS256 signing (OpenSSL)"
+        summary: "securetoken refresh on all cores, vs bare RS256 signing (OpenSSL)"
     ) { context in
         let threads = AuthWorkload.threads, perThread = 2_000, total = threads * perThread
         let service = try AuthWorkload.service("auth-refresh", hasher: Argon2id(iterations: 1, memoryBytes: 1 << 20))

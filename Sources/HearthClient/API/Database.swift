@@ -97,11 +97,23 @@ open class Database: NSObject, @unchecked Sendable {  // mutable state is behind
                 state.persistence ? SQLitePersistence.open(info: state.info, cacheSizeBytes: state.cacheSize) : nil
             let repo = Repo(info: state.info, callbackQueue: callbackQueue, persistence: persistence, transport: state.transport)
             state.repo = repo
+            if let app { follow(Auth.auth(app: app), with: repo) }
             return repo
         }
     }
 
     var info: RepoInfo { state.withLock { $0.info } }
+
+    /// The connection authenticates as the app's signed-in user and follows every change of its token.
+    private func follow(_ auth: Auth, with repo: Repo) {
+        repo.setAuthTokenProvider { [weak auth] force, done in
+            // At once when the token is fresh or no one is signed in, so the connection's auth goes
+            // out before the app's next write; after the refresh otherwise.
+            if let known = auth?.knownToken(forceRefresh: force) ?? .some(nil) { return done(known) }
+            Task { done(await auth?.tokenForDatabase(forceRefresh: force)) }
+        }
+        auth.observeTokens(repo) { [weak repo] in repo?.authChanged() }
+    }
 
     private func setting(_ name: String, _ change: (inout State) -> Void) {
         state.withLock { state in

@@ -127,6 +127,7 @@ open class FirebaseApp: NSObject, @unchecked Sendable {  // immutable but for is
     public func delete(_ completion: @escaping (Bool) -> Void) {
         let removed = Self.apps.withLock { $0.removeValue(forKey: name) != nil }
         Database.appDeleted(self)
+        Auth.appDeleted(self)
         completion(removed)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HearthCore
 import HearthProtocol
 
@@ -220,13 +221,22 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
         switch message {
         case .handshake(let timestamp, let host, let sessionID):
             guard case .connecting(let transport) = state else { return }
-            state = .connected(transport)
-            connectedAt = Date()
             if !host.isEmpty { info.internalHost = host }
             lastSessionID = sessionID
-            startKeepalive()
-            delegate?.connectionReady(serverTime: timestamp)
-            restoreState()
+            let receivedAt = Date()
+            // The token comes first, so that auth goes out before any listen or write: the server
+            // answers them in order, each under the auth it has by then.
+            withToken { [weak self] token in
+                guard let self, case .connecting(let current) = self.state, current === transport else { return }
+                self.state = .connected(transport)
+                self.connectedAt = Date()
+                self.startKeepalive()
+                self.sendStats()
+                if let token { self.sendAuth(token) }
+                let waited = Int64(Date().timeIntervalSince(receivedAt) * 1000)
+                self.delegate?.connectionReady(serverTime: timestamp &+ waited)
+                self.restoreState()
+            }
         case .reset(let host):
             if !host.isEmpty { info.internalHost = host }
             close()
@@ -292,14 +302,9 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
         return true
     }
 
-    /// A new connection: stats (once), auth, every listen, every unacknowledged write, queued
+    /// A new connection, once authenticated: every listen, every unacknowledged write, queued
     /// onDisconnect operations, in that order (§1.4).
     private func restoreState() {
-        if !sentStats {
-            sentStats = true
-            send(.stats(["sdk.swift.\(HearthClientVersion.string.replacingOccurrences(of: ".", with: "-"))": 1]))
-        }
-        sendAuth()
         for (key, listen) in listens.sorted(by: { ($0.key.path, $0.key.tag ?? 0) < ($1.key.path, $1.key.tag ?? 0) }) {
             sendListen(key, listen)
         }
@@ -309,33 +314,61 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
         for (request, answered) in queued { send(request, answered: answered) }
     }
 
-    private func sendAuth() {
-        guard let provider = authToken else { return }
+    private func sendStats() {
+        guard !sentStats else { return }
+        sentStats = true
+        send(.stats(["sdk.swift.\(HearthClientVersion.string.replacingOccurrences(of: ".", with: "-"))": 1]))
+    }
+
+    /// Calls `body` on the queue with the provider's token (refreshed first when the server refused the
+    /// last one), or nil when there is no provider or no signed-in user. When the provider answers at
+    /// once (no provider, a fresh token, signed out), `body` runs before this returns, so the auth goes
+    /// out ahead of anything the app sends next; otherwise later, and not at all when the connection
+    /// was replaced meanwhile.
+    private func withToken(_ body: @escaping (String?) -> Void) {
+        guard let provider = authToken else {
+            body(nil)
+            return
+        }
         let force = forceTokenRefresh
         forceTokenRefresh = false
         let attempt = generation
         let queue = self.queue
+        let box = CallbackBox(body)
+        let returned = Mutex(false)
+        let inline = Mutex<String??>(nil)
         provider(force) { [weak self] token in
-            queue.async { [weak self] in
-                guard let self, attempt == self.generation, let token else { return }
-                self.send(.auth(credential: token)) { [weak self] outcome in
-                    guard let self, !outcome.isOK else { return }
-                    // A refused token: reconnect, asking for a fresh one (the SDKs' reaction to
-                    // `invalid_token` and `expired_token`).
-                    self.forceTokenRefresh = true
-                    self.close()
-                }
+            let late = returned.withLock { returned in
+                if !returned { inline.withLock { $0 = .some(token) } }
+                return returned
             }
+            guard late else { return }
+            queue.async { [weak self] in
+                guard let self, attempt == self.generation else { return }
+                box.value(token)
+            }
+        }
+        returned.withLock { $0 = true }
+        if let token = inline.withLock({ $0 }) { body(token) }
+    }
+
+    private func sendAuth(_ token: String) {
+        send(.auth(credential: token)) { [weak self] outcome in
+            guard let self, !outcome.isOK else { return }
+            // A refused token: reconnect, asking for a fresh one (the SDKs' reaction to
+            // `invalid_token` and `expired_token`).
+            self.forceTokenRefresh = true
+            self.close()
         }
     }
 
-    /// Asks for the token again and re-authenticates (after a sign-in or sign-out).
+    /// The token changed on a live connection (a sign-in, a refresh, a sign-out): it sends the new one,
+    /// or drops its auth when there is none.
     func refreshAuth() {
         guard isConnected else { return }
-        if authToken == nil {
-            send(.unauth)
-        } else {
-            sendAuth()
+        withToken { [weak self] token in
+            guard let self, self.isConnected else { return }
+            if let token { self.sendAuth(token) } else { self.send(.unauth) }
         }
     }
 

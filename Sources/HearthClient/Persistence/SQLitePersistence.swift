@@ -28,21 +28,6 @@ final class SQLitePersistence: ClientPersistence, @unchecked Sendable {  // used
         self.cacheSizeBytes = cacheSizeBytes
     }
 
-    /// Where cache files live: `HEARTH_CLIENT_CACHE_DIR` when set (tests, sandboxes); Linux:
-    /// `$XDG_DATA_HOME/hearth` or `~/.local/share/hearth`; Apple: Application Support/hearth.
-    static var directory: String {
-        let environment = ProcessInfo.processInfo.environment
-        if let configured = environment["HEARTH_CLIENT_CACHE_DIR"], !configured.isEmpty { return configured }
-        #if canImport(Darwin)
-            let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first?.path
-                ?? NSHomeDirectory() + "/Library/Application Support"
-            return base + "/hearth"
-        #else
-            if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/hearth" }
-            return NSHomeDirectory() + "/.local/share/hearth"
-        #endif
-    }
-
     /// The cache file of a database: its host and namespace, in characters any file system takes.
     static func file(for info: RepoInfo, in directory: String) -> String {
         let name = "\(info.host)_\(info.namespace)".map { $0.isLetter || $0.isNumber || $0 == "-" ? $0 : "_" }
@@ -52,9 +37,8 @@ final class SQLitePersistence: ClientPersistence, @unchecked Sendable {  // used
     /// Opens (or creates) the database's cache file. A file that cannot be read as a cache is set aside
     /// (renamed `….corrupt-<time>`) with a warning and replaced by an empty one; nil, with a warning,
     /// when not even that works (the app then runs without persistence, never crashes).
-    static func open(info: RepoInfo, cacheSizeBytes: UInt, directory: String = SQLitePersistence.directory) -> SQLitePersistence? {
-        _ = try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        _ = OwnerOnlyFiles.createDirectory(directory)
+    static func open(info: RepoInfo, cacheSizeBytes: UInt, directory: String = ClientFiles.directory) -> SQLitePersistence? {
+        ClientFiles.prepare(directory)
         let path = file(for: info, in: directory)
         if let opened = try? openChecked(path, cacheSizeBytes: cacheSizeBytes) { return opened }
         let aside = path + ".corrupt-\(Int(Date().timeIntervalSince1970))"

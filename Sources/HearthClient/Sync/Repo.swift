@@ -310,12 +310,17 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
     func goOffline() { queue.async { [self] in connection.interrupt("offline") } }
     func goOnline() { queue.async { [self] in connection.resume("offline") } }
 
-    /// The token source for the connection's `auth` (the auth issue plugs `Auth` in here).
+    /// The token source for the connection's `auth`: the app's ``Auth``.
     func setAuthTokenProvider(_ provider: (@Sendable (Bool, @escaping @Sendable (String?) -> Void) -> Void)?) {
         queue.async { [self] in
             connection.authToken = provider
             connection.refreshAuth()
         }
+    }
+
+    /// The token changed (sign-in, refresh, sign-out): the connection sends the new one, or unauths.
+    func authChanged() {
+        queue.async { [self] in connection.refreshAuth() }
     }
 
     /// Shortens the reconnection delay (tests that restart servers).

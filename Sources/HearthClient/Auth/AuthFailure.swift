@@ -1,0 +1,106 @@
+import Foundation
+
+/// Builds the `NSError`s FirebaseAuth reports: domain `FIRAuthErrorDomain`, an ``AuthErrorCode``, the
+/// error's name (`ERROR_EMAIL_ALREADY_IN_USE`) under `FIRAuthErrorUserInfoNameKey`, and a description:
+/// the server's detail when it gave one (`WEAK_PASSWORD : Password should be at least 6 characters`),
+/// else Firebase's text for the code.
+enum AuthFailure {
+    static func error(_ code: AuthErrorCode, detail: String? = nil, underlying: (any Error)? = nil) -> NSError {
+        var info: [String: Any] = [
+            NSLocalizedDescriptionKey: detail ?? description(of: code),
+            AuthErrors.userInfoNameKey: name(of: code),
+        ]
+        if let underlying { info[NSUnderlyingErrorKey] = underlying }
+        return NSError(domain: AuthErrors.domain, code: code.rawValue, userInfo: info)
+    }
+
+    /// The error for a message in Google's error envelope (`{"error":{"message":"EMAIL_EXISTS"}}`):
+    /// `CODE` or `CODE : detail`, mapped as FirebaseAuth maps them.
+    static func server(message: String) -> NSError {
+        let parts = message.split(separator: ":", maxSplits: 1)
+        let name = parts.first.map { $0.trimmingCharacters(in: .whitespaces) } ?? message
+        let detail = parts.count == 2 ? parts[1].trimmingCharacters(in: .whitespaces) : nil
+        guard let code = serverCodes[name] else {
+            return error(.internalError, detail: "An internal error has occurred (the server said \(message)).")
+        }
+        return error(code, detail: detail?.isEmpty == false ? detail : nil)
+    }
+
+    /// The server's error strings FirebaseAuth recognises, and the codes it reports for them.
+    static let serverCodes: [String: AuthErrorCode] = [
+        "EMAIL_EXISTS": .emailAlreadyInUse,
+        "INVALID_PASSWORD": .wrongPassword,
+        "INVALID_LOGIN_CREDENTIALS": .invalidCredential,
+        "INVALID_IDP_RESPONSE": .invalidCredential,
+        "INVALID_PENDING_TOKEN": .invalidCredential,
+        "EMAIL_NOT_FOUND": .userNotFound,
+        "USER_NOT_FOUND": .userNotFound,
+        "WEAK_PASSWORD": .weakPassword,
+        "INVALID_EMAIL": .invalidEmail,
+        "INVALID_IDENTIFIER": .invalidEmail,
+        "MISSING_EMAIL": .missingEmail,
+        "MISSING_PASSWORD": .wrongPassword,
+        "TOO_MANY_ATTEMPTS_TRY_LATER": .tooManyRequests,
+        "USER_DISABLED": .userDisabled,
+        "CREDENTIAL_TOO_OLD_LOGIN_AGAIN": .requiresRecentLogin,
+        "INVALID_ID_TOKEN": .invalidUserToken,
+        "INVALID_REFRESH_TOKEN": .invalidUserToken,
+        "TOKEN_EXPIRED": .userTokenExpired,
+        "OPERATION_NOT_ALLOWED": .operationNotAllowed,
+        "PASSWORD_LOGIN_DISABLED": .operationNotAllowed,
+        "ADMIN_ONLY_OPERATION": .adminRestrictedOperation,
+        "EXPIRED_OOB_CODE": .expiredActionCode,
+        "INVALID_OOB_CODE": .invalidActionCode,
+        "INVALID_CUSTOM_TOKEN": .invalidCustomToken,
+        "CREDENTIAL_MISMATCH": .customTokenMismatch,
+        "INVALID_API_KEY": .invalidAPIKey,
+        "API_KEY_INVALID": .invalidAPIKey,
+        "CREDENTIAL_ALREADY_IN_USE": .credentialAlreadyInUse,
+        "USER_MISMATCH": .userMismatch,
+        "INVALID_CONTINUE_URI": .invalidContinueURI,
+        "MISSING_CONTINUE_URI": .missingContinueURI,
+        "UNAUTHORIZED_DOMAIN": .unauthorizedDomain,
+        "PASSWORD_DOES_NOT_MEET_REQUIREMENTS": .passwordDoesNotMeetRequirements,
+        "QUOTA_EXCEEDED": .quotaExceeded,
+        "MISSING_REQ_TYPE": .invalidReqType,
+        "INVALID_REQ_TYPE": .invalidReqType,
+    ]
+
+    /// `ERROR_` and the code's name in capitals (FirebaseAuth's names; one differs from the pattern).
+    static func name(of code: AuthErrorCode) -> String {
+        if code == .networkError { return "ERROR_NETWORK_REQUEST_FAILED" }
+        var name = "ERROR_"
+        for character in String(describing: code) {
+            if character.isUppercase { name += "_" }
+            name += character.uppercased()
+        }
+        return name
+    }
+
+    static func description(of code: AuthErrorCode) -> String {
+        switch code {
+        case .emailAlreadyInUse: "The email address is already in use by another account."
+        case .wrongPassword: "The password is invalid or the user does not have a password."
+        case .invalidCredential: "The supplied auth credential is malformed or has expired."
+        case .userNotFound: "There is no user record corresponding to this identifier. The user may have been deleted."
+        case .weakPassword: "The password must be 6 characters long or more."
+        case .invalidEmail: "The email address is badly formatted."
+        case .missingEmail: "An email address must be provided."
+        case .tooManyRequests: "We have blocked all requests from this device due to unusual activity. Try again later."
+        case .userDisabled: "The user account has been disabled by an administrator."
+        case .requiresRecentLogin:
+            "This operation is sensitive and requires recent authentication. Log in again before retrying this request."
+        case .networkError: "Network error (such as timeout, interrupted connection or unreachable host) has occurred."
+        case .userTokenExpired: "The user's credential is no longer valid. The user must sign in again."
+        case .invalidUserToken: "This user's credential isn't valid for this project. This can happen if the user's token has been tampered with, or if the user isn't for the project associated with this API key."
+        case .operationNotAllowed: "The given sign-in provider is disabled for this Firebase project."
+        case .expiredActionCode: "The action code has expired."
+        case .invalidActionCode: "The action code is invalid. This can happen if the code is malformed, expired, or has already been used."
+        case .invalidCustomToken: "The custom token format is incorrect. Please check the documentation."
+        case .userMismatch: "The supplied credentials do not correspond to the previously signed in user."
+        case .nullUser: "A null user object was provided as the argument for an operation which requires a non-null user object."
+        case .keychainError: "An error occurred when accessing the keychain."
+        default: "An internal error has occurred, print and inspect the error details for more information."
+        }
+    }
+}

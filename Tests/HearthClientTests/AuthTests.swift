@@ -1,0 +1,283 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import HearthClient
+
+/// HearthClient's Auth against a real `hearth serve --emulator`: accounts, errors as FirebaseAuth
+/// reports them, the emailed flows through the server's outbox, and databases following the user.
+@Suite struct AuthTests {
+    let server: TestServer
+    init() throws { server = try TestServer() }
+
+    /// An app of its own on the test server, its auth keeping the user in `store`.
+    func makeAuth(namespace: String = "auth", store: (any AuthUserStore)? = NoAuthUserStore(), name: String = UUID().uuidString) -> Auth {
+        let options = FirebaseOptions(googleAppID: "1:1:test", gcmSenderID: "1")
+        options.databaseURL = server.databaseURL(namespace)
+        options.apiKey = "test-key"
+        FirebaseApp.configure(name: name, options: options)
+        let auth = Auth.auth(app: FirebaseApp.app(name: name)!, store: store)
+        auth.callbackQueue = DispatchQueue(label: "test.auth.\(name)")
+        return auth
+    }
+
+    static func email() -> String { "u\(UUID().uuidString.prefix(8).lowercased())@example.com" }
+
+    /// The code of an auth error, as apps read it.
+    static func code(_ error: any Error) -> AuthErrorCode? {
+        let error = error as NSError
+        return error.domain == AuthErrors.domain ? AuthErrorCode(rawValue: error.code) : nil
+    }
+
+    static func code(of work: () async throws -> Void) async -> AuthErrorCode? {
+        do {
+            try await work()
+            return nil
+        } catch {
+            return code(error)
+        }
+    }
+
+    /// The newest code the outbox holds for `email` and `requestType`.
+    func outboxCode(for email: String, _ requestType: String) throws -> String? {
+        let (status, body) = try server.http("GET", "/emulator/v1/projects/demo-client/oobCodes", admin: false)
+        #expect(status == 200)
+        let codes = (try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any])?["oobCodes"] as? [[String: Any]] ?? []
+        return codes.last { $0["email"] as? String == email && $0["requestType"] as? String == requestType }?["oobCode"] as? String
+    }
+
+    @Test func signUpSignOutAndSignInWithStateListeners() async throws {
+        let auth = makeAuth()
+        let states = Recorder<String>()
+        let handle = auth.addStateDidChangeListener { _, user in states.append(user?.email ?? "nil") }
+        #expect(await states.wait { $0 == ["nil"] })
+        let email = Self.email()
+        let created = try await auth.createUser(withEmail: email, password: "secret123")
+        #expect(created.additionalUserInfo?.isNewUser == true)
+        #expect(created.user.email == email)
+        #expect(!created.user.isAnonymous && !created.user.isEmailVerified)
+        #expect(created.user.providerData.map(\.providerID) == ["password"])
+        #expect(auth.currentUser?.uid == created.user.uid)
+        #expect(await states.wait { $0 == ["nil", email] })
+        try auth.signOut()
+        #expect(auth.currentUser == nil)
+        #expect(await states.wait { $0 == ["nil", email, "nil"] })
+        let signedIn = try await auth.signIn(withEmail: email, password: "secret123")
+        #expect(signedIn.user.uid == created.user.uid)
+        #expect(signedIn.additionalUserInfo?.isNewUser == false)
+        #expect(await states.wait { $0 == ["nil", email, "nil", email] })
+        auth.removeStateDidChangeListener(handle)
+        try auth.signOut()
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(states.all.count == 4)
+    }
+
+    @Test func errorsCarryFirebaseAuthCodes() async throws {
+        let auth = makeAuth()
+        let email = Self.email()
+        try await auth.createUser(withEmail: email, password: "secret123")
+        try auth.signOut()
+        #expect(await Self.code { try await auth.createUser(withEmail: email, password: "another1") } == .emailAlreadyInUse)
+        #expect(await Self.code { try await auth.signIn(withEmail: email, password: "wrong-one") } == .invalidCredential)
+        #expect(await Self.code { try await auth.signIn(withEmail: Self.email(), password: "secret123") } == .invalidCredential)
+        #expect(await Self.code { try await auth.createUser(withEmail: "not an email", password: "secret123") } == .invalidEmail)
+        do {
+            try await auth.createUser(withEmail: Self.email(), password: "123")
+            Issue.record("a 3-character password was accepted")
+        } catch {
+            let error = error as NSError
+            #expect(Self.code(error) == .weakPassword)
+            #expect(error.userInfo[AuthErrors.userInfoNameKey] as? String == "ERROR_WEAK_PASSWORD")
+            #expect(error.localizedDescription.contains("6 characters"))
+        }
+        // Nothing listens there: a network error, with the cause underneath.
+        auth.useEmulator(withHost: "127.0.0.1", port: 9)
+        do {
+            try await auth.signIn(withEmail: email, password: "secret123")
+            Issue.record("signed in through a closed port")
+        } catch {
+            #expect(Self.code(error) == .networkError)
+            #expect((error as NSError).userInfo[NSUnderlyingErrorKey] != nil)
+        }
+    }
+
+    @Test func completionBlocksRunOnTheCallbackQueue() async throws {
+        let auth = makeAuth()
+        let queue = DispatchQueue(label: "test.auth.completions")
+        auth.callbackQueue = queue
+        let outcome = Recorder<String>()
+        auth.createUser(withEmail: Self.email(), password: "secret123") { result, error in
+            dispatchPrecondition(condition: .onQueue(queue))
+            outcome.append(result?.user.uid ?? "error: \(String(describing: error))")
+        }
+        #expect(await outcome.wait { $0.count == 1 })
+        #expect(outcome.all.first == auth.currentUser?.uid)
+        auth.signIn(withEmail: "nobody@example.com", password: "secret123") { result, error in
+            outcome.append(error.flatMap { Self.code($0) }.map { "\($0)" } ?? "no error")
+        }
+        #expect(await outcome.wait { $0.count == 2 })
+        #expect(outcome.all.last == "invalidCredential")
+    }
+
+    @Test func anonymousAccountsAndLinkingKeepTheUID() async throws {
+        let auth = makeAuth()
+        let anonymous = try await auth.signInAnonymously()
+        #expect(anonymous.user.isAnonymous)
+        #expect(try await auth.signInAnonymously().user.uid == anonymous.user.uid)
+        let email = Self.email()
+        let linked = try await anonymous.user.link(with: EmailAuthProvider.credential(withEmail: email, password: "secret123"))
+        #expect(linked.user.uid == anonymous.user.uid)
+        #expect(!linked.user.isAnonymous)
+        #expect(linked.user.email == email)
+        try auth.signOut()
+        #expect(try await auth.signIn(withEmail: email, password: "secret123").user.uid == anonymous.user.uid)
+    }
+
+    @Test func tokensRefreshAndTokenListenersHearOfIt() async throws {
+        let auth = makeAuth()
+        let tokens = Recorder<String>()
+        auth.addIDTokenDidChangeListener { _, user in tokens.append(user?.refreshToken ?? "nil") }
+        let user = try await auth.createUser(withEmail: Self.email(), password: "secret123").user
+        let first = try await user.getIDToken()
+        #expect(try await user.getIDToken() == first)  // cached while fresh
+        let refreshed = try await user.getIDToken(forcingRefresh: true)
+        #expect(refreshed != first)
+        let result = try await user.getIDTokenResult()
+        #expect(result.claims["user_id"] as? String == user.uid)
+        #expect(result.signInProvider == "password")
+        #expect(result.expirationDate > Date())
+        // Signed out, then in at once, then the refresh: each is a token change.
+        #expect(await tokens.wait { $0.count >= 3 && $0.first == "nil" })
+        // Concurrent refreshes share one request.
+        async let a = user.getIDToken(forcingRefresh: true)
+        async let b = user.getIDToken(forcingRefresh: true)
+        let (ta, tb) = try await (a, b)
+        #expect(ta == tb)
+    }
+
+    @Test func profileChangesPasswordChangesAndDeletion() async throws {
+        let auth = makeAuth()
+        let email = Self.email()
+        let user = try await auth.createUser(withEmail: email, password: "secret123").user
+        let change = user.createProfileChangeRequest()
+        change.displayName = "Ada"
+        change.photoURL = URL(string: "https://example.com/ada.png")
+        try await change.commitChanges()
+        #expect(user.displayName == "Ada")
+        #expect(user.photoURL?.absoluteString == "https://example.com/ada.png")
+        let clear = user.createProfileChangeRequest()
+        clear.photoURL = nil
+        try await clear.commitChanges()
+        #expect(user.photoURL == nil && user.displayName == "Ada")
+        try await user.updatePassword(to: "better456")
+        #expect(auth.currentUser === user)
+        _ = try await user.getIDToken(forcingRefresh: true)  // the new refresh token works
+        try auth.signOut()
+        #expect(await Self.code { try await auth.signIn(withEmail: email, password: "secret123") } == .invalidCredential)
+        let again = try await auth.signIn(withEmail: email, password: "better456").user
+        #expect(again.displayName == "Ada")
+        let oldRefreshToken = try #require(again.refreshToken)
+        try await again.delete()
+        #expect(auth.currentUser == nil)
+        // Another device still holding a refresh token hears that the account is gone (and signs out).
+        let (status, body) = try server.http(
+            "POST", "/securetoken.googleapis.com/v1/token?key=k", body: #"{"grantType":"refresh_token","refreshToken":"\#(oldRefreshToken)"}"#,
+            admin: false)
+        #expect(status == 400 && body.contains("USER_NOT_FOUND"))
+        #expect(await Self.code { try await auth.signIn(withEmail: email, password: "better456") } == .invalidCredential)
+    }
+
+    @Test func emailVerificationAndPasswordResetThroughTheOutbox() async throws {
+        let auth = makeAuth()
+        let email = Self.email()
+        let user = try await auth.createUser(withEmail: email, password: "secret123").user
+        try await user.sendEmailVerification()
+        let verify = try #require(try outboxCode(for: email, "VERIFY_EMAIL"))
+        try await auth.applyActionCode(verify)
+        #expect(!user.isEmailVerified)  // until reloaded
+        try await user.reload()
+        #expect(user.isEmailVerified)
+        try auth.signOut()
+        try await auth.sendPasswordReset(withEmail: email)
+        let reset = try #require(try outboxCode(for: email, "PASSWORD_RESET"))
+        #expect(try await auth.verifyPasswordResetCode(reset) == email)
+        try await auth.confirmPasswordReset(withCode: reset, newPassword: "fresh789")
+        #expect(await Self.code { try await auth.confirmPasswordReset(withCode: reset, newPassword: "again000") } == .invalidActionCode)
+        #expect(try await auth.signIn(withEmail: email, password: "fresh789").user.isEmailVerified)
+    }
+
+    @Test func aDisabledAccountSignsTheAppOut() async throws {
+        let auth = makeAuth()
+        let states = Recorder<String>()
+        let user = try await auth.createUser(withEmail: Self.email(), password: "secret123").user
+        auth.addStateDidChangeListener { _, user in states.append(user?.uid ?? "nil") }
+        #expect(await states.wait { $0 == [user.uid] })
+        let (status, _) = try server.http(
+            "POST", "/identitytoolkit.googleapis.com/v1/projects/demo-client/accounts:update",
+            body: #"{"localId":"\#(user.uid)","disableUser":true}"#)
+        #expect(status == 200)
+        #expect(await Self.code { _ = try await user.getIDToken(forcingRefresh: true) } == .userDisabled)
+        #expect(auth.currentUser == nil)
+        #expect(await states.wait { $0 == [user.uid, "nil"] })
+    }
+
+    @Test func theSignedInUserSurvivesARestartInAnOwnerOnlyFile() async throws {
+        let directory = NSTemporaryDirectory() + "hearth-auth-store-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = FileAuthUserStore(directory: directory, appName: "restart", apiKey: "test-key")
+        let name = "auth-restart-\(UUID().uuidString)"
+        let auth = makeAuth(store: store, name: name)
+        let user = try await auth.createUser(withEmail: Self.email(), password: "secret123").user
+        let mode = try FileManager.default.attributesOfItem(atPath: store.path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        let directoryMode = try FileManager.default.attributesOfItem(atPath: directory)[.posixPermissions] as? Int
+        #expect(directoryMode == 0o700)
+        // The app ends; a new one with the same store starts signed in, and its token works.
+        await FirebaseApp.app(name: name)!.delete()
+        let restarted = makeAuth(store: store, name: name)
+        #expect(restarted !== auth)
+        let restored = try #require(restarted.currentUser)
+        #expect(restored.uid == user.uid && restored.email == user.email)
+        _ = try await restored.getIDToken(forcingRefresh: true)
+        try await restored.reload()
+        try restarted.signOut()
+        #expect(!FileManager.default.fileExists(atPath: store.path))
+    }
+
+    @Test func databasesFollowTheSignedInUser() async throws {
+        let rules = #"{"rules":{"private":{"$uid":{".read":"auth != null && auth.uid == $uid",".write":"auth != null && auth.uid == $uid"}}}}"#
+        let (status, _) = try server.http("PUT", "/.settings/rules.json?ns=follow", body: rules)
+        #expect(status == 200)
+        let auth = makeAuth(namespace: "follow")
+        let database = Database.database(app: try #require(auth.app))
+        database.callbackQueue = DispatchQueue(label: "test.follow.callbacks")
+        let user = try await auth.createUser(withEmail: Self.email(), password: "secret123").user
+        let mine = database.reference(withPath: "private/\(user.uid)")
+        try await mine.setValue("hello")
+        let (readStatus, body) = try server.rest("GET", "/private/\(user.uid)", namespace: "follow")
+        #expect(readStatus == 200 && body == #""hello""#)
+        // Signed out: the connection drops its auth and the write is refused.
+        try auth.signOut()
+        do {
+            try await mine.setValue("again")
+            Issue.record("a signed-out write to private data was accepted")
+        } catch {
+            #expect((error as NSError).code == DatabaseErrorCode.permissionDenied.rawValue)
+        }
+        // Signed in again: writes work on the same connection.
+        try await auth.signIn(withEmail: try #require(user.email), password: "secret123")
+        try await mine.setValue("back")
+        #expect(try server.rest("GET", "/private/\(user.uid)", namespace: "follow").1 == #""back""#)
+    }
+
+    @Test func authStateChangesStartsWithTheCurrentUser() async throws {
+        let auth = makeAuth()
+        let user = try await auth.signInAnonymously().user
+        var iterator = auth.authStateChanges.makeAsyncIterator()
+        let first = await iterator.next()
+        #expect(first??.uid == user.uid)
+        try auth.signOut()
+        let second = await iterator.next()
+        #expect(second != nil && second! == nil)
+    }
+}
