@@ -380,7 +380,9 @@ extension AuthService {
         guard let identifier = body.string("identifier") else { throw AuthError.invalid("MISSING_IDENTIFIER") }
         guard let email = Self.canonicalEmail(identifier) else { throw AuthError.invalid("INVALID_IDENTIFIER") }
         guard let continueUri = body.string("continueUri") else { throw AuthError.invalid("MISSING_CONTINUE_URI") }
-        try checkContinueURL(continueUri)
+        // Only parsed, as Firebase's emulator does: no link is sent and nothing is redirected to it, and
+        // FirebaseAuth's iOS SDK always sends `http://www.google.com/` here (fetchSignInMethods).
+        _ = try Self.continueURLHost(continueUri)
         var response: [String: Any] = [
             "kind": "identitytoolkit#CreateAuthUriResponse", "sessionId": Base64URL.encode(SecureRandom.bytes(18)),
         ]

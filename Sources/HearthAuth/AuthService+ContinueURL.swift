@@ -14,12 +14,18 @@ extension AuthService {
     /// Refuses a `continueUrl`/`continueUri` that is not an absolute http(s) URL with a host
     /// (INVALID_CONTINUE_URI) or whose host is not authorized (UNAUTHORIZED_DOMAIN, Firebase's answer).
     func checkContinueURL(_ text: String) throws(AuthError) {
-        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
-            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
-        else { throw AuthError.invalid("INVALID_CONTINUE_URI") }
+        let host = try Self.continueURLHost(text)
         guard authorizedHosts.contains(Self.normalizedHost(host)) else {
             throw AuthError.invalid("UNAUTHORIZED_DOMAIN", "Domain not allowlisted by project")
         }
+    }
+
+    /// The host of an http(s) URL; INVALID_CONTINUE_URI for anything else.
+    static func continueURLHost(_ text: String) throws(AuthError) -> String {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
+        else { throw AuthError.invalid("INVALID_CONTINUE_URI") }
+        return host
     }
 
     func isAuthorizedContinueURL(_ text: String) -> Bool {
