@@ -89,7 +89,12 @@ import Testing
             #expect(Self.code(error) == .weakPassword)
             #expect(error.userInfo[AuthErrors.userInfoNameKey] as? String == "ERROR_WEAK_PASSWORD")
             #expect(error.localizedDescription.contains("6 characters"))
+            #expect(error.userInfo[NSLocalizedFailureReasonErrorKey] as? String == "Password should be at least 6 characters")
         }
+        // Refused before any request, as FirebaseAuth does.
+        #expect(await Self.code { try await auth.createUser(withEmail: Self.email(), password: "") } == .weakPassword)
+        #expect(await Self.code { try await auth.createUser(withEmail: "", password: "secret123") } == .missingEmail)
+        #expect(await Self.code { try await auth.signIn(withEmail: email, password: "") } == .wrongPassword)
         // Nothing listens there: a network error, with the cause underneath.
         auth.useEmulator(withHost: "127.0.0.1", port: 9)
         do {
@@ -140,14 +145,15 @@ import Testing
         let user = try await auth.createUser(withEmail: Self.email(), password: "secret123").user
         let first = try await user.getIDToken()
         #expect(try await user.getIDToken() == first)  // cached while fresh
-        let refreshed = try await user.getIDToken(forcingRefresh: true)
-        #expect(refreshed != first)
+        // Signed out, then signed in: two token changes; a forced refresh makes a third.
+        #expect(await tokens.wait { $0.count == 2 })
+        _ = try await user.getIDToken(forcingRefresh: true)
+        #expect(await tokens.wait { $0.count == 3 })
         let result = try await user.getIDTokenResult()
         #expect(result.claims["user_id"] as? String == user.uid)
         #expect(result.signInProvider == "password")
         #expect(result.expirationDate > Date())
-        // Signed out, then in at once, then the refresh: each is a token change.
-        #expect(await tokens.wait { $0.count >= 3 && $0.first == "nil" })
+        #expect(tokens.all.first == "nil")
         // Concurrent refreshes share one request.
         async let a = user.getIDToken(forcingRefresh: true)
         async let b = user.getIDToken(forcingRefresh: true)

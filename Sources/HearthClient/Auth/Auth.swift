@@ -116,6 +116,7 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
 
     @discardableResult
     public func signIn(with credential: AuthCredential) async throws -> AuthDataResult {
+        try Self.checkInput(credential, creating: false)
         let grant = try await signInGrant(with: credential)
         return AuthDataResult(user: try await signedIn(grant), providerID: credential.provider, isNewUser: false)
     }
@@ -127,6 +128,7 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
     /// Creates an account with an email and password, and signs in to it.
     @discardableResult
     public func createUser(withEmail email: String, password: String) async throws -> AuthDataResult {
+        try Self.checkInput(EmailAuthProvider.credential(withEmail: email, password: password), creating: true)
         let answer = try await backend.call("signUp", ["email": email, "password": password, "returnSecureToken": true])
         let user = try await signedIn(try AuthBackend.grant(from: answer))
         return AuthDataResult(user: user, providerID: EmailAuthProvider.id, isNewUser: true)
@@ -262,6 +264,14 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
 
     // MARK: The session (used by User and Database)
 
+    /// What FirebaseAuth refuses before any request: an empty email (`missingEmail`), an empty password
+    /// (`weakPassword` for a new account, `wrongPassword` for a sign-in).
+    static func checkInput(_ credential: AuthCredential, creating: Bool) throws {
+        guard case .password(let email, let password) = credential.kind else { return }
+        if email.isEmpty { throw AuthFailure.error(.missingEmail) }
+        if password.isEmpty { throw AuthFailure.error(creating ? .weakPassword : .wrongPassword) }
+    }
+
     /// Tokens for a credential, without changing who is signed in.
     func signInGrant(with credential: AuthCredential) async throws -> TokenGrant {
         switch credential.kind {
@@ -301,6 +311,12 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
         for listener in listeners { call(listener, user, on: queue) }
         for observer in observers { observer() }
         scheduleRefresh(of: user)
+    }
+
+    /// The user's profile changed (`reload()`, a profile change): saved for the next start.
+    func profileChanged(of user: User) {
+        guard currentUser === user else { return }
+        store.save(user.stored)
     }
 
     /// A call for `user` failed: when the server no longer honours the account (deleted, disabled,

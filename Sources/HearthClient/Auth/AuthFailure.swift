@@ -23,10 +23,21 @@ enum AuthFailure {
         guard let code = serverCodes[name] else {
             return error(.internalError, detail: "An internal error has occurred (the server said \(message)).")
         }
-        return error(code, detail: detail?.isEmpty == false ? detail : nil)
+        let reason = detail?.isEmpty == false ? detail : nil
+        // FirebaseAuth keeps its own text for a weak password and gives the server's as the reason.
+        if code == .weakPassword {
+            let base = error(code)
+            var info = base.userInfo
+            if let reason { info[NSLocalizedFailureReasonErrorKey] = reason }
+            return NSError(domain: base.domain, code: base.code, userInfo: info)
+        }
+        return error(code, detail: reason)
     }
 
     /// The server's error strings FirebaseAuth recognises, and the codes it reports for them.
+    /// FirebaseAuth's iOS table, and one more: `INVALID_REFRESH_TOKEN` (a token the server no longer
+    /// knows) is `invalidUserToken` here, which signs the app out, where the iOS SDK reports an internal
+    /// error and keeps a user whose session cannot come back.
     static let serverCodes: [String: AuthErrorCode] = [
         "EMAIL_EXISTS": .emailAlreadyInUse,
         "INVALID_PASSWORD": .wrongPassword,
@@ -39,7 +50,6 @@ enum AuthFailure {
         "INVALID_EMAIL": .invalidEmail,
         "INVALID_IDENTIFIER": .invalidEmail,
         "MISSING_EMAIL": .missingEmail,
-        "MISSING_PASSWORD": .wrongPassword,
         "TOO_MANY_ATTEMPTS_TRY_LATER": .tooManyRequests,
         "USER_DISABLED": .userDisabled,
         "CREDENTIAL_TOO_OLD_LOGIN_AGAIN": .requiresRecentLogin,
@@ -53,17 +63,23 @@ enum AuthFailure {
         "INVALID_OOB_CODE": .invalidActionCode,
         "INVALID_CUSTOM_TOKEN": .invalidCustomToken,
         "CREDENTIAL_MISMATCH": .customTokenMismatch,
-        "INVALID_API_KEY": .invalidAPIKey,
-        "API_KEY_INVALID": .invalidAPIKey,
-        "CREDENTIAL_ALREADY_IN_USE": .credentialAlreadyInUse,
-        "USER_MISMATCH": .userMismatch,
         "INVALID_CONTINUE_URI": .invalidContinueURI,
         "MISSING_CONTINUE_URI": .missingContinueURI,
         "UNAUTHORIZED_DOMAIN": .unauthorizedDomain,
+        "INVALID_MESSAGE_PAYLOAD": .invalidMessagePayload,
+        "INVALID_SENDER": .invalidSender,
+        "INVALID_RECIPIENT_EMAIL": .invalidRecipientEmail,
+        "MISSING_IOS_BUNDLE_ID": .missingIosBundleID,
+        "MISSING_ANDROID_PACKAGE_NAME": .missingAndroidPackageName,
+        "INVALID_HOSTING_LINK_DOMAIN": .invalidHostingLinkDomain,
+        "EMAIL_CHANGE_NEEDS_VERIFICATION": .emailChangeNeedsVerification,
+        "UNVERIFIED_EMAIL": .unverifiedEmail,
+        "FEDERATED_USER_ID_ALREADY_LINKED": .credentialAlreadyInUse,
+        "TENANT_ID_MISMATCH": .tenantIDMismatch,
+        "UNSUPPORTED_TENANT_OPERATION": .unsupportedTenantOperation,
         "PASSWORD_DOES_NOT_MEET_REQUIREMENTS": .passwordDoesNotMeetRequirements,
+        "BLOCKING_FUNCTION_ERROR_RESPONSE": .blockingCloudFunctionError,
         "QUOTA_EXCEEDED": .quotaExceeded,
-        "MISSING_REQ_TYPE": .invalidReqType,
-        "INVALID_REQ_TYPE": .invalidReqType,
     ]
 
     /// `ERROR_` and the code's name in capitals (FirebaseAuth's names; one differs from the pattern).

@@ -214,6 +214,7 @@ open class User: NSObject, UserInfo, @unchecked Sendable {  // state behind a Mu
         let grant = try await auth.signInGrant(with: credential)
         guard grant.uid == uid else { throw AuthFailure.error(.userMismatch) }
         record.withLock { $0.take(grant) }
+        auth.tokensChanged(of: self)
         try await lookUp()
         return AuthDataResult(user: self, providerID: credential.provider, isNewUser: false)
     }
@@ -230,6 +231,7 @@ open class User: NSObject, UserInfo, @unchecked Sendable {  // state behind a Mu
         }
         let answer = try await call("signUp", ["idToken": try await getIDToken(), "email": email, "password": password, "returnSecureToken": true])
         record.withLock { $0.take(grant(answer)) }
+        auth?.tokensChanged(of: self)
         try await lookUp()
         return AuthDataResult(user: self, providerID: "password", isNewUser: false)
     }
@@ -247,10 +249,13 @@ open class User: NSObject, UserInfo, @unchecked Sendable {  // state behind a Mu
         body["idToken"] = try await getIDToken()
         body["returnSecureToken"] = true
         let answer = try await call("update", body)
-        record.withLock { user in
+        let tokensChanged = record.withLock { user in
+            let before = user.idToken
             if answer["idToken"] != nil, let grant = try? AuthBackend.grant(from: answer) { user.take(grant) }
             user.update(from: answer)
+            return user.idToken != before
         }
+        if tokensChanged { auth?.tokensChanged(of: self) }
         try await lookUp()
     }
 
@@ -262,7 +267,7 @@ open class User: NSObject, UserInfo, @unchecked Sendable {  // state behind a Mu
             throw error
         }
         record.withLock { $0.update(from: account) }
-        auth?.tokensChanged(of: self)
+        auth?.profileChanged(of: self)
     }
 
     private func grant(_ answer: [String: Any]) -> TokenGrant {
