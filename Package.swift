@@ -20,6 +20,10 @@ let package = Package(
     products: [
         .executable(name: "hearth", targets: ["hearth"]),
         .executable(name: "hearth-bench", targets: ["HearthBenchmarks"]),
+        /// The seed tutorials' apps, in the terminal (Examples/, docs/examples.md).
+        .executable(name: "jokes", targets: ["jokes"]),
+        .executable(name: "social", targets: ["social"]),
+        .executable(name: "board", targets: ["board"]),
         .executable(name: "hearth-crash-writer", targets: ["HearthCrashWriter"]),
         .library(name: "HearthCore", targets: ["HearthCore"]),
         .library(name: "HearthStorage", targets: ["HearthStorage"]),
@@ -107,6 +111,14 @@ let package = Package(
                 "HearthRules", "HearthAuth", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient", "HearthTesting",
             ],
             swiftSettings: strict),
+        // The seed apps: a small full-screen terminal toolkit, the apps' state and commands (tested), and
+        // the three executables.
+        .target(name: "SeedTerminal", path: "Examples/Terminal", swiftSettings: strict),
+        .target(name: "SeedApps", dependencies: ["HearthClient", "HearthBolt", "SeedTerminal"], path: "Examples/SeedApps", swiftSettings: strict),
+        .executableTarget(name: "jokes", dependencies: ["SeedApps", "SeedTerminal"], path: "Examples/jokes", swiftSettings: strict),
+        .executableTarget(name: "social", dependencies: ["SeedApps", "SeedTerminal"], path: "Examples/social", swiftSettings: strict),
+        .executableTarget(name: "board", dependencies: ["SeedApps", "SeedTerminal"], path: "Examples/board", swiftSettings: strict),
+        .testTarget(name: "SeedAppsTests", dependencies: ["SeedApps", "SeedTerminal"], swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore", "HearthSupport"], swiftSettings: strict),
         .testTarget(

@@ -291,11 +291,12 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
             state.user = user
             return (previous, state.callbackQueue, state.stateListeners)
         }
-        store.save(user.stored)
+        // Databases first, so that their connections send the new token before anything a state
+        // listener does in answer (listening to the user's data) reaches them.
+        tokensChanged(of: user)
         if previous?.uid != user.uid {
             for listener in stateListeners.values { call(listener, user, on: queue) }
         }
-        tokensChanged(of: user)
         return user
     }
 
@@ -308,8 +309,8 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
         }
         guard let (queue, listeners, observers) = current else { return }
         store.save(user.stored)
-        for listener in listeners { call(listener, user, on: queue) }
         for observer in observers { observer() }
+        for listener in listeners { call(listener, user, on: queue) }
         scheduleRefresh(of: user)
     }
 
@@ -340,8 +341,8 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
         }
         guard let (queue, listeners, observers) = current else { return }
         store.save(nil)
-        for listener in listeners { call(listener, nil, on: queue) }
         for observer in observers { observer() }
+        for listener in listeners { call(listener, nil, on: queue) }
     }
 
     /// Refreshes the token ahead of its expiry, so connections never hold an expired one.
