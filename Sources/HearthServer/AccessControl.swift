@@ -60,6 +60,22 @@ extension Namespace {
         }
     }
 
+    /// The check for a compare-and-set write (a transaction's put with `h`, a REST `if-match`): a stale
+    /// hash is answered `datastale` (412) before the rules decide, as Firebase does, so that a transaction
+    /// whose rules only allow moving from the current value (a counter moved by one) is retried on that
+    /// value instead of refused. Only for callers who may read the location: to anyone else, a stale
+    /// answer would tell whether a guessed value is there, so the rules decide first (see
+    /// DurableDatabase.set).
+    func compareAndSetCheck(_ check: DurableDatabase.WriteCheck?, caller: Caller, at path: Path, ifHash: String?, now: Int64)
+        -> DurableDatabase.WriteCheck?
+    {
+        guard let check, let ifHash, mayRead(caller, at: path, query: nil, now: now) else { return check }
+        return { locations, before, after in
+            if before.child(at: path).hash != ifHash { return DataError(.hashMismatch, "Transaction hash does not match") }
+            return check(locations, before, after)
+        }
+    }
+
     /// Replaces the rules and takes back what they no longer allow: streams and realtime listens that
     /// may no longer read are cancelled (`cancel` / `c`), as Firebase does (rtdb-protocol.md §3.3, §8.1).
     func replaceRules(_ new: RuleSet, now: Int64) {

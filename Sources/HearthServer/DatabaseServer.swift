@@ -209,6 +209,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             let ifHash = try etagCondition(request)
             write(.set(target.path), caller: caller, namespace: namespace, target: target, request: request, responder: responder) {
                 db, now, check, completion in
+                let check = namespace.compareAndSetCheck(check, caller: caller, at: target.path, ifHash: ifHash, now: now)
                 db.set(target.path, to: value, ifHash: ifHash, now: now, check: check, completion: completion)
             }
         case .post:
@@ -218,6 +219,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             let ifHash = try etagCondition(request)
             write(.set(path), caller: caller, namespace: namespace, target: target, request: request, responder: responder,
                   reply: { _ in Array("{\"name\":\(Node(id).json())}".utf8) }) { db, now, check, completion in
+                let check = namespace.compareAndSetCheck(check, caller: caller, at: path, ifHash: ifHash, now: now)
                 db.set(path, to: value, ifHash: ifHash, now: now, check: check, completion: completion)
             }
         case .patch:
@@ -245,6 +247,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             let ifHash = try etagCondition(request)
             write(.set(target.path), caller: caller, namespace: namespace, target: target, request: request, responder: responder) {
                 db, now, check, completion in
+                let check = namespace.compareAndSetCheck(check, caller: caller, at: target.path, ifHash: ifHash, now: now)
                 db.set(target.path, to: .empty, ifHash: ifHash, now: now, check: check, completion: completion)
             }
         case .options:

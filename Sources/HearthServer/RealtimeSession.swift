@@ -505,7 +505,9 @@ final class RealtimeSession: RealtimeSessionHandle {
         }
         // A present `h` (even "") makes the put a compare-and-set (§2.6).
         let ifHash: String? = request.fields[Wire.hash].map { _ in request.node(Wire.hash)?.stringValue ?? "" }
+        let caller = self.caller
         server.realtimeWrite(.set(path), caller: caller, namespace: namespace, apply: { db, now, check, completion in
+            let check = namespace.compareAndSetCheck(check, caller: caller, at: path, ifHash: ifHash, now: now)
             db.set(path, to: value, ifHash: ifHash, now: now, check: check, completion: completion)
         }, answered: writeAnswer(r))
     }

@@ -111,3 +111,19 @@ private func deploy(_ server: DatabaseServer, _ rules: String) async throws {
     #expect(stale.status == 401)
     #expect(!stale.bodyText.contains("s3cr3t"))
 }
+
+@Test func aReaderWithAStaleHashHearsItIsStaleBeforeTheRulesDecide() async throws {
+    // A counter the rules move only by one from its current value: a transaction built on an old
+    // value must be told it is stale (and retry), not refused for good.
+    let server = makeServer()
+    try await deploy(server, #"{"rules": {"counter": {".read": "auth != null", ".write": "auth != null && newData.val() == data.val() + 1"}}}"#)
+    _ = try await send(server, .put, "/counter.json", body: "5", headers: ["authorization": "Bearer owner"])
+    let stale = try await send(server, .put, "/counter.json?\(asUser("ada"))", body: "2", headers: ["if-match": "\"bogus\""])
+    #expect(stale.status == 412)
+    let current = try #require(stale.header("etag"))
+    let retried = try await send(server, .put, "/counter.json?\(asUser("ada"))", body: "6", headers: ["if-match": current])
+    #expect(retried.status == 200)
+    // With the current hash, the rules still decide.
+    let jump = try await send(server, .put, "/counter.json?\(asUser("ada"))", body: "9", headers: ["if-match": try #require(retried.header("etag"))])
+    #expect(jump.status == 401)
+}
