@@ -21,8 +21,10 @@ FUZZ ?=
 FUZZ_SECONDS ?= 60
 # How long make test fuzzes each target: long enough to catch a regression in a parser just changed.
 TEST_FUZZ_SECONDS ?= 10
+# make jokes|social|board: the app's options, e.g. ARGS="--url http://localhost:9000?ns=mine".
+ARGS ?=
 
-.PHONY: help run test bench build clean setup fuzz
+.PHONY: help run test bench build clean setup fuzz jokes social board
 
 help: ## Show the commands
 	@echo "Hearth: a self-hosted Firebase Realtime Database and Auth server."
@@ -39,6 +41,15 @@ $(SETUP_STAMP): scripts/setup Tests/compat/requirements.txt
 setup: ## Install what is missing (Debian packages, .venv for the compatibility tests)
 	@scripts/setup
 	@touch $(SETUP_STAMP)
+
+jokes: $(SETUP_STAMP) build ## The jokes app in this terminal, against 'make run' (docs/examples.md)
+	@.build/debug/jokes $(ARGS)
+
+social: $(SETUP_STAMP) build ## The social app (profiles, usernames, followers)
+	@.build/debug/social $(ARGS)
+
+board: $(SETUP_STAMP) build ## The message board and your posts (works offline)
+	@.build/debug/board $(ARGS)
 
 build: ## Build hearth and hearth-bench (debug)
 	@echo "==> swift build"

@@ -29,7 +29,7 @@ let package = Package(
         .library(name: "HearthStorage", targets: ["HearthStorage"]),
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
         .library(name: "HearthRules", targets: ["HearthRules"]),
-        /// The Swift SDK: Firebase's Database API (and, next, Auth) for Hearth, on Linux and Apple platforms.
+        /// The Swift SDK: Firebase's Database and Auth APIs for Hearth, on Linux and Apple platforms.
         .library(name: "HearthClient", targets: ["HearthClient"]),
         /// Every parser of client bytes as a function of those bytes: the fuzzers in Fuzz/ build on it.
         .library(name: "HearthFuzzing", targets: ["HearthFuzzing"]),
