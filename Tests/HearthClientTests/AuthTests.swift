@@ -227,6 +227,27 @@ import Testing
         #expect(await states.wait { $0 == [user.uid, "nil"] })
     }
 
+    @Test func revokedSessionsSignTheAppOutThroughTheDatabase() async throws {
+        // The admin revokes the user's sessions (firebase-admin's revoke_refresh_tokens): the server tells
+        // the database connection (`auth_revoked`), which asks for a fresh token; the refresh is refused
+        // and the app is signed out, without the app calling anything.
+        let auth = makeAuth(namespace: "revoke")
+        let database = Database.database(app: try #require(auth.app))
+        database.callbackQueue = DispatchQueue(label: "test.revoke.callbacks")
+        let user = try await auth.createUser(withEmail: Self.email(), password: "secret123").user
+        let states = Recorder<String>()
+        auth.addStateDidChangeListener { _, user in states.append(user?.uid ?? "nil") }
+        database.reference(withPath: "x").observe(.value) { _ in }
+        try await database.reference(withPath: "x").setValue(1)  // connected and authenticated
+        try await Task.sleep(for: .seconds(1))  // validSince has a granularity of a second
+        let (status, _) = try server.http(
+            "POST", "/identitytoolkit.googleapis.com/v1/projects/demo-client/accounts:update",
+            body: #"{"localId":"\#(user.uid)","validSince":"\#(Int(Date().timeIntervalSince1970))"}"#)
+        #expect(status == 200)
+        #expect(await states.wait(seconds: 15) { $0 == [user.uid, "nil"] })
+        #expect(auth.currentUser == nil)
+    }
+
     @Test func theSignedInUserSurvivesARestartInAnOwnerOnlyFile() async throws {
         let directory = NSTemporaryDirectory() + "hearth-auth-store-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }

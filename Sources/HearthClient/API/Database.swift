@@ -107,10 +107,11 @@ open class Database: NSObject, @unchecked Sendable {  // mutable state is behind
     /// The connection authenticates as the app's signed-in user and follows every change of its token.
     private func follow(_ auth: Auth, with repo: Repo) {
         repo.setAuthTokenProvider { [weak auth] force, done in
+            guard let auth else { return done(nil) }
             // At once when the token is fresh or no one is signed in, so the connection's auth goes
             // out before the app's next write; after the refresh otherwise.
-            if let known = auth?.knownToken(forceRefresh: force) ?? .some(nil) { return done(known) }
-            Task { done(await auth?.tokenForDatabase(forceRefresh: force)) }
+            if let known = auth.knownToken(forceRefresh: force) { return done(known) }
+            Task { done(await auth.tokenForDatabase(forceRefresh: force)) }
         }
         auth.observeTokens(repo) { [weak repo] in repo?.authChanged() }
     }
