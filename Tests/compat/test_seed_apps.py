@@ -150,16 +150,17 @@ def launch(terminal, apps, server, app: str, window: str, namespace: str, tmp_pa
     terminal.open(window, [str(apps / app), "--url", url, "--data", str(server.data)], tmp_path / f"session-{window}")
 
 
+def fill(terminal, window: str, *values: str):
+    """Types each value into the focused field and presses Enter (the next field, then submit)."""
+    for value in values:
+        terminal.type(window, value)
+        terminal.keys(window, "Enter")
+
+
 def sign_up(terminal, window: str, email: str, username: str | None = None):
     terminal.wait(window, "Sign in", "the login screen")
     terminal.keys(window, "C-t")
-    terminal.type(window, email)
-    terminal.keys(window, "Enter")
-    terminal.type(window, "secret123")
-    terminal.keys(window, "Enter")
-    if username:
-        terminal.type(window, username)
-        terminal.keys(window, "Enter")
+    fill(terminal, window, email, "secret123", *([username] if username else []))
     signed_in(terminal, window, email)
 
 
@@ -187,8 +188,7 @@ def test_jokes_two_users_see_each_other_live(apps, server, terminal, tmp_path):
         urllib.request.urlopen(f"http://127.0.0.1:{server.port}/jokes.json?ns=jokes1", timeout=5)
 
     terminal.keys("ann", "n")
-    terminal.type("ann", "Why did the chicken cross the road?")
-    terminal.keys("ann", "Enter")
+    fill(terminal, "ann", "Why did the chicken cross the road?")
     seen = terminal.wait("bob", "Why did the chicken cross the road?", "bob seeing ann's joke", seconds=5)
     assert seen < 1.0, f"bob saw the joke after {seen:.2f} s"
 
@@ -211,15 +211,11 @@ def test_jokes_ten_users_vote_at_once_and_the_count_is_ten(apps, server, termina
         terminal.wait(user, "Sign in", "the login screen")
     for user in users:
         terminal.keys(user, "C-t")
-        terminal.type(user, f"{user}@example.com")
-        terminal.keys(user, "Enter")
-        terminal.type(user, "secret123")
-        terminal.keys(user, "Enter")
+        fill(terminal, user, f"{user}@example.com", "secret123")
     for user in users:
         signed_in(terminal, user, f"{user}@example.com", seconds=20)
     terminal.keys("voter0", "n")
-    terminal.type("voter0", "Ten votes, please")
-    terminal.keys("voter0", "Enter")
+    fill(terminal, "voter0", "Ten votes, please")
     for user in users:
         terminal.wait(user, "Ten votes, please", "the joke")
     for user in users:  # as close together as tmux delivers them
@@ -268,20 +264,12 @@ def test_social_usernames_and_follows_on_both_sides(apps, server, terminal, tmp_
     # Log in by username; a taken username is refused and the account is not kept.
     terminal.keys("carol", "o")
     terminal.wait("carol", "Email or username", "the login screen")
-    terminal.type("carol", "carol")
-    terminal.keys("carol", "Enter")
-    terminal.type("carol", "secret123")
-    terminal.keys("carol", "Enter")
+    fill(terminal, "carol", "carol", "secret123")
     signed_in(terminal, "carol", "carol@example.com")
     terminal.keys("dave", "o")
     terminal.wait("dave", "Sign in", "the login screen")
     terminal.keys("dave", "C-t")
-    terminal.type("dave", "eve@example.com")
-    terminal.keys("dave", "Enter")
-    terminal.type("dave", "secret123")
-    terminal.keys("dave", "Enter")
-    terminal.type("dave", "carol")
-    terminal.keys("dave", "Enter")
+    fill(terminal, "dave", "eve@example.com", "secret123", "carol")
     terminal.wait("dave", "The username @carol is taken", "the refusal")
     assert "Create an account" in terminal.screen("dave")
 
@@ -294,13 +282,11 @@ def test_board_posts_need_verification_and_survive_the_server_going_away(apps, s
 
     # The message board, with every child event shown as it happens.
     terminal.keys("fay", "n")
-    terminal.type("fay", "hello board")
-    terminal.keys("fay", "Enter")
+    fill(terminal, "fay", "hello board")
     terminal.wait("gus", "fay: hello board", "gus seeing fay's message")
     terminal.wait("gus", "childAdded", "the event log")
     terminal.keys("fay", "e")
-    terminal.type("fay", "!")
-    terminal.keys("fay", "Enter")
+    fill(terminal, "fay", "!")
     terminal.wait("gus", "fay: hello board!", "the edit")
     terminal.wait("gus", "childChanged", "the change event")
 
@@ -313,20 +299,14 @@ def test_board_posts_need_verification_and_survive_the_server_going_away(apps, s
     terminal.keys("fay", "r")
     terminal.wait("fay", "Verified", "the verification noticed")
     terminal.keys("fay", "n")
-    terminal.type("fay", "Online post")
-    terminal.keys("fay", "Tab")
-    terminal.type("fay", "written with the server up")
-    terminal.keys("fay", "Enter")
+    fill(terminal, "fay", "Online post", "written with the server up")
     terminal.wait("fay", "Posted.", "the post acknowledged")
 
     # The server goes away; a post shows at once and reaches the server when it is back.
     server.stop()
     terminal.wait("fay", "○ offline", "the offline header")
     terminal.keys("fay", "n")
-    terminal.type("fay", "Offline post")
-    terminal.keys("fay", "Tab")
-    terminal.type("fay", "written with the server down")
-    terminal.keys("fay", "Enter")
+    fill(terminal, "fay", "Offline post", "written with the server down")
     terminal.wait("fay", "Offline post — written with the server down", "the offline post shown at once", seconds=2)
     server.start()
     terminal.wait("fay", "● online", "the reconnection", seconds=30)

@@ -219,13 +219,7 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
     /// Called at once with the current user, then whenever a different user signs in and on sign-out.
     @discardableResult
     public func addStateDidChangeListener(_ listener: @escaping (Auth, User?) -> Void) -> NSObjectProtocol {
-        let handle = NSObject()
-        let (queue, user) = state.withLock { state in
-            state.stateListeners[ObjectIdentifier(handle)] = Listener(block: listener)
-            return (state.callbackQueue, state.user)
-        }
-        call(Listener(block: listener), user, on: queue)
-        return handle
+        add(listener, to: \.stateListeners)
     }
 
     public func removeStateDidChangeListener(_ listenerHandle: NSObjectProtocol) {
@@ -235,17 +229,22 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
     /// Called at once, then on every sign-in, sign-out and token refresh.
     @discardableResult
     public func addIDTokenDidChangeListener(_ listener: @escaping (Auth, User?) -> Void) -> NSObjectProtocol {
-        let handle = NSObject()
-        let (queue, user) = state.withLock { state in
-            state.tokenListeners[ObjectIdentifier(handle)] = Listener(block: listener)
-            return (state.callbackQueue, state.user)
-        }
-        call(Listener(block: listener), user, on: queue)
-        return handle
+        add(listener, to: \.tokenListeners)
     }
 
     public func removeIDTokenDidChangeListener(_ listenerHandle: NSObjectProtocol) {
         state.withLock { _ = $0.tokenListeners.removeValue(forKey: ObjectIdentifier(listenerHandle)) }
+    }
+
+    /// Registers `listener` and calls it once with the current user; the handle removes it.
+    private func add(_ listener: @escaping (Auth, User?) -> Void, to list: WritableKeyPath<State, [ObjectIdentifier: Listener]>) -> NSObjectProtocol {
+        let handle = NSObject()
+        let (queue, user) = state.withLock { state in
+            state[keyPath: list][ObjectIdentifier(handle)] = Listener(block: listener)
+            return (state.callbackQueue, state.user)
+        }
+        call(Listener(block: listener), user, on: queue)
+        return handle
     }
 
     /// The signed-in user as an async sequence (Hearth's addition): the current user first, then each
