@@ -64,27 +64,26 @@ struct PathTrie<Value>: Sendable where Value: Sendable {
         return box.values
     }
 
-    /// Values at `path` and at every location above it.
-    func valuesAtOrAbove(_ path: Path) -> [Value] {
+    /// The values from the root down to `path`, and the node at `path` (nil when nothing is stored there
+    /// or below).
+    private func walk(to path: Path) -> (found: [Value], reached: Box?) {
         var found = root.values
         var box = root
         for key in path.keys {
-            guard let next = box.children[key] else { return found }
+            guard let next = box.children[key] else { return (found, nil) }
             box = next
             found += box.values
         }
-        return found
+        return (found, box)
     }
+
+    /// Values at `path` and at every location above it.
+    func valuesAtOrAbove(_ path: Path) -> [Value] { walk(to: path).found }
 
     /// Values at `path`, above it and below it: everything a write at `path` can affect.
     func valuesOverlapping(_ path: Path) -> [Value] {
-        var found = root.values
-        var box = root
-        for key in path.keys {
-            guard let next = box.children[key] else { return found }
-            box = next
-            found += box.values
-        }
+        var (found, reached) = walk(to: path)
+        guard let box = reached else { return found }
         var stack = Array(box.children.values)
         while let next = stack.popLast() {
             found += next.values
