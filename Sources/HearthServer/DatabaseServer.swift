@@ -579,11 +579,13 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         responder.respond(Self.withCommonHeaders(HTTPResponse(status: 200, headers: headers, body: body)))
     }
 
+    /// `shallow=true`: the children's keys, each with `true` for an object and its own value for a
+    /// primitive (`{"a": {"deep": 1}, "b": 2}` reads `{"a": true, "b": 2}`), as Firebase answers.
     static func shallow(_ value: Node) -> Node {
         guard value.hasChildren else { return value }
         var children: [(key: ChildKey, value: Node)] = []
-        value.children.forEach { key, _ in
-            children.append((key, Node(true)))
+        value.children.forEach { key, child in
+            children.append((key, child.hasChildren ? Node(true) : child))
             return true
         }
         return Node(children: ChildrenMap(sortedUniqueElements: children))

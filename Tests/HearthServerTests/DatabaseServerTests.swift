@@ -116,6 +116,9 @@ func send(
     #expect(keys.bodyText == #"{"d":{"h":5}}"#)
     let shallow = try await send(server, .get, "/s.json?shallow=true")
     #expect(shallow.bodyText == #"{"a":true,"b":true,"c":true,"d":true}"#)
+    // Primitive children keep their values; only objects become true.
+    _ = try await send(server, .put, "/m.json", body: #"{"a":{"deep":1},"b":2,"c":"s","d":false}"#)
+    #expect(try await send(server, .get, "/m.json?shallow=true").bodyText == #"{"a":true,"b":2,"c":"s","d":false}"#)
 }
 
 @Test("Errors are Firebase-shaped", arguments: [

@@ -50,6 +50,9 @@ def test_set_get_update_push_delete(app):
     empty = db.reference("probe/list", app=app).push()
     assert empty.get() == ""
     assert db.reference("probe", app=app).get(shallow=True) == {"list": True, "scalar": True}
+    # Primitive children keep their values; only objects become true.
+    db.reference("shallow", app=app).set({"a": {"deep": 1}, "b": 2, "c": "s"})
+    assert db.reference("shallow", app=app).get(shallow=True) == {"a": True, "b": 2, "c": "s"}
     ref.delete()
     assert ref.get() is None
 
