@@ -85,6 +85,11 @@ public protocol AccountStore: AnyObject, Sendable {
     func userCount() throws -> Int
     func deleteAllUsers() throws
 
+    /// The account with this phone number (E.164).
+    func user(phoneNumber: String) throws -> UserRecord?
+    /// The account a provider's user (`google.com`, its uid there) is linked to.
+    func user(providerId: String, rawId: String) throws -> UserRecord?
+
     func insertRefreshToken(_ token: RefreshTokenRecord) throws
     func refreshToken(hash: [UInt8]) throws -> RefreshTokenRecord?
     /// Revokes every refresh token of `uid`.
@@ -101,7 +106,9 @@ public protocol AccountStore: AnyObject, Sendable {
     func oobCodes() throws -> [OobCode]
 }
 
-/// The id or email of a new or changed account is already used.
+/// The id, email, phone number or a linked provider's identity of a new or changed account is already used.
 public struct AccountStoreConflict: Error, Sendable {
-    public init() {}
+    public enum Field: Sendable, Equatable { case id, email, phoneNumber, provider }
+    public var field: Field
+    public init(_ field: Field = .email) { self.field = field }
 }

@@ -17,6 +17,7 @@ extension AuthService {
         if let email = user.email { info["email"] = email }
         if let name = user.displayName { info["displayName"] = name }
         if let photo = user.photoUrl { info["photoUrl"] = photo }
+        if let phone = user.phoneNumber { info["phoneNumber"] = phone }
         if user.password != nil { info["passwordHash"] = Self.redactedHash }
         if let updated = user.passwordUpdatedAt { info["passwordUpdatedAt"] = updated }
         if let login = user.lastLoginAt { info["lastLoginAt"] = String(login) }
@@ -24,14 +25,6 @@ extension AuthService {
         if let claims = user.customAttributes { info["customAttributes"] = claims }
         info["providerUserInfo"] = providerUserInfo(user)
         return info
-    }
-
-    func providerUserInfo(_ user: UserRecord) -> [[String: Any]] {
-        guard let email = user.email else { return [] }
-        var entry: [String: Any] = ["providerId": "password", "federatedId": email, "email": email, "rawId": email]
-        if let name = user.displayName { entry["displayName"] = name }
-        if let photo = user.photoUrl { entry["photoUrl"] = photo }
-        return [entry]
     }
 
     static func rfc3339(_ milliseconds: Int64) -> String {
@@ -84,6 +77,7 @@ extension AuthService {
             } else {
                 user = UserRecord(localId: Self.newLocalID(), createdAt: time)
                 user.lastLoginAt = time
+                user.lastRefreshAt = time
                 attach(&user)
                 try store.insert(user)
             }
@@ -106,9 +100,10 @@ extension AuthService {
         var user = UserRecord(localId: uid, createdAt: now)
         try prepareAdminChanges(body).apply(to: &user)
         if let email = user.email, try store.user(email: email) != nil { throw AuthError.emailExists }
-        do { try store.insert(user) } catch is AccountStoreConflict { throw AuthError.emailExists }
+        do { try store.insert(user) } catch let conflict as AccountStoreConflict { throw Self.conflictError(conflict) }
         var response: [String: Any] = ["kind": "identitytoolkit#SignupNewUserResponse", "localId": uid]
         if let email = user.email { response["email"] = email }
+        if let phone = user.phoneNumber { response["phoneNumber"] = phone }
         if let name = user.displayName { response["displayName"] = name }
         return response
     }
@@ -124,6 +119,8 @@ extension AuthService {
         var disabled: Bool?
         var customAttributes: String?
         var validSince: Int64?
+        var phoneNumber: String?
+        var linkProvider: LinkedProvider?
         var time: Int64
 
         func apply(to user: inout UserRecord) {
@@ -139,14 +136,21 @@ extension AuthService {
             if let disabled { user.disabled = disabled }
             if let customAttributes { user.customAttributes = customAttributes == "{}" ? nil : customAttributes }
             if let validSince { user.validSince = validSince }
+            if let phoneNumber { user.phoneNumber = phoneNumber }
+            if let linkProvider {
+                var providers = (user.linkedProviders ?? []).filter { $0.providerId != linkProvider.providerId }
+                providers.append(linkProvider)
+                user.linkedProviders = providers
+            }
         }
     }
 
     func prepareAdminChanges(_ body: RequestBody) throws -> AdminChanges {
-        if body.has("phoneNumber") {
-            throw AuthError.invalid("OPERATION_NOT_ALLOWED", "phone numbers are not supported by Hearth")
-        }
         var changes = AdminChanges(time: now)
+        if let phone = body.string("phoneNumber") { changes.phoneNumber = try Self.checkedPhoneNumber(phone) }
+        if let link = body.fields["linkProviderUserInfo"] as? [String: Any] {
+            changes.linkProvider = try Self.linkedProvider(RequestBody(fields: link))
+        }
         if let email = body.string("email") {
             guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
             changes.email = canonical
@@ -202,6 +206,7 @@ extension AuthService {
             guard fresh.password == verified else { throw AuthError.invalidLoginCredentials }
             if let upgraded { fresh.password = upgraded }
             fresh.lastLoginAt = time
+            fresh.lastRefreshAt = time
         }) else { throw AuthError.invalidLoginCredentials }
         user = current
         var response: [String: Any] = [
@@ -217,13 +222,7 @@ extension AuthService {
     func lookup(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
         if call.privileged && !body.has("idToken") {
-            var users: [UserRecord] = []
-            var seen: Set<String> = []
-            for uid in body.strings("localId") { if let user = try store.user(id: uid) { users.append(user) } }
-            for email in body.strings("email") {
-                if let canonical = Self.canonicalEmail(email), let user = try store.user(email: canonical) { users.append(user) }
-            }
-            users = users.filter { seen.insert($0.localId).inserted }
+            let users = try adminLookup(body)
             var response: [String: Any] = ["kind": "identitytoolkit#GetAccountInfoResponse"]
             if !users.isEmpty { response["users"] = users.map(userInfo) }  // omitted when empty (§2.3)
             return response
@@ -250,8 +249,8 @@ extension AuthService {
                     Self.deleteAttributes(body, from: &user)
                     revoked = user.validSince != before
                 }
-            } catch is AccountStoreConflict {
-                throw AuthError.emailExists
+            } catch let conflict as AccountStoreConflict {
+                throw Self.conflictError(conflict)
             }
             guard updated != nil else { throw AuthError.userNotFound }
             if revoked { try store.revokeRefreshTokens(uid: uid) }
@@ -339,10 +338,19 @@ extension AuthService {
             default: break
             }
         }
-        for provider in body.strings("deleteProvider") where provider == "password" {
-            user.password = nil
-            user.email = nil
-            user.emailVerified = false
+        for provider in body.strings("deleteProvider") {
+            switch provider {
+            case "password":
+                user.password = nil
+                user.usesEmailLink = nil
+                user.email = nil
+                user.emailVerified = false
+            case "phone":
+                user.phoneNumber = nil
+            default:
+                user.linkedProviders = user.linkedProviders?.filter { $0.providerId != provider }
+                if user.linkedProviders?.isEmpty == true { user.linkedProviders = nil }
+            }
         }
     }
 
@@ -354,6 +362,7 @@ extension AuthService {
         if let email = user.email { response["email"] = email }
         if let name = user.displayName { response["displayName"] = name }
         if let photo = user.photoUrl { response["photoUrl"] = photo }
+        if let phone = user.phoneNumber { response["phoneNumber"] = phone }
         if user.password != nil { response["passwordHash"] = Self.redactedHash }
         return response
     }
@@ -446,6 +455,7 @@ extension AuthService {
         if let current = try store.modify(id: uid, { fresh in
             if fresh.disabled { throw AuthError.userDisabled }
             fresh.lastLoginAt = time
+            fresh.lastRefreshAt = time
         }) {
             user = current
         }

@@ -42,6 +42,15 @@ extension AuthService {
         if returnLink && !call.isAdmin { throw AuthError.invalid("INSUFFICIENT_PERMISSION") }
         let continueUrl = body.string("continueUrl")
         if let continueUrl { try checkContinueURL(continueUrl) }
+        // Where a mobile app's link opens (Firebase Hosting, or the retired Dynamic Links): only a domain
+        // this server may send links to, as Firebase allows only its project's own.
+        for name in ["linkDomain", "dynamicLinkDomain"] {
+            if let domain = body.string(name), !authorizedHosts.contains(Self.normalizedHost(domain)) {
+                throw AuthError.invalid(
+                    "INVALID_HOSTING_LINK_DOMAIN",
+                    "The provided hosting link domain is not configured in Firebase Hosting or is not owned by the current project. This cannot be a default hosting domain (web.app or firebaseapp.com).")
+            }
+        }
 
         var user: UserRecord
         var newEmail: String?
@@ -249,21 +258,27 @@ extension AuthService {
                 guard let updated = try store.modify(id: current.localId, { fresh in
                     fresh.email = email
                     fresh.emailVerified = true
+                    fresh.usesEmailLink = true
                     fresh.lastLoginAt = time
+                    fresh.lastRefreshAt = time
                 }) else { throw AuthError.userNotFound }
                 user = updated
             } else if let existing = try store.user(email: email) {
                 guard let updated = try store.modify(id: existing.localId, { fresh in
                     if fresh.disabled { throw AuthError.userDisabled }
                     fresh.emailVerified = true  // the link reached the inbox
+                    fresh.usesEmailLink = true
                     fresh.lastLoginAt = time
+                    fresh.lastRefreshAt = time
                 }) else { throw AuthError.userNotFound }
                 user = updated
             } else {
                 user = UserRecord(localId: Self.newLocalID(), createdAt: time)
                 user.email = email
                 user.emailVerified = true
+                user.usesEmailLink = true
                 user.lastLoginAt = time
+                user.lastRefreshAt = time
                 try store.insert(user)
                 isNew = true
             }

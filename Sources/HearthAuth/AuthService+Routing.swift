@@ -33,6 +33,17 @@ extension AuthService {
         "emailLinkSignin": "signInWithEmailLink", "uploadAccount": "batchCreate", "downloadAccount": "batchGet",
     ]
 
+    /// Admin APIs of Firebase Auth that Hearth does not have, by the path they use.
+    static func unsupportedFeature(_ path: String) -> String? {
+        let features = [
+            ("/oauthIdpConfigs", "OIDC provider configurations"), ("/inboundSamlConfigs", "SAML provider configurations"),
+            ("/defaultSupportedIdpConfigs", "identity provider configurations"), ("/tenants", "tenants (multi-tenancy)"),
+            ("/accounts/mfaEnrollment", "multi-factor enrollments"), ("/accounts/mfaSignIn", "multi-factor sign-ins"),
+        ]
+        guard path.hasPrefix("/identitytoolkit.googleapis.com/v2/") else { return nil }
+        return features.first { path.contains($0.0) }?.1
+    }
+
     /// Headers browsers may send to the auth endpoints (auth-api.md §1.4.9), allowed in preflights when the
     /// request does not list its own.
     static let allowedHeaders =
@@ -92,6 +103,9 @@ extension AuthService {
             operation = mapped
         } else if path == "/identitytoolkit.googleapis.com/v2/passwordPolicy" {
             operation = "passwordPolicy"
+        } else if let feature = Self.unsupportedFeature(path) {
+            // Said plainly, in Firebase's shape, rather than a bare 404 (docs/auth.md, Not supported).
+            throw AuthError.invalid("OPERATION_NOT_ALLOWED", "\(feature) are not supported by Hearth")
         } else if path.hasPrefix("/identitytoolkit.googleapis.com/v1/accounts:") {
             operation = String(path.dropFirst("/identitytoolkit.googleapis.com/v1/accounts:".count))
         } else if path.hasPrefix("/identitytoolkit.googleapis.com/v1/projects/") {

@@ -31,20 +31,13 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     /// The file (and its `-wal`/`-shm`, which SQLite creates with the database file's mode) is private to
     /// the owner: it holds password hashes, sessions and pending codes.
     public convenience init(path: String, externalChangeCheck: Double = 0.025) throws {
-        try Self.createPrivately(path)
+        let inMemory = path.isEmpty || path == ":memory:" || path.hasPrefix("file:")
+        if !inMemory {
+            let error = OwnerOnlyFiles.createFile(path)
+            if error != 0 { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: error) ?? .EIO)]) }
+        }
         try self.init(database: SQLiteDatabase(path: path), externalChangeCheck: externalChangeCheck)
-        for file in [path, path + "-wal", path + "-shm", path + "-journal"] where FileManager.default.fileExists(atPath: file) {
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)  // older installs: 0644
-        }
-    }
-
-    /// Creates an empty file with mode 0600 when there is none (SQLite treats an empty file as a new database).
-    private static func createPrivately(_ path: String) throws {
-        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:"), !FileManager.default.fileExists(atPath: path)
-        else { return }
-        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-        }
+        if !inMemory { OwnerOnlyFiles.tighten(OwnerOnlyFiles.databaseFiles(path)) }  // older installs: 0644
     }
 
     public init(database: SQLiteDatabase, externalChangeCheck: Double = 0.025) throws {
@@ -80,7 +73,19 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
                 expires_at INTEGER NOT NULL
             ) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS auth_oob_code_hashes_uid ON auth_oob_code_hashes(uid);
+            CREATE TABLE IF NOT EXISTS auth_user_providers (
+                provider_id TEXT NOT NULL,
+                raw_id TEXT NOT NULL,
+                uid TEXT NOT NULL,
+                PRIMARY KEY (provider_id, raw_id)
+            ) WITHOUT ROWID;
+            CREATE INDEX IF NOT EXISTS auth_user_providers_uid ON auth_user_providers(uid);
             """)
+        // Files from before phone numbers: the column is added (SQLite cannot add a UNIQUE column; the
+        // unique index does the same).
+        let columns = try database.query("PRAGMA table_info(auth_users)").compactMap { $0[1].text }
+        if !columns.contains("phone") { try database.executeScript("ALTER TABLE auth_users ADD COLUMN phone TEXT;") }
+        try database.executeScript("CREATE UNIQUE INDEX IF NOT EXISTS auth_users_phone ON auth_users(phone);")
         try database.checkpointInBackground()
     }
 
@@ -121,12 +126,23 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
         try decodeFirst(database.query("SELECT record FROM auth_users WHERE email = ?1", [.text(email)]))
     }
 
+    public func user(phoneNumber: String) throws -> UserRecord? {
+        try decodeFirst(database.query("SELECT record FROM auth_users WHERE phone = ?1", [.text(phoneNumber)]))
+    }
+
+    public func user(providerId: String, rawId: String) throws -> UserRecord? {
+        try decodeFirst(database.query(
+            "SELECT u.record FROM auth_user_providers p JOIN auth_users u ON u.uid = p.uid WHERE p.provider_id = ?1 AND p.raw_id = ?2",
+            [.text(providerId), .text(rawId)]))
+    }
+
     public func insert(_ user: UserRecord) throws {
         try writing(user.localId) {
             try conflictChecked {
-                try database.query(
-                    "INSERT INTO auth_users (uid, email, record) VALUES (?1, ?2, ?3)",
-                    [.text(user.localId), user.email.map(SQLiteValue.text) ?? .null, .text(encode(user))])
+                try database.transaction { run in
+                    _ = try run("INSERT INTO auth_users (uid, record) VALUES (?1, '')", [.text(user.localId)])
+                    try self.store(user, run)
+                }
             }
         }
     }
@@ -134,10 +150,22 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     public func update(_ user: UserRecord) throws {
         try writing(user.localId) {
             try conflictChecked {
-                try database.query(
-                    "UPDATE auth_users SET email = ?2, record = ?3 WHERE uid = ?1",
-                    [.text(user.localId), user.email.map(SQLiteValue.text) ?? .null, .text(encode(user))])
+                try database.transaction { run in try self.store(user, run) }
             }
+        }
+    }
+
+    /// Writes the record into its row (created already) and its linked providers into theirs.
+    private func store(_ user: UserRecord, _ run: (String, [SQLiteValue]) throws -> [[SQLiteValue]]) throws {
+        _ = try run(
+            "UPDATE auth_users SET email = ?2, phone = ?3, record = ?4 WHERE uid = ?1",
+            [.text(user.localId), user.email.map(SQLiteValue.text) ?? .null, user.phoneNumber.map(SQLiteValue.text) ?? .null,
+             .text(encode(user))])
+        _ = try run("DELETE FROM auth_user_providers WHERE uid = ?1", [.text(user.localId)])
+        for provider in user.linkedProviders ?? [] {
+            _ = try run(
+                "INSERT INTO auth_user_providers (provider_id, raw_id, uid) VALUES (?1, ?2, ?3)",
+                [.text(provider.providerId), .text(provider.rawId), .text(user.localId)])
         }
     }
 
@@ -150,11 +178,9 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
                 try body(&user)
                 user.localId = id
                 do {
-                    _ = try run(
-                        "UPDATE auth_users SET email = ?2, record = ?3 WHERE uid = ?1",
-                        [.text(id), user.email.map(SQLiteValue.text) ?? .null, .text(encode(user))])
+                    try self.store(user, run)
                 } catch let failure as SQLiteDatabase.Failure where failure.isConstraintViolation {
-                    throw AccountStoreConflict()
+                    throw Self.conflict(failure)
                 }
                 return user
             }
@@ -170,6 +196,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
         try database.transaction { run in
             let existed = try !run("SELECT 1 FROM auth_users WHERE uid = ?1", [.text(id)]).isEmpty
             _ = try run("DELETE FROM auth_users WHERE uid = ?1", [.text(id)])
+            _ = try run("DELETE FROM auth_user_providers WHERE uid = ?1", [.text(id)])
             // Revoked, not dropped: until pruned, a refresh with one answers USER_NOT_FOUND (the account is
             // gone, which signs the client out) rather than INVALID_REFRESH_TOKEN (which FirebaseAuth's
             // iOS SDK reports as an internal error, leaving the user signed in).
@@ -192,7 +219,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     public func deleteAllUsers() throws {
         try cache.withLock { cache throws in
             cache.entries.removeAll()
-            try database.executeScript("DELETE FROM auth_users; DELETE FROM auth_refresh_tokens; DELETE FROM auth_oob_code_hashes;")
+            try database.executeScript("DELETE FROM auth_users; DELETE FROM auth_user_providers; DELETE FROM auth_refresh_tokens; DELETE FROM auth_oob_code_hashes;")
         }
     }
 
@@ -290,7 +317,16 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
 
     private func conflictChecked(_ body: () throws -> Void) throws {
         do { try body() } catch let failure as SQLiteDatabase.Failure where failure.isConstraintViolation {
-            throw AccountStoreConflict()
+            throw Self.conflict(failure)
         }
+    }
+
+    /// Which uniqueness a failed write broke, from SQLite's message (`UNIQUE constraint failed: auth_users.phone`).
+    private static func conflict(_ failure: SQLiteDatabase.Failure) -> AccountStoreConflict {
+        let text = failure.description
+        if text.contains("auth_users.phone") { return AccountStoreConflict(.phoneNumber) }
+        if text.contains("auth_user_providers") { return AccountStoreConflict(.provider) }
+        if text.contains("auth_users.uid") { return AccountStoreConflict(.id) }
+        return AccountStoreConflict(.email)
     }
 }

@@ -37,6 +37,12 @@ public struct UserRecord: Codable, Sendable, Equatable {
     public var customAttributes: String?
     /// The address before the last email change (for RECOVER_EMAIL).
     public var initialEmail: String?
+    /// E.164 (`+15555550100`), unique like the email; an attribute only (no SMS sign-in).
+    public var phoneNumber: String?
+    /// Sign-in providers linked by admins (`google.com`, …): shown in lookups, found by `federatedUserId`.
+    public var linkedProviders: [LinkedProvider]?
+    /// Signed in by an emailed link at least once: the account has the `password` provider without a password.
+    public var usesEmailLink: Bool?
 
     public init(localId: String, createdAt: Int64) {
         self.localId = localId
@@ -45,11 +51,29 @@ public struct UserRecord: Codable, Sendable, Equatable {
     }
 
     /// The provider of a session started from this record without a custom token.
-    var isAnonymous: Bool { email == nil && password == nil }
+    var isAnonymous: Bool { email == nil && password == nil && phoneNumber == nil && (linkedProviders ?? []).isEmpty }
+
+    /// Whether the account has the `password` provider: a password, or sign-in by emailed link.
+    var hasPasswordProvider: Bool { email != nil && (password != nil || usesEmailLink == true) }
 
     /// Sign-in methods for createAuthUri: `password`, and `emailLink` for an address without a password.
     var signInMethods: [String] {
         if password != nil { return ["password"] }
         return email != nil ? ["emailLink"] : []
+    }
+}
+
+/// A provider an admin linked to an account (`provider_to_link`, or `providerUserInfo` on import).
+public struct LinkedProvider: Codable, Sendable, Equatable {
+    public var providerId: String
+    public var rawId: String
+    public var email: String?
+    public var displayName: String?
+    public var photoUrl: String?
+    public var phoneNumber: String?
+
+    public init(providerId: String, rawId: String) {
+        self.providerId = providerId
+        self.rawId = rawId
     }
 }

@@ -16,12 +16,15 @@ enum UsersCommand {
           add EMAIL PASSWORD [NAME]     create an email/password account (prints its uid)
           disable UID | enable UID      stop or allow sign-ins and token refreshes (disable also ends sessions)
           delete UID                    delete an account, its sessions and codes
-          export                        Firebase auth:export JSON on standard output (no password hashes:
-                                        Hearth's argon2id hashes cannot be imported into Firebase)
+          export                        Firebase auth:export JSON on standard output, with each password's
+                                        hash, salt and parameters (argon2id: another Hearth imports them;
+                                        Firebase cannot verify argon2id)
           import FILE [--hash-key B64 --salt-separator B64 --rounds N --mem-cost N]
-                                        Firebase auth:export JSON; with the project's scrypt parameters
-                                        (Firebase console, Users, Password hash parameters) users keep their
-                                        passwords, re-hashed with argon2id at their first sign-in
+                                        Firebase auth:export JSON, or a Hearth export (its argon2id
+                                        passwords verify as before); with a Firebase project's scrypt
+                                        parameters (Firebase console, Users, Password hash parameters)
+                                        its users keep their passwords, re-hashed with argon2id at their
+                                        first sign-in
 
         """
 
@@ -113,6 +116,11 @@ enum UsersCommand {
         case ("export", 0):
             let users = client.allUsers().map(exported)
             output.write(JSONText.pretty(["users": users]))
+            let scrypt = users.filter { ($0["passwordHashParameters"] as? [String: Any])?["algorithm"] as? String == "SCRYPT" }.count
+            if scrypt > 0 {
+                print("\(scrypt) account\(scrypt == 1 ? "" : "s") imported from Firebase have not signed in since: their scrypt hashes "
+                    + "verify only with that project's parameters (pass them to 'hearth users import' with --hash-key …).", to: &errorOutput)
+            }
             return .success
         case ("import", 1):
             return importUsers(file: operands[0], options: options, client: client, output: &output, errorOutput: &errorOutput)
@@ -134,10 +142,13 @@ enum UsersCommand {
         return .success
     }
 
-    /// A user in `firebase auth:export`'s JSON shape.
+    /// A user in `firebase auth:export`'s JSON shape, with the hash's parameters (Hearth's addition).
     static func exported(_ user: [String: Any]) -> [String: Any] {
-        var entry: [String: Any] = ["localId": user["localId"] ?? "", "providerUserInfo": [Any]()]
-        for key in ["email", "emailVerified", "displayName", "photoUrl", "createdAt", "disabled", "customAttributes"] {
+        var entry: [String: Any] = ["localId": user["localId"] ?? "", "providerUserInfo": user["providerUserInfo"] ?? [Any]()]
+        for key in [
+            "email", "emailVerified", "displayName", "photoUrl", "phoneNumber", "createdAt", "disabled", "customAttributes",
+            "passwordHash", "salt", "passwordHashParameters", "lastRefreshAt",
+        ] {
             if let value = user[key] { entry[key] = value }
         }
         if let login = user["lastLoginAt"] { entry["lastSignedInAt"] = login }
@@ -153,41 +164,66 @@ enum UsersCommand {
             print("hearth users import: \(file) is not Firebase auth:export JSON ({\"users\": [...]}).", to: &errorOutput)
             return .failure
         }
-        var parameters: [String: Any] = [:]
+        var scrypt: [String: Any]?
         if let key = options["hash-key"] {
-            parameters = [
+            scrypt = [
                 "hashAlgorithm": "SCRYPT", "signerKey": key, "saltSeparator": options["salt-separator"] ?? "",
                 "rounds": Int(options["rounds"] ?? "8") ?? 8, "memoryCost": Int(options["mem-cost"] ?? "14") ?? 14,
             ]
         }
-        var imported = 0, failed = 0
-        var start = 0
-        while start < users.count {
-            var batch: [[String: Any]] = []
-            for item in users[start..<min(users.count, start + 1000)] {
-                guard var user = item as? [String: Any] else { continue }
-                if let login = user.removeValue(forKey: "lastSignedInAt") { user["lastLoginAt"] = login }
-                if parameters.isEmpty { user["passwordHash"] = nil; user["salt"] = nil }
-                batch.append(user)
+        // Users go in batches of the same hash parameters: a Hearth export's argon2id ones, the Firebase
+        // project's scrypt ones from the options, or none (the password is not imported).
+        var groups: [(parameters: [String: Any], users: [(position: Int, user: [String: Any])])] = []
+        var dropped = 0
+        for (position, item) in users.enumerated() {
+            guard var user = item as? [String: Any] else { continue }
+            if let login = user.removeValue(forKey: "lastSignedInAt") { user["lastLoginAt"] = login }
+            let stated = user.removeValue(forKey: "passwordHashParameters") as? [String: Any]
+            var parameters: [String: Any] = [:]
+            if user["passwordHash"] != nil {
+                if let stated, stated["algorithm"] as? String == "ARGON2ID" {
+                    parameters = ["hashAlgorithm": "ARGON2ID", "memoryCost": stated["memoryCost"] ?? 0, "rounds": stated["rounds"] ?? 0,
+                                  "parallelization": stated["parallelization"] ?? 1]
+                } else if let scrypt {
+                    parameters = scrypt
+                } else {
+                    user["passwordHash"] = nil
+                    user["salt"] = nil
+                    dropped += 1
+                }
             }
-            var body = parameters
-            body["users"] = batch
-            let result = client.call("accounts:batchCreate", body)
-            guard let answer = result.json else {
-                print("hearth users import: \(result.error ?? "failed")", to: &errorOutput)
-                return .failure
+            let key = (parameters as NSDictionary)
+            if let index = groups.firstIndex(where: { ($0.parameters as NSDictionary) == key }) {
+                groups[index].users.append((position, user))
+            } else {
+                groups.append((parameters, [(position, user)]))
             }
-            let errors = answer["error"] as? [[String: Any]] ?? []
-            for error in errors {
-                let position = start + ((error["index"] as? Int) ?? 0)
-                print("hearth users import: user \(position): \(error["message"] as? String ?? "failed")", to: &errorOutput)
-            }
-            failed += errors.count
-            imported += batch.count - errors.count
-            start += 1000
         }
-        print("imported \(imported), failed \(failed)\(parameters.isEmpty ? " (no --hash-key: passwords were not imported)" : "")",
-              to: &errorOutput)
+        var imported = 0, failed = 0
+        for group in groups {
+            var start = 0
+            while start < group.users.count {
+                let batch = Array(group.users[start..<min(group.users.count, start + 1000)])
+                var body = group.parameters
+                body["users"] = batch.map(\.user)
+                let result = client.call("accounts:batchCreate", body)
+                guard let answer = result.json else {
+                    print("hearth users import: \(result.error ?? "failed")", to: &errorOutput)
+                    return .failure
+                }
+                let errors = answer["error"] as? [[String: Any]] ?? []
+                for error in errors {
+                    let index = (error["index"] as? Int) ?? 0
+                    let position = batch.indices.contains(index) ? batch[index].position : index
+                    print("hearth users import: user \(position): \(error["message"] as? String ?? "failed")", to: &errorOutput)
+                }
+                failed += errors.count
+                imported += batch.count - errors.count
+                start += 1000
+            }
+        }
+        let note = dropped == 0 ? "" : " (\(dropped) password\(dropped == 1 ? "" : "s") not imported: pass the Firebase project's --hash-key …)"
+        print("imported \(imported), failed \(failed)\(note)", to: &errorOutput)
         return failed == 0 ? .success : .failure
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthSQLite
 import Testing
 
 func temporaryPath(_ name: String) -> String {
@@ -116,4 +117,53 @@ func temporaryPath(_ name: String) -> String {
     }
     #expect(try store.user(id: "a")?.displayName == "Ann" && store.user(id: "a")?.email == "a@b.co")
     try store.update(UserRecord(localId: "a", createdAt: 1))  // still usable after the rollbacks
+}
+
+@Test func phoneNumbersAndLinkedProvidersAreUniqueAndFound() throws {
+    let store = try SQLiteAccountStore(path: temporaryPath("auth.sqlite"))
+    var ann = UserRecord(localId: "ann", createdAt: 1)
+    ann.phoneNumber = "+15555550100"
+    var google = LinkedProvider(providerId: "google.com", rawId: "g-1")
+    google.email = "ann@gmail.example"
+    ann.linkedProviders = [google]
+    try store.insert(ann)
+    #expect(try store.user(phoneNumber: "+15555550100")?.localId == "ann")
+    #expect(try store.user(providerId: "google.com", rawId: "g-1")?.localId == "ann")
+    #expect(try store.user(providerId: "google.com", rawId: "g-2") == nil)
+
+    var bob = UserRecord(localId: "bob", createdAt: 2)
+    bob.phoneNumber = "+15555550100"
+    #expect { try store.insert(bob) } throws: { ($0 as? AccountStoreConflict)?.field == .phoneNumber }
+    #expect(try store.user(id: "bob") == nil)  // nothing half-written
+    bob.phoneNumber = nil
+    bob.linkedProviders = [LinkedProvider(providerId: "google.com", rawId: "g-1")]
+    #expect { try store.insert(bob) } throws: { ($0 as? AccountStoreConflict)?.field == .provider }
+    bob.linkedProviders = nil
+    try store.insert(bob)
+    #expect { try store.modify(id: "bob") { $0.phoneNumber = "+15555550100" } } throws: {
+        ($0 as? AccountStoreConflict)?.field == .phoneNumber
+    }
+    // Unlinking frees the identity; deleting the account frees its number.
+    try store.modify(id: "ann") { $0.linkedProviders = nil }
+    #expect(try store.user(providerId: "google.com", rawId: "g-1") == nil)
+    try store.delete(id: "ann")
+    try store.modify(id: "bob") { $0.phoneNumber = "+15555550100" }
+    #expect(try store.user(phoneNumber: "+15555550100")?.localId == "bob")
+}
+
+@Test func filesFromBeforePhoneNumbersOpenAndKeepTheirAccounts() throws {
+    let path = temporaryPath("auth.sqlite")
+    do {
+        // The table as earlier versions made it: no phone column.
+        let database = try SQLiteDatabase(path: path)
+        try database.executeScript("""
+            CREATE TABLE auth_users (uid TEXT PRIMARY KEY NOT NULL, email TEXT UNIQUE, record TEXT NOT NULL) WITHOUT ROWID;
+            INSERT INTO auth_users VALUES ('old', 'old@example.com', '{"localId":"old","email":"old@example.com","emailVerified":false,"validSince":1,"createdAt":1000,"disabled":false}');
+            """)
+        database.close()
+    }
+    let store = try SQLiteAccountStore(path: path)
+    #expect(try store.user(email: "old@example.com")?.localId == "old")
+    try store.modify(id: "old") { $0.phoneNumber = "+447700900123" }
+    #expect(try store.user(phoneNumber: "+447700900123")?.localId == "old")
 }

@@ -87,3 +87,18 @@ import Testing
     #expect(!invalid.isValid)
     #expect(throws: CryptoError.self) { try invalid.hash("x", salt: salt) }
 }
+
+@Test func argon2idHashesSplitIntoTheirPartsAndBackAndStillVerify() throws {
+    let stored = try Argon2id.testing.hash("correct horse")
+    let parts = try #require(Argon2idPHC(phc: stored))
+    #expect(parts.memoryKiB == 64 && parts.iterations == 1 && parts.parallelism == 1)
+    #expect(parts.salt.count == 16 && parts.hash.count == 32)
+    #expect(parts.phc == stored)
+    // Rebuilt from an export's hash and salt, the same password verifies.
+    let rebuilt = Argon2idPHC(memoryKiB: parts.memoryKiB, iterations: parts.iterations, parallelism: 1, salt: parts.salt, hash: parts.hash)
+    #expect(Argon2id.verify("correct horse", against: rebuilt.phc))
+    #expect(!Argon2id.verify("wrong", against: rebuilt.phc))
+    for malformed in ["", "$argon2i$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaA", "$argon2id$v=19$m=64,t=1$c2FsdA$aGFzaA", "$argon2id$v=19$m=64,t=1,p=2$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA"] {
+        #expect(Argon2idPHC(phc: malformed) == nil, "\(malformed)")
+    }
+}

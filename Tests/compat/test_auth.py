@@ -327,10 +327,20 @@ def test_users_cli_against_a_running_server(hearth, hearth_server, client, tmp_p
     assert hearth("users", "enable", uid, "--data", data).returncode == 0
     assert client.ok("signInWithPassword", {"email": address, "password": "user1password", "returnSecureToken": True})
 
+    # The export carries the (now argon2id) hash with its parameters: deleted and imported back, the
+    # account signs in with the same password, no options needed.
     exported = json.loads(hearth("users", "export", "--data", data).stdout)
-    assert any(user["localId"] == uid and user["email"] == address for user in exported["users"])
+    (mine,) = [user for user in exported["users"] if user["localId"] == uid]
+    assert mine["email"] == address and mine["passwordHash"] and mine["salt"]
+    assert mine["passwordHashParameters"] == {"algorithm": "ARGON2ID", "memoryCost": 19456, "rounds": 2, "parallelization": 1}
     assert hearth("users", "delete", uid, "--data", data).returncode == 0
     assert client.error("signInWithPassword", {"email": address, "password": "user1password"}) == "INVALID_LOGIN_CREDENTIALS"
+    export.write_text(json.dumps({"users": [mine]}))
+    again = hearth("users", "import", str(export), "--data", data)
+    assert again.returncode == 0 and "imported 1, failed 0" in again.stderr, again.stderr
+    assert client.ok("signInWithPassword", {"email": address, "password": "user1password", "returnSecureToken": True})["localId"] == uid
+    assert client.error("signInWithPassword", {"email": address, "password": "wrong-password"}) == "INVALID_LOGIN_CREDENTIALS"
+    assert hearth("users", "delete", uid, "--data", data).returncode == 0
     assert hearth("users", "add", "not-an-email", "secret123", "--data", data).returncode == 1
 
 
