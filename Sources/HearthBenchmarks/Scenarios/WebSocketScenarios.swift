@@ -137,6 +137,44 @@ enum RealtimeLoad {
         return (rates, closed)
     }
 
+    /// Write-to-delivery latency of an open loop: `writesPerSecond` writes to the fan-out location for
+    /// `seconds` (at least 5), each sent on time whether or not earlier ones were answered; every
+    /// delivery timed from its write's send by the workers.
+    struct Latency {
+        var p50: Double?, p99: Double?, max: Double?, ackP50: Double?, ackP99: Double?
+        var writes = 0, delivered = 0, expected = 0
+    }
+
+    static func openLoopLatency(
+        _ target: LoadTarget, fleet: LoadFleet, listenerCount: Int, writesPerSecond: Double, seconds: Double
+    ) throws -> Latency {
+        let (loop, writer) = try publisher(target)
+        _ = try fleet.stats()
+        let interval = 1e9 / max(writesPerSecond, 0.1)
+        let writes = max(5, Int(seconds * writesPerSecond))
+        let start = monotonicNanoseconds()
+        for index in 0..<writes {
+            let due = start + Int64(Double(index) * interval)
+            while monotonicNanoseconds() < due { loop.poll(timeout: 1) }
+            loop.write(writer)
+        }
+        drain(loop, writer)
+        usleep(500_000)
+        let stats = try fleet.stats()
+        let acks = loop.takeCounters()
+        var result = Latency()
+        result.p50 = stats.deliveryLatency.percentileMilliseconds(0.5)
+        result.p99 = stats.deliveryLatency.percentileMilliseconds(0.99)
+        result.max = stats.deliveryLatency.percentileMilliseconds(1)
+        result.ackP50 = acks.acknowledgementLatency.percentileMilliseconds(0.5)
+        result.ackP99 = acks.acknowledgementLatency.percentileMilliseconds(0.99)
+        result.writes = writes
+        result.delivered = stats.delivered
+        result.expected = writes * listenerCount
+        print("   \(target.label.padding(toLength: 10)) latency   \(writes) writes at \(rounded(writesPerSecond, places: 1))/s: delivery p50 \(milliseconds(result.p50))  p99 \(milliseconds(result.p99))  max \(milliseconds(result.max))  ack p50 \(milliseconds(result.ackP50))  p99 \(milliseconds(result.ackP99))  delivered \(stats.delivered)/\(result.expected)")
+        return result
+    }
+
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return 0 }
@@ -182,28 +220,10 @@ extension Scenario {
         }
 
         func openLoop(_ target: LoadTarget, fleet: LoadFleet, writesPerSecond: Double, side: inout Side) throws {
-            let (loop, writer) = try RealtimeLoad.publisher(target)
-            _ = try fleet.stats()
-            let interval = 1e9 / max(writesPerSecond, 0.1)
-            let writes = max(5, Int(seconds * writesPerSecond))
-            let start = monotonicNanoseconds()
-            for index in 0..<writes {
-                let due = start + Int64(Double(index) * interval)
-                while monotonicNanoseconds() < due { loop.poll(timeout: 1) }
-                loop.write(writer)
-            }
-            RealtimeLoad.drain(loop, writer)
-            usleep(500_000)
-            let stats = try fleet.stats()
-            let acks = loop.takeCounters()
-            side.p50 = stats.deliveryLatency.percentileMilliseconds(0.5)
-            side.p99 = stats.deliveryLatency.percentileMilliseconds(0.99)
-            side.max = stats.deliveryLatency.percentileMilliseconds(1)
-            side.ackP50 = acks.acknowledgementLatency.percentileMilliseconds(0.5)
-            side.ackP99 = acks.acknowledgementLatency.percentileMilliseconds(0.99)
-            side.latencyDelivered = stats.delivered
-            side.latencyExpected = writes * listenerCount
-            print("   \(target.label.padding(toLength: 10)) latency   \(writes) writes at \(rounded(writesPerSecond, places: 1))/s: delivery p50 \(RealtimeLoad.milliseconds(side.p50))  p99 \(RealtimeLoad.milliseconds(side.p99))  max \(RealtimeLoad.milliseconds(side.max))  ack p50 \(RealtimeLoad.milliseconds(side.ackP50))  p99 \(RealtimeLoad.milliseconds(side.ackP99))  delivered \(stats.delivered)/\(side.latencyExpected)")
+            let measured = try RealtimeLoad.openLoopLatency(
+                target, fleet: fleet, listenerCount: listenerCount, writesPerSecond: writesPerSecond, seconds: seconds)
+            (side.p50, side.p99, side.max, side.ackP50, side.ackP99) = (measured.p50, measured.p99, measured.max, measured.ackP50, measured.ackP99)
+            (side.latencyDelivered, side.latencyExpected) = (measured.delivered, measured.expected)
         }
 
         var hearth = Side(), redis = Side()
@@ -240,6 +260,42 @@ extension Scenario {
                 ("redisOneWritePerSecondP50ms", redis.singleP50 ?? .nan), ("redisOneWritePerSecondP99ms", redis.singleP99 ?? .nan),
                 ("closed", Double(hearth.closed)), ("latencyDelivered", Double(hearth.latencyDelivered)),
                 ("latencyExpected", Double(hearth.latencyExpected)),
+            ])
+    }
+
+    /// 1,000 listeners on one location, open-loop writes at 50 and at 500 a second: write-to-delivery
+    /// latency, side by side with Redis pub/sub at the same offered load (targets: p99 ≤ 5 ms at 50/s, and
+    /// p50/p99 no worse than Redis's at both rates).
+    static let wsLatency = Scenario(
+        name: "ws.latency",
+        summary: "1 writer → 1,000 listeners at 50 and 500 writes/s: write-to-delivery p50/p99; Redis pub/sub at the same load alongside"
+    ) { _ in
+        let listenerCount = RealtimeLoad.setting("HEARTH_BENCH_WS_LATENCY_LISTENERS", 1_000)
+        let seconds = RealtimeLoad.settingDouble("HEARTH_BENCH_WS_SECONDS", 3)
+        let rates: [Double] = [50, 500]
+        print("   \(listenerCount) listeners, \(Int(seconds)) s per rate, \(RealtimeLoad.workerCount) client processes")
+        func measure(_ target: LoadTarget) throws -> [RealtimeLoad.Latency] {
+            defer { target.stop() }
+            let fleet = try RealtimeLoad.listeners(target, count: listenerCount)
+            defer { fleet.stop() }
+            // A short warm-up at the lower rate (connections, caches), not counted.
+            _ = try RealtimeLoad.openLoopLatency(target, fleet: fleet, listenerCount: listenerCount, writesPerSecond: rates[0], seconds: 1)
+            return try rates.map { try RealtimeLoad.openLoopLatency(target, fleet: fleet, listenerCount: listenerCount, writesPerSecond: $0, seconds: seconds) }
+        }
+        let hearth = try measure(try LoadTarget.hearth(name: "ws-latency"))
+        let redis = try measure(try LoadTarget.redis(name: "ws-latency-redis"))
+        for (index, rate) in rates.enumerated() {
+            print("   at \(Int(rate))/s: Hearth p50 \(RealtimeLoad.milliseconds(hearth[index].p50)) p99 \(RealtimeLoad.milliseconds(hearth[index].p99)); Redis p50 \(RealtimeLoad.milliseconds(redis[index].p50)) p99 \(RealtimeLoad.milliseconds(redis[index].p99))")
+        }
+        return BenchmarkResult(
+            scenario: "ws.latency", metric: "p99 write-to-delivery at 50 writes/s, 1 writer → \(listenerCount) listeners",
+            value: hearth[0].p99 ?? .nan, unit: "ms", reference: "redis-server PUBLISH to \(listenerCount) SUBSCRIBE connections, same offered load",
+            referenceValue: redis[0].p99 ?? .nan,
+            extras: [
+                ("p50ms", hearth[0].p50 ?? .nan), ("redisP50ms", redis[0].p50 ?? .nan),
+                ("p50ms500", hearth[1].p50 ?? .nan), ("p99ms500", hearth[1].p99 ?? .nan),
+                ("redisP50ms500", redis[1].p50 ?? .nan), ("redisP99ms500", redis[1].p99 ?? .nan),
+                ("delivered500", Double(hearth[1].delivered)), ("expected500", Double(hearth[1].expected)),
             ])
     }
 
