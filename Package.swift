@@ -61,7 +61,9 @@ let package = Package(
         /// Email delivery over SMTP (libcurl) for auth's verification and reset links.
         .target(name: "HearthMail", dependencies: ["CCurl"], swiftSettings: strict),
         /// Firebase Auth's accounts, tokens and REST API (no C; SQLite through HearthSQLite).
-        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthSQLite", "HearthCore", "HearthProtocol"], swiftSettings: strict),
+        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthCore", "HearthProtocol"], swiftSettings: strict),
+        /// The accounts of HearthAuth in SQLite (`auth.sqlite`), and the service opened over a data directory.
+        .target(name: "HearthAuthSQLite", dependencies: ["HearthAuth", "HearthSQLite", "HearthCrypto"], swiftSettings: strict),
         /// Debian's libwebsockets 4.1 (with its libuv event library plugin) and libuv; imported only by HearthTransport.
         .systemLibrary(
             name: "CLibWebSockets", path: "Sources/CLibWebSockets", pkgConfig: "libwebsockets",
@@ -70,7 +72,7 @@ let package = Package(
         .target(name: "HearthProtocol", dependencies: ["HearthCore"], swiftSettings: strict),
         /// Firebase's REST API, SSE streams, realtime sessions, namespaces and access rules; no C, no sockets.
         .target(
-            name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthRules", "HearthAuth"],
+            name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthRules"],
             swiftSettings: strict),
         /// The Bolt compiler: Bolt source to Firebase rules JSON; pure Swift, no Foundation.
         .target(name: "HearthBolt", swiftSettings: strict),
@@ -80,7 +82,7 @@ let package = Package(
             name: "HearthCLI",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "HearthBolt",
-                "HearthRules", "HearthAuth", "HearthCrypto", "HearthMail", "HearthProtocol",
+                "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthMail", "HearthProtocol",
             ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.
@@ -102,13 +104,13 @@ let package = Package(
         /// The fuzz targets (docs/fuzzing.md): run by libFuzzer from Fuzz/, and over the saved corpus by HearthFuzzingTests.
         .target(
             name: "HearthFuzzing",
-            dependencies: ["HearthCore", "HearthProtocol", "HearthServer", "HearthStorage", "HearthAuth", "HearthCrypto", "HearthRules", "HearthBolt"],
+            dependencies: ["HearthCore", "HearthProtocol", "HearthServer", "HearthStorage", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthRules", "HearthBolt"],
             swiftSettings: strict),
         .executableTarget(
             name: "HearthBenchmarks",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
-                "HearthRules", "HearthAuth", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient", "HearthTesting",
+                "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient", "HearthTesting",
             ],
             swiftSettings: strict),
         // The seed apps: a small full-screen terminal toolkit, the apps' state and commands (tested), and
@@ -129,7 +131,7 @@ let package = Package(
             dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore", "HearthSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth", "HearthProtocol"],
+            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth", "HearthAuthSQLite", "HearthProtocol"],
             swiftSettings: strict),
         .testTarget(
             name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthServer", "HearthStorage", "HearthCore"],
@@ -139,7 +141,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "HearthBoltTests", dependencies: ["HearthBolt"], swiftSettings: strict),
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
-        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthCrypto", "HearthProtocol", "HearthSQLite"], swiftSettings: strict),
+        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthProtocol", "HearthSQLite"], swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),

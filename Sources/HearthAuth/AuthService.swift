@@ -1,5 +1,6 @@
 import Foundation
 public import HearthCrypto
+public import HearthProtocol
 import Synchronization
 
 /// What the auth service serves and how strictly.
@@ -102,14 +103,6 @@ public final class AuthService: Sendable {
         hashingSlots = DispatchSemaphore(value: max(1, ProcessInfo.processInfo.activeProcessorCount))
         dummyHash = try configuration.passwordHasher.hash(Base64URL.encode(SecureRandom.bytes(16)))
         enumerationProtection = Mutex(configuration.emailEnumerationProtection)
-    }
-
-    /// Opens the standard setup: accounts in `<data>/auth.sqlite`, the signing key in `<data>/auth-signing-key.pem`.
-    public static func open(dataDirectory: String, configuration: AuthConfiguration) throws -> AuthService {
-        let directory = dataDirectory.hasSuffix("/") ? dataDirectory : dataDirectory + "/"
-        return try AuthService(
-            configuration: configuration, store: SQLiteAccountStore(path: directory + "auth.sqlite"),
-            key: SigningKey.loadOrCreate(in: directory))
     }
 
     var now: Int64 { clock() }
@@ -261,4 +254,22 @@ public final class AuthService: Sendable {
 
     static let customTokenAudience =
         "https://identitytoolkit.googleapis.com/google.identity.identitytoolkit.v1.IdentityToolkit"
+}
+
+/// The database server's view of Firebase Auth (HearthProtocol's ``IdentityService``).
+extension AuthService: IdentityService {
+    public func verifyIDToken(_ token: String) -> Result<VerifiedIdentity, IdentityRefusal> {
+        do {
+            let context = try verifier.verify(token)
+            return .success(VerifiedIdentity(uid: context.uid, issuedAt: context.issuedAt, expiresAt: context.expiresAt, auth: context.auth))
+        } catch {
+            switch error.reason {
+            case .malformed: return .failure(.malformed)
+            case .expired: return .failure(.expired)
+            default: return .failure(.invalid)
+            }
+        }
+    }
+
+    public func handles(path: String) -> Bool { Self.handles(path: path) }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthAuthSQLite
 import HearthMail
 import HearthServer
 import HearthSQLite
@@ -244,7 +245,7 @@ extension HearthCommand {
             }
         }
         do {
-            server.authService = try AuthService.open(dataDirectory: directory, configuration: authConfiguration)
+            server.identity = try AuthService.open(dataDirectory: directory, configuration: authConfiguration)
         } catch {
             print("hearth serve: cannot open the accounts in \(directory): \(error).", to: &errorOutput)
             return .failure

@@ -1,6 +1,7 @@
 import HearthProtocol
 import Foundation
 import HearthAuth
+import HearthAuthSQLite
 import HearthCrypto
 
 /// `hearth users list|add|disable|enable|delete|export|import`: the accounts in `<data>/auth.sqlite`.

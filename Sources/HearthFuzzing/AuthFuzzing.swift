@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthAuthSQLite
 import HearthProtocol
 
 /// Firebase Auth's REST API bodies: JSON or form-encoded, keys converted from snake_case, numbers and

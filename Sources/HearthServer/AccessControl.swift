@@ -123,15 +123,15 @@ extension DatabaseServer {
     /// `auth_revoked` and ends, and Python's client reconnects with a fresh token (§6.7).
     ///
     /// Callers whose account no longer accepts their token (disabled, deleted, password changed: see
-    /// ``AuthService/accountAllows(uid:issuedAt:)``) lose it the same way, the realtime `ac` saying
+    /// ``IdentityService/accountAllows(uid:issuedAt:)``) lose it the same way, the realtime `ac` saying
     /// `auth_revoked`. Each account is looked up once per pass.
     func expireCredentials(now: Int64) {
         var verdicts: [String: Bool] = [:]
         func revoked(_ caller: Caller) -> Bool {
-            guard let account = caller.account, let authService else { return false }
+            guard let account = caller.account, let identity else { return false }
             let key = account.uid + "\u{0}" + String(account.issuedAt)
             if let known = verdicts[key] { return !known }
-            let allowed = authService.accountAllows(uid: account.uid, issuedAt: account.issuedAt)
+            let allowed = identity.accountAllows(uid: account.uid, issuedAt: account.issuedAt)
             verdicts[key] = allowed
             return !allowed
         }

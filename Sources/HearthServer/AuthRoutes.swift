@@ -1,9 +1,7 @@
 import HearthProtocol
 import Dispatch
-import HearthAuth
 
-/// The Firebase Auth endpoints on the database's port: paths under the prefixes of
-/// ``AuthService/pathPrefixes`` go to the ``AuthService``.
+/// The Firebase Auth endpoints on the database's port: the paths the ``IdentityService`` handles go to it.
 ///
 /// Auth requests do not run on the event loop: a sign-in spends tens of milliseconds in argon2id, which
 /// would stall every database client. They run on `authQueue` (concurrent; the service bounds its own
@@ -12,11 +10,11 @@ import HearthAuth
 extension DatabaseServer {
     static let authQueue = DispatchQueue(label: "hearth.auth", qos: .userInitiated, attributes: .concurrent)
 
-    public func needsPeerAddress(path: String) -> Bool { authService != nil && AuthService.handles(path: path) }
+    public func needsPeerAddress(path: String) -> Bool { identity?.handles(path: path) ?? false }
 
     /// Whether `request` was an auth request (then it has been answered, or will be).
     func routeAuth(_ request: HTTPRequest, responder: any HTTPResponder) -> Bool {
-        guard let auth = authService, AuthService.handles(path: request.path) else { return false }
+        guard let auth = identity, auth.handles(path: request.path) else { return false }
         let box = ResponderBox(responder: responder)
         guard let executor else {
             responder.respond(Self.httpResponse(auth.handle(request)))

@@ -1,4 +1,3 @@
-public import HearthAuth
 import HearthCore
 public import HearthProtocol
 import HearthRules
@@ -41,8 +40,9 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// Namespaces loading off the loop thread, with what waits for each.
     private var loading: [String: [(Result<Namespace, RESTError>) -> Void]] = [:]
     private let rulesStore: RulesStore?
-    /// Firebase Auth on the same port (see AuthRoutes.swift); nil serves no auth endpoints.
-    public var authService: AuthService?
+    /// Firebase Auth on the same port (see AuthRoutes.swift), and what verifies ID tokens; nil serves no
+    /// auth endpoints and verifies no tokens (emulator mode still reads unsigned ones).
+    public var identity: (any IdentityService)?
     // Loop-thread state.
     private var namespaces: [String: Namespace] = [:]
     /// The namespaces opened so far.
@@ -394,26 +394,25 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             guard let authVariable else { return .success(.admin) }
             return .success(Caller(isAdmin: false, auth: authVariable.isEmpty ? nil : authVariable))
         }
-        if let verifier = authService?.verifier {
-            do {
-                let context = try verifier.verify(credential)
+        if let identity {
+            switch identity.verifyIDToken(credential) {
+            case .success(let verified):
                 // The emulator's unsigned tokens never expire (their `iat` is usually 0) and speak for no
                 // account; a signed token is good only while its account accepts it.
                 let signed = !(credential.split(separator: ".", omittingEmptySubsequences: false).last?.isEmpty ?? true)
-                guard !signed || authService?.accountAllows(uid: context.uid, issuedAt: context.issuedAt) != false else {
+                guard !signed || identity.accountAllows(uid: verified.uid, issuedAt: verified.issuedAt) else {
                     return .failure(RealtimeAuthFailure(status: .invalidToken, message: Self.revokedTokenMessage, revoked: true))
                 }
                 return .success(Caller(
-                    isAdmin: false, auth: context.auth, expiresAt: signed ? context.expiresAt * 1000 : nil,
-                    account: signed ? (context.uid, context.issuedAt) : nil))
-            } catch {
+                    isAdmin: false, auth: verified.auth, expiresAt: signed ? verified.expiresAt * 1000 : nil,
+                    account: signed ? (verified.uid, verified.issuedAt) : nil))
+            case .failure(.malformed):
                 // A token whose claims no verifier reads (times out of range, not a JWT) is
                 // refused in every mode: the emulator's leniency is about signatures and audiences.
-                if error.reason == .malformed {
-                    return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not parse auth token."))
-                }
+                return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not parse auth token."))
+            case .failure(let refusal):
                 if !configuration.emulator {
-                    return .failure(error.reason == .expired
+                    return .failure(refusal == .expired
                         ? RealtimeAuthFailure(status: .expiredToken, message: "Auth token is expired.")
                         : RealtimeAuthFailure(status: .invalidToken, message: "Could not verify the auth token."))
                 }

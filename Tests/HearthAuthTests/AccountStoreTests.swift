@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthAuthSQLite
 import HearthSQLite
 import Testing
 

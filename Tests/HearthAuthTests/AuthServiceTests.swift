@@ -1,6 +1,7 @@
 import HearthProtocol
 import Foundation
 import HearthAuth
+import HearthAuthSQLite
 import HearthCrypto
 import Synchronization
 import Testing

@@ -132,8 +132,10 @@ final class Recorder<Value: Sendable>: Sendable {
     var last: Value? { all.last }
 
     /// Waits up to `seconds` for `condition`; true when it held.
+    /// Generous by default: under `swift test` every suite shares the cooperative threads, and long synchronous
+    /// tests elsewhere (storage conformance, crash tests) can hold them for 20 s on two cores.
     @discardableResult
-    func wait(seconds: Double = 10, _ condition: ([Value]) -> Bool) async -> Bool {
+    func wait(seconds: Double = 30, _ condition: ([Value]) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition(all) { return true }

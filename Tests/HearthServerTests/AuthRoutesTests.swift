@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthAuthSQLite
 import Testing
 
 @testable import HearthServer
@@ -12,7 +13,8 @@ import Testing
     let server = makeServer()
     var configuration = AuthConfiguration(projectID: "demo-test", emulator: true, adminToken: nil)
     configuration.passwordHasher = .testing
-    server.authService = try AuthService.open(dataDirectory: directory, configuration: configuration)
+    let auth = try AuthService.open(dataDirectory: directory, configuration: configuration)
+    server.identity = auth
 
     let signUp = try await send(
         server, .post, "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",
@@ -22,7 +24,7 @@ import Testing
     #expect(signUp.header("access-control-allow-origin") == "http://app.test")
     let json = try #require(try JSONSerialization.jsonObject(with: Data(signUp.body)) as? [String: Any])
     let idToken = try #require(json["idToken"] as? String)
-    #expect(try server.authService?.verifier.verify(idToken).claims.child("email").stringValue == "ann@example.com")
+    #expect(try auth.verifier.verify(idToken).claims.child("email").stringValue == "ann@example.com")
 
     let preflight = try await send(
         server, .options, "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k", headers: ["origin": "http://app.test"])

@@ -1,6 +1,7 @@
 import HearthProtocol
 import Foundation
 import HearthAuth
+import HearthAuthSQLite
 import Testing
 
 @testable import HearthServer
@@ -12,7 +13,8 @@ private func serverWithAccount(email: String) async throws -> (DatabaseServer, i
     let server = makeServer(emulator: false, adminToken: "secret")
     var configuration = AuthConfiguration(projectID: "demo-test", emulator: false, adminToken: "secret")
     configuration.passwordHasher = .testing
-    server.authService = try AuthService.open(dataDirectory: directory, configuration: configuration)
+    let auth = try AuthService.open(dataDirectory: directory, configuration: configuration)
+    server.identity = auth
     let signUp = try await send(
         server, .post, "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",
         body: #"{"email":"\#(email)","password":"secret123","returnSecureToken":true}"#,

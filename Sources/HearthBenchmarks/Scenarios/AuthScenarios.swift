@@ -2,6 +2,7 @@ import HearthProtocol
 import Dispatch
 import Foundation
 import HearthAuth
+import HearthAuthSQLite
 import HearthCrypto
 
 /// Auth workloads (issue 6): AuthService in this process with its SQLite store in a temporary directory,

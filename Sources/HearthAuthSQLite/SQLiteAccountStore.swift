@@ -1,4 +1,5 @@
 import Foundation
+public import HearthAuth
 public import HearthSQLite
 import HearthCrypto
 import Synchronization

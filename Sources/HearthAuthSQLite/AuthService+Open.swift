@@ -1,0 +1,12 @@
+public import HearthAuth
+
+extension AuthService {
+    /// The service over a data directory: accounts in `<directory>/auth.sqlite` (owner-only), the signing
+    /// key in `<directory>/auth-signing-key.pem` (made on first use).
+    public static func open(dataDirectory: String, configuration: AuthConfiguration) throws -> AuthService {
+        let directory = dataDirectory.hasSuffix("/") ? dataDirectory : dataDirectory + "/"
+        return try AuthService(
+            configuration: configuration, store: SQLiteAccountStore(path: directory + "auth.sqlite"),
+            key: SigningKey.loadOrCreate(in: directory))
+    }
+}
