@@ -55,13 +55,13 @@ let package = Package(
         /// Debian's OpenSSL 3 libcrypto (RSA/RS256, scrypt, AES-CTR); imported only by HearthCrypto.
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", providers: [.apt(["libssl-dev"])]),
         /// Small Swift types over libsodium and libcrypto: password hashes, RS256 keys, Firebase scrypt.
-        .target(name: "HearthCrypto", dependencies: ["CSodium", "COpenSSL"], swiftSettings: strict),
+        .target(name: "HearthCrypto", dependencies: ["CSodium", "COpenSSL", "HearthCore", "HearthSupport"], swiftSettings: strict),
         /// Debian's libcurl (SMTP); imported only by HearthMail.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         /// Email delivery over SMTP (libcurl) for auth's verification and reset links.
         .target(name: "HearthMail", dependencies: ["CCurl"], swiftSettings: strict),
         /// Firebase Auth's accounts, tokens and REST API (no C; SQLite through HearthSQLite).
-        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthCore", "HearthProtocol"], swiftSettings: strict),
+        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthCore", "HearthProtocol", "HearthSupport"], swiftSettings: strict),
         /// The accounts of HearthAuth in SQLite (`auth.sqlite`), and the service opened over a data directory.
         .target(name: "HearthAuthSQLite", dependencies: ["HearthAuth", "HearthSQLite", "HearthCrypto"], swiftSettings: strict),
         /// Debian's libwebsockets 4.1 (with its libuv event library plugin) and libuv; imported only by HearthTransport.
@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "HearthProtocol", dependencies: ["HearthCore"], swiftSettings: strict),
         /// Firebase's REST API, SSE streams, realtime sessions, namespaces and access rules; no C, no sockets.
         .target(
-            name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthRules"],
+            name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthRules", "HearthSupport"],
             swiftSettings: strict),
         /// The Bolt compiler: Bolt source to Firebase rules JSON; pure Swift, no Foundation.
         .target(name: "HearthBolt", swiftSettings: strict),

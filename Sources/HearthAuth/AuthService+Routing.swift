@@ -1,5 +1,6 @@
 public import HearthProtocol
 import Foundation
+import HearthSupport
 
 /// One parsed call: who made it and with what.
 struct AuthCall {
@@ -181,7 +182,7 @@ extension AuthService {
         let credential = String(parts[1]).trimmingCharacters(in: .whitespaces)
         if configuration.emulator && credential.lowercased() == "owner" { return true }
         if let adminToken = configuration.adminToken,
-            ConstantTime.equalText(adminToken, credential)
+            ConstantTime.equal(adminToken, credential)
         {
             return true
         }
@@ -195,10 +196,4 @@ extension AuthService {
             "schemaVersion": 1,
         ]
     }
-}
-
-import HearthCrypto
-
-extension ConstantTime {
-    static func equalText(_ a: String, _ b: String) -> Bool { equal(Array(a.utf8), Array(b.utf8)) }
 }

@@ -1,6 +1,7 @@
 import Foundation
 public import HearthCore
 import HearthCrypto
+import HearthProtocol
 import Synchronization
 
 /// What a verified ID token says: the uid, the sign-in provider and every claim, ready to become the
@@ -20,7 +21,7 @@ public struct AuthContext: Sendable {
     public let claims: Node
 
     /// The rules' `auth` value: `{"uid": …, "provider": …, "token": {claims}}` (auth-api.md §5.1).
-    public var auth: Node { Node(["uid": Node(uid), "provider": Node(provider), "token": claims]) }
+    public var auth: Node { AuthVariable.make(uid: uid, provider: provider, token: claims) }
 }
 
 /// Why a token was refused. `realtimeStatus` is the status the realtime protocol answers (`auth` reply or
@@ -195,15 +196,7 @@ enum JWT {
     }
 
     /// The payload of any compact JWT, unverified (custom tokens from firebase-admin in emulator mode).
-    static func unverifiedPayload(_ token: String) -> [String: Any]? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]) else { return nil }
-        return JSONText.object(bytes)
-    }
+    static func unverifiedPayload(_ token: String) -> [String: Any]? { CompactJWT.segment(token, 1).flatMap(JSONText.object) }
 
-    static func unverifiedHeader(_ token: String) -> [String: Any]? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let bytes = Base64URL.decode(parts[0]) else { return nil }
-        return JSONText.object(bytes)
-    }
+    static func unverifiedHeader(_ token: String) -> [String: Any]? { CompactJWT.segment(token, 0).flatMap(JSONText.object) }
 }

@@ -1,3 +1,4 @@
+import HearthCore
 /// Base64 in the URL-safe alphabet without padding (JWT segments, JWK numbers, refresh tokens), plus a
 /// decoder that accepts either alphabet, padded or not (Firebase exports use standard base64,
 /// firebase-admin sends URL-safe). Hand-written over bytes: ID-token verification decodes two segments
@@ -5,15 +6,6 @@
 public enum Base64URL {
     private static let urlAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
     private static let standardAlphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    /// 0–63 for both alphabets' characters, 0xFF for anything else.
-    private static let values: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (index, byte) in urlAlphabet.enumerated() { table[Int(byte)] = UInt8(index) }
-        table[Int(UInt8(ascii: "+"))] = 62
-        table[Int(UInt8(ascii: "/"))] = 63
-        return table
-    }()
 
     public static func encode(_ bytes: [UInt8]) -> String { encode(bytes, alphabet: urlAlphabet, pad: false) }
 
@@ -52,24 +44,6 @@ public enum Base64URL {
     }
 
     /// Decodes UTF-8 base64 text in either alphabet; trailing `=` padding is optional. Nil when malformed.
-    public static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        var end = input.count
-        while end > 0 && input[end - 1] == UInt8(ascii: "=") { end -= 1 }
-        if input.count - end > 2 || end % 4 == 1 { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(end * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for index in 0..<end {
-            let value = values[Int(input[index])]
-            if value == 0xFF { return nil }
-            accumulator = accumulator << 6 | UInt32(value)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-            }
-        }
-        return output
-    }
+    /// (HearthCore's decoder, which the database uses for the same texts.)
+    public static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? { Base64.decode(input) }
 }

@@ -1,3 +1,4 @@
+import HearthSupport
 internal import COpenSSL
 
 /// Firebase Auth's modified scrypt (auth-api.md §7.2): the password hash is the project's signer key

@@ -28,15 +28,6 @@ public enum SecureRandom {
     }
 }
 
-/// Comparison whose time depends only on the lengths, not on where the bytes differ.
-public enum ConstantTime {
-    public static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        if a.isEmpty { return true }
-        return a.withUnsafeBytes { x in b.withUnsafeBytes { y in sodium_memcmp(x.baseAddress!, y.baseAddress!, a.count) == 0 } }
-    }
-}
-
 /// SHA-256 (libsodium's `crypto_hash_sha256`).
 public enum SHA256 {
     public static func hash(_ bytes: [UInt8]) -> [UInt8] {

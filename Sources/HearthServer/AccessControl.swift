@@ -22,17 +22,6 @@ struct Caller: Sendable {
     static let signedOut = Caller(isAdmin: false, auth: nil)
     static let admin = Caller(isAdmin: true, auth: nil)
 
-    /// The rules' `auth` variable built from an ID token's claims (rules.md §4.1): `uid` from `sub`
-    /// (or `user_id`), `provider` from `firebase.sign_in_provider`, `token` the claims themselves.
-    static func authVariable(claims: Node) -> Node {
-        let uid = claims.child(ChildKey("sub")).stringValue ?? claims.child(ChildKey("user_id")).stringValue ?? ""
-        let provider = claims.child(at: Path("firebase/sign_in_provider")).stringValue ?? "custom"
-        var auth = Node.empty
-        auth.setChild(ChildKey("uid"), to: Node(uid))
-        auth.setChild(ChildKey("provider"), to: Node(provider))
-        auth.setChild(ChildKey("token"), to: claims)
-        return auth
-    }
 }
 
 /// The error a rules denial reports: REST answers 401 `Permission denied`, realtime `permission_denied`.

@@ -3,6 +3,7 @@ public import HearthProtocol
 import HearthRules
 public import HearthStorage
 import Foundation
+import HearthSupport
 
 /// What the server serves and who may do what.
 public struct ServerConfiguration: Sendable {
@@ -389,7 +390,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// (`auth_variable_override`, or realtime `authvar`; JSON null: signed out).
     func caller(credential: String, authVariable: Node?) -> Result<Caller, RealtimeAuthFailure> {
         let isOwner = configuration.emulator && credential == "owner"
-        let isAdminToken = configuration.adminToken.map { Self.constantTimeEqual($0, credential) } ?? false
+        let isAdminToken = configuration.adminToken.map { ConstantTime.equal($0, credential) } ?? false
         if isOwner || isAdminToken {
             guard let authVariable else { return .success(.admin) }
             return .success(Caller(isAdmin: false, auth: authVariable.isEmpty ? nil : authVariable))
@@ -425,28 +426,15 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         guard let claims = Self.unverifiedClaims(credential) else {
             return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not parse auth token."))
         }
-        return .success(Caller(isAdmin: false, auth: Caller.authVariable(claims: claims)))
+        return .success(Caller(isAdmin: false, auth: AuthVariable.from(claims: claims)))
     }
 
     static let revokedTokenMessage =
         "The auth token was revoked: its account was disabled or deleted, or its password changed. Sign in again."
 
     /// The payload of a JWT, unchecked.
-    static func unverifiedClaims(_ token: String) -> Node? {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = Base64.decode(parts[1].utf8),
-            let claims = try? Node(jsonBytes: payload), claims.hasChildren
-        else { return nil }
-        return claims
-    }
+    static func unverifiedClaims(_ token: String) -> Node? { CompactJWT.claims(token) }
 
-    static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let x = Array(a.utf8), y = Array(b.utf8)
-        guard x.count == y.count else { return false }
-        var difference: UInt8 = 0
-        for index in x.indices { difference |= x[index] ^ y[index] }
-        return difference == 0
-    }
 
     // MARK: Rules storage (§8.1)
 

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthSupport
 import HearthProtocol
 
 /// The long-polling transport `/.lp` (rtdb-protocol.md §1.10): browsers whose WebSocket once failed
@@ -22,7 +23,7 @@ extension DatabaseServer {
             return
         }
         guard let id = query["id"], let connection = longPolls[id],
-            Self.constantTimeEqual(connection.password, query["pw"] ?? "")
+            ConstantTime.equal(connection.password, query["pw"] ?? "")
         else {
             if query["disconn"] == "t" || query["dframe"] == "t" {
                 responder.respond(Self.script(""))

@@ -27,13 +27,6 @@ import Testing
     #expect(Argon2id.hearthDefault.needsRehash(stored))
 }
 
-@Test func constantTimeEquality() {
-    #expect(ConstantTime.equal([1, 2, 3], [1, 2, 3]))
-    #expect(!ConstantTime.equal([1, 2, 3], [1, 2, 4]))
-    #expect(!ConstantTime.equal([1, 2], [1, 2, 3]))
-    #expect(ConstantTime.equal([], []))
-}
-
 @Test func randomBytesDiffer() {
     #expect(SecureRandom.bytes(32).count == 32)
     #expect(SecureRandom.bytes(32) != SecureRandom.bytes(32))
