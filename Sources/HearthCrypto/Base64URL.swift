@@ -45,5 +45,5 @@ public enum Base64URL {
 
     /// Decodes UTF-8 base64 text in either alphabet; trailing `=` padding is optional. Nil when malformed.
     /// (HearthCore's decoder, which the database uses for the same texts.)
-    public static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? { Base64.decode(input) }
+    public static func decode(bytes input: UnsafeBufferPointer<UInt8>) -> [UInt8]? { Base64.decode(buffer: input) }
 }

@@ -65,7 +65,12 @@ package enum Base64 {
     /// not base64 (a character outside both alphabets, more than two padding characters, or a length
     /// no encoding produces).
     package static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
-        let input = Array(text)
+        if let decoded = text.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return decoded }
+        return Array(text).withUnsafeBufferPointer { decode(buffer: $0) }
+    }
+
+    /// The same over bytes in place (an ID token's segments are decoded on every verification).
+    package static func decode(buffer input: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var end = input.count
         while end > 0 && (input[end - 1] == UInt8(ascii: "=") || input[end - 1] == UInt8(ascii: ".")) { end -= 1 }
         if input.count - end > 2 || end % 4 == 1 { return nil }
