@@ -90,11 +90,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public func loopStopping() {
         for connection in Array(longPolls.values) { connection.end() }
         for namespace in namespaces.values {
-            for stream in namespace.streams.values {
-                stream.responder.onClose = nil
-                stream.responder.finish()
-            }
-            namespace.streams.removeAll()
+            for stream in Array(namespace.streams.values) { stream.finish() }
         }
     }
 
@@ -588,19 +584,18 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         if let params { namespace.prepareIndex(for: params, at: target.path) }
         let id = nextStreamID
         nextStreamID += 1
+        var value = namespace.database.read { $0.value(at: target.path) }
+        if let params { value = QueryWindow.node(of: value, params: params) }
         let stream = EventStream(
             id: id, path: target.path, exportFormat: target.exportFormat, caller: caller, params: params,
-            responder: responder, namespace: namespace)
-        namespace.streams[id] = stream
-        responder.onClose = { [weak namespace] in namespace?.streams[id] = nil }
+            initialWindow: params == nil ? .empty : value, responder: responder, namespace: namespace)
+        namespace.addStream(stream)
+        responder.onClose = { [weak namespace, weak stream] in
+            if let stream { namespace?.removeStream(stream) }
+        }
         responder.startStream(
             status: 200,
             headers: Self.commonHeaders + [("content-type", "text/event-stream; charset=utf-8")])
-        var value = namespace.database.read { $0.value(at: target.path) }
-        if let params {
-            value = QueryWindow.node(of: value, params: params)
-            stream.window = value
-        }
         let initial = SSE.event("put", path: .root, data: value, format: target.exportFormat ? .export : .rest)
         if !responder.send(initial) { stream.disconnectSlowReader() }
     }
@@ -611,7 +606,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     /// Runs `apply` against the namespace, then, on the loop, answers the writer and tells the streams.
     private func write(
-        _ kind: Namespace.Write, caller: Caller, namespace: Namespace, target: RESTTarget, request: HTTPRequest,
+        _ kind: Write, caller: Caller, namespace: Namespace, target: RESTTarget, request: HTTPRequest,
         responder: any HTTPResponder, reply: ((Node) -> [UInt8])? = nil,
         _ apply: (DurableDatabase, Int64, DurableDatabase.WriteCheck?, @escaping Completion) -> Void
     ) {
@@ -655,7 +650,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         let namespace: Namespace
         let responder: any HTTPResponder
         let reply: ((Node) -> [UInt8])?
-        let kind: Namespace.Write
+        let kind: Write
         let path: Path
         let target: RESTTarget
         let wantsETag: Bool
@@ -663,7 +658,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
         init(
             server: DatabaseServer, namespace: Namespace, responder: any HTTPResponder, reply: ((Node) -> [UInt8])?,
-            kind: Namespace.Write, path: Path, target: RESTTarget, wantsETag: Bool, caller: Caller
+            kind: Write, path: Path, target: RESTTarget, wantsETag: Bool, caller: Caller
         ) {
             self.caller = caller
             self.server = server
@@ -679,8 +674,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         func finish(_ result: Result<DurableDatabase.CommittedWrite, any Error>) {
             switch result {
             case .success(let committed):
-                namespace.broadcast(kind, root: committed.root)
-                namespace.broadcastRealtime(kind, root: committed.root, changes: committed.changes)
+                namespace.publish(CommittedChange(write: kind, root: committed.root, changes: committed.changes))
                 server.answerWrite(committed.root, path: path, target: target, wantsETag: wantsETag,
                                    responder: responder, reply: reply)
             case .failure(let error as DataError) where error.code == .hashMismatch:

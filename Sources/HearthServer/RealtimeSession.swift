@@ -90,7 +90,7 @@ extension DatabaseServer: RealtimeHandler {
     /// Applies a write from a realtime session (or its onDisconnect), then on the loop tells every
     /// stream and every realtime listener, and only then calls `answered` (the writer's reply).
     func realtimeWrite(
-        _ kind: Namespace.Write, caller: Caller, namespace: Namespace,
+        _ kind: Write, caller: Caller, namespace: Namespace,
         apply: (DurableDatabase, Int64, DurableDatabase.WriteCheck?, @escaping Completion) -> Void,
         answered: @escaping (Result<Void, any Error>) -> Void
     ) {
@@ -110,10 +110,10 @@ struct RealtimeAuthFailure: Error {
 /// A realtime write waiting for its commit; touched only on the loop thread.
 final class RealtimePendingWrite: @unchecked Sendable {
     let namespace: Namespace
-    let kind: Namespace.Write
+    let kind: Write
     let answered: (Result<Void, any Error>) -> Void
 
-    init(namespace: Namespace, kind: Namespace.Write, answered: @escaping (Result<Void, any Error>) -> Void) {
+    init(namespace: Namespace, kind: Write, answered: @escaping (Result<Void, any Error>) -> Void) {
         self.namespace = namespace
         self.kind = kind
         self.answered = answered
@@ -123,8 +123,7 @@ final class RealtimePendingWrite: @unchecked Sendable {
         switch result {
         case .success(let committed):
             // Pushes to every listener (the writer's included) are queued before the writer's reply (§3.2).
-            namespace.broadcast(kind, root: committed.root)
-            namespace.broadcastRealtime(kind, root: committed.root, changes: committed.changes)
+            namespace.publish(CommittedChange(write: kind, root: committed.root, changes: committed.changes))
             answered(.success(()))
         case .failure(let error as DataError) where error.code == .hashMismatch:
             // `datastale` once every write queued before has committed and been pushed, so the client
@@ -138,24 +137,9 @@ final class RealtimePendingWrite: @unchecked Sendable {
     }
 }
 
-extension Namespace {
-    /// Queues, on every realtime session of this namespace, the pushes one committed write causes.
-    /// Pushes for default listens on one location are encoded once.
-    func broadcastRealtime(_ write: Write, root: Node, changes: ChangeSet) {
-        guard !listenerIndex.isEmpty else { return }
-        var cache = RealtimeSession.PushCache()
-        var slow: [RealtimeSession] = []
-        for session in listenerIndex.listeners(overlapping: write.locations)
-        where !session.deliver(write, root: root, changes: changes, cache: &cache) {
-            slow.append(session)
-        }
-        for session in slow { session.disconnectSlowClient() }
-    }
-}
-
 /// One realtime connection (rtdb-protocol.md §1–§3): its protocol machine, listens, credential and
 /// onDisconnect operations. Loop thread only.
-final class RealtimeSession: RealtimeSessionHandle {
+final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
 
     let id: UInt64
     let sessionID: String
@@ -165,8 +149,8 @@ final class RealtimeSession: RealtimeSessionHandle {
     var namespace: Namespace?
     /// Who this connection acts as (`auth`/`unauth`).
     private(set) var caller = Caller.signedOut
-    /// Changed only through ``setListen(_:for:)``, ``removeListen(_:)`` and ``removeAllListens()``, which
-    /// keep the namespace's ``ListenerIndex`` in step.
+    /// Changed only through ``setListen(_:for:window:)``, ``removeListen(_:)`` and ``removeAllListens()``,
+    /// which keep the namespace's ``FanOut`` in step.
     private var listens: [ListenKey: Listen] = [:]
     private var onDisconnect: [OnDisconnectOperation] = []
     /// Requests received while the namespace was loading (``attach(to:)``).
@@ -178,26 +162,13 @@ final class RealtimeSession: RealtimeSessionHandle {
         var tag: Int64?
     }
 
-    final class Listen {
+    /// What the session keeps of one listen; its window and delivery live in the namespace's ``FanOut``.
+    struct Listen {
         let path: Path
         let tag: Int64?
         let params: QueryParams?
         /// The query object exactly as the client sent it, for `c` (§3.3).
         let queryJSON: [UInt8]?
-        /// The window last sent (tagged listens only).
-        var window: Node
-        /// `params != nil`, kept apart: a broadcast asks it of every listen, and binding `params` to ask
-        /// copies the whole query (its bound values retained) for each of thousands of listeners.
-        let isQuery: Bool
-
-        init(path: Path, tag: Int64?, params: QueryParams?, queryJSON: [UInt8]?, window: Node) {
-            self.path = path
-            self.tag = tag
-            self.params = params
-            isQuery = params != nil
-            self.queryJSON = queryJSON
-            self.window = window
-        }
     }
 
     /// One recorded overwrite (`om` records one per key).
@@ -276,20 +247,32 @@ final class RealtimeSession: RealtimeSessionHandle {
         }
     }
 
-    private func setListen(_ listen: Listen, for key: ListenKey) {
-        if listens.updateValue(listen, forKey: key) == nil { namespace?.listenerIndex.add(self, at: key.path) }
+    private func setListen(_ listen: Listen, for key: ListenKey, window: Node) {
+        listens[key] = listen
+        namespace?.fanOut.subscribe(
+            fanOutKey(key), FanOut.Subscription(target: self, encoding: .realtime(tag: key.tag), params: listen.params, window: window))
     }
 
     private func removeListen(_ key: ListenKey) {
-        if listens.removeValue(forKey: key) != nil { namespace?.listenerIndex.remove(self, at: key.path) }
+        if listens.removeValue(forKey: key) != nil { namespace?.fanOut.unsubscribe(fanOutKey(key)) }
     }
 
     private func removeAllListens() {
         if let namespace {
-            for key in listens.keys { namespace.listenerIndex.remove(self, at: key.path) }
+            for key in listens.keys { namespace.fanOut.unsubscribe(fanOutKey(key)) }
         }
         listens.removeAll()
     }
+
+    private func fanOutKey(_ key: ListenKey) -> FanOut.Key { FanOut.Key(subscriber: id, location: key.path, tag: key.tag) }
+
+    func deliver(_ messages: [[UInt8]]) -> Bool {
+        guard !isClosed else { return true }
+        for message in messages where !send(message) { return false }
+        return true
+    }
+
+    func disconnectSlowReader() { disconnectSlowClient() }
 
     /// Over its outbound bound: told why and dropped at once; nobody else waits for it.
     func disconnectSlowClient() {
@@ -419,7 +402,6 @@ final class RealtimeSession: RealtimeSessionHandle {
         }
         let indexed = params.map { namespace.prepareIndex(for: $0, at: path) } ?? true
         let root = namespace.database.root
-        let listen: Listen
         // `h`: the hash of what the client has cached for this view. When it is what the server would
         // send, the data is not sent again: the `ok` marks the client's cache complete as it is (§2.4),
         // so a reconnecting client re-downloads only the views that changed while it was away.
@@ -429,15 +411,13 @@ final class RealtimeSession: RealtimeSessionHandle {
         func isCached(_ node: Node) -> Bool { !clientHash.isEmpty && clientHash == node.hash }
         if let params, tag != nil {
             let window = QueryWindow.node(of: root.child(at: path), params: params)
-            listen = Listen(path: path, tag: tag, params: params, queryJSON: request.fields[Wire.query], window: window)
-            setListen(listen, for: key)
+            setListen(Listen(path: path, tag: tag, params: params, queryJSON: request.fields[Wire.query]), for: key, window: window)
             // Initial data before the `ok` (§2.4).
             if !isCached(window) {
                 guard send(WireEncoder.set(path: path, node: window, tag: tag)) else { return disconnectSlowClient() }
             }
         } else {
-            listen = Listen(path: path, tag: nil, params: nil, queryJSON: nil, window: .empty)
-            setListen(listen, for: key)
+            setListen(Listen(path: path, tag: nil, params: nil, queryJSON: nil), for: key, window: .empty)
             let value = root.child(at: path)
             if !isCached(value) {
                 guard send(WireEncoder.set(path: path, node: value)) else { return disconnectSlowClient() }
@@ -640,128 +620,6 @@ final class RealtimeSession: RealtimeSessionHandle {
                 db, now, check, completion in
                 db.update(.root, with: values, now: now, check: check, completion: completion)
             }, answered: { _ in })
-        }
-    }
-
-    // MARK: Pushes (§3.2)
-
-    /// Queues the pushes `write` causes on this connection. Returns false when the connection is over
-    /// its outbound bound.
-    /// One broadcast's pushes for default listens, by location: encoded once per location, whoever
-    /// listens there. The last location is kept aside: in a fan-out thousands of sessions in a row
-    /// listen at the same one, and comparing a path is cheaper than hashing it.
-    struct PushCache {
-        private var lastPath: Path?
-        private var lastMessages: [[UInt8]] = []
-        private var byPath: [Path: [[UInt8]]] = [:]
-
-        /// The pushes for a listen at `path`, made by `make` the first time.
-        mutating func messages(at path: Path, _ make: () -> [[UInt8]]) -> [[UInt8]] {
-            if let lastPath, lastPath == path { return lastMessages }
-            let messages: [[UInt8]]
-            if let cached = byPath[path] {
-                messages = cached
-            } else {
-                messages = make()
-                byPath[path] = messages
-            }
-            lastPath = path
-            lastMessages = messages
-            return messages
-        }
-    }
-
-    func deliver(_ write: Namespace.Write, root: Node, changes: ChangeSet, cache: inout PushCache) -> Bool {
-        guard !isClosed else { return true }
-        for listen in listens.values {
-            if listen.isQuery, let params = listen.params {
-                guard Self.touches(write, listen.path) else { continue }
-                let window = QueryWindow.node(of: root.child(at: listen.path), params: params)
-                guard window != listen.window else { continue }
-                listen.window = window
-                guard send(WireEncoder.set(path: listen.path, node: window, tag: listen.tag)) else { return false }
-            } else {
-                // Decided once per location (a fan-out asks it of thousands of listens at one path); a
-                // location the write cannot reach gets no pushes without encoding anything.
-                let messages = cache.messages(at: listen.path) {
-                    Self.mayPush(write, to: listen.path) ? Self.pushes(for: write, at: listen.path, root: root, changes: changes) : []
-                }
-                for message in messages where !send(message) { return false }
-            }
-        }
-        return true
-    }
-
-    /// False only where ``pushes(for:at:root:changes:)`` is surely empty: the write is neither above,
-    /// at nor below `location` (a merge at or under `location` always pushes, even with no keys).
-    static func mayPush(_ write: Namespace.Write, to location: Path) -> Bool {
-        if case .update(let path, _) = write, location.contains(path) { return true }
-        return touches(write, location)
-    }
-
-    static func touches(_ write: Namespace.Write, _ location: Path) -> Bool {
-        switch write {
-        case .set(let path): return normalized(path).overlaps(location)
-        case .update(let path, let keys): return keys.contains { normalized(path.appending(path: $0)).overlaps(location) }
-        }
-    }
-
-    /// A `.priority` write changes its node.
-    static func normalized(_ path: Path) -> Path {
-        path.last == .priorityKey ? (path.parent ?? path) : path
-    }
-
-    /// Whether a write above `location` changed what is there (siblings' listens hear nothing).
-    static func changed(_ location: Path, in changes: ChangeSet) -> Bool {
-        for change in changes.changes {
-            guard let relative = location.relative(to: change.path) else { continue }
-            if change.old.child(at: relative) != change.new.child(at: relative) { return true }
-        }
-        return false
-    }
-
-    /// The pushes a default listen at `location` gets for `write`: never data outside `location`, and
-    /// nothing for a write above it that left it unchanged.
-    static func pushes(for write: Namespace.Write, at location: Path, root: Node, changes: ChangeSet) -> [[UInt8]] {
-        switch write {
-        case .set(let written):
-            let path = normalized(written)
-            if location.contains(path) { return [WireEncoder.set(path: path, node: root.child(at: path))] }
-            if path.contains(location) {
-                guard changed(location, in: changes) else { return [] }
-                return [WireEncoder.set(path: location, node: root.child(at: location))]
-            }
-            return []
-        case .update(let path, let keys):
-            if location.contains(path) {
-                var data: [UInt8] = [UInt8(ascii: "{")]
-                for (index, key) in keys.enumerated() {
-                    if index > 0 { data.append(UInt8(ascii: ",")) }
-                    Node(key.description).appendJSON(to: &data)
-                    data.append(UInt8(ascii: ":"))
-                    root.child(at: normalized(path.appending(path: key))).appendJSON(to: &data, format: .export)
-                }
-                data.append(UInt8(ascii: "}"))
-                if keys.contains(where: { $0.last == .priorityKey }) {
-                    // A priority key's value is its node: send the nodes whole.
-                    return keys.map {
-                        let full = normalized(path.appending(path: $0))
-                        return WireEncoder.set(path: full, node: root.child(at: full))
-                    }
-                }
-                return [WireEncoder.push(.merge, path: path, dataJSON: data)]
-            }
-            guard path.contains(location) else { return [] }
-            var messages: [[UInt8]] = []
-            for key in keys {
-                let full = normalized(path.appending(path: key))
-                if full.contains(location) {
-                    guard changed(location, in: changes) else { return [] }
-                    return [WireEncoder.set(path: location, node: root.child(at: location))]
-                }
-                if location.contains(full) { messages.append(WireEncoder.set(path: full, node: root.child(at: full))) }
-            }
-            return messages
         }
     }
 }
