@@ -741,18 +741,3 @@ struct RecordWriter {
         if let failure { throw failure }
     }
 }
-
-/// Namespace names as files: Firebase database names are letters, digits and hyphens; anything else
-/// (a slash, a dot) could reach outside the data directory.
-enum NamespaceName {
-    /// 63 characters: the longest DNS label, which is what a Firebase database name must fit in.
-    static let lengthMax = 63
-
-    static func isValid(_ name: String) -> Bool {
-        guard !name.isEmpty, name.utf8.count <= lengthMax, name.first != "-" else { return false }
-        return name.utf8.allSatisfy { byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
-    }
-}

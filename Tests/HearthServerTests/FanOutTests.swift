@@ -172,6 +172,6 @@ struct FanOutTests {
         let engine = InMemoryStorageEngine()
         return Namespace(
             name: "test", database: DurableDatabase(engine: engine, root: before, finishOn: nil),
-            rules: DatabaseServer.defaultRules(emulator: true), rulesDeployed: false)
+            rules: NamespaceRegistry.defaultRules(emulator: true), rulesDeployed: false)
     }
 }

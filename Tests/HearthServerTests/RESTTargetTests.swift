@@ -81,12 +81,12 @@ func timeoutsWithinTheBoundAreAccepted(timeout: String) throws {
 }
 
 @Test func patchBodiesKeepNullsAndMultiPathKeys() throws {
-    let values = try DatabaseServer.parseUpdate(Array(#"{"b":"three","c/d":true,"temp":null}"#.utf8), at: "x")
+    let values = try WriteBody.update(Array(#"{"b":"three","c/d":true,"temp":null}"#.utf8), at: "x")
     #expect(values.map(\.0) == [Path("b"), Path("c/d"), Path("temp")])
     #expect(values[2].1.isEmpty)
-    #expect(throws: RESTError.self) { try DatabaseServer.parseUpdate(Array(#"{"a":1,"a/b":2}"#.utf8), at: "x") }
-    #expect(throws: RESTError.self) { try DatabaseServer.parseUpdate(Array(#"[1]"#.utf8), at: "x") }
-    #expect(try DatabaseServer.parseUpdate(Array("{}".utf8), at: "x").isEmpty)
+    #expect(throws: WriteFailure.self) { try WriteBody.update(Array(#"{"a":1,"a/b":2}"#.utf8), at: "x") }
+    #expect(throws: WriteFailure.self) { try WriteBody.update(Array(#"[1]"#.utf8), at: "x") }
+    #expect(try WriteBody.update(Array("{}".utf8), at: "x").isEmpty)
 }
 
 @Test func rulesCommentsAreStripped() throws {

@@ -3,140 +3,6 @@ public import HearthProtocol
 import HearthStorage
 import Foundation
 
-extension DatabaseServer: RealtimeHandler {
-    public func acceptsRealtime(path: String) -> Bool { path == "/.ws" }
-
-    public func openRealtime(_ request: HTTPRequest, sink: any RealtimeSink) -> any RealtimeSessionHandle {
-        let host = request.headers["host"].flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"
-        let ns = request.queryItems.first { $0.name == Wire.namespaceParameter }?.value
-        let namespaceName = (ns?.isEmpty == false ? ns : nil) ?? Self.namespace(fromHost: host)
-            ?? configuration.defaultNamespace
-        let session = RealtimeSession(id: nextStreamID, server: self, sink: sink, sessionID: Self.sessionID())
-        nextStreamID += 1
-        if let upgrading = request.queryItems.first(where: { $0.name == Wire.transportSessionParameter })?.value, !upgrading.isEmpty {
-            // A long-poll client upgrading its session (`s=`): refused with `r`, so it stays on long-poll
-            // (§1.10); the socket is never a fresh session.
-            _ = sink.sendMessage([WireEncoder.control(.reset, host)])
-            session.machine.close(reason: "long-poll upgrade refused")
-            sink.close(reason: "long-poll upgrade refused", immediately: false)
-            return session
-        }
-        let frames = session.machine.open(timestamp: clock(), host: host, sessionID: session.sessionID)
-        _ = sink.sendMessage(frames)
-        let lastSession = request.queryItems.first(where: { $0.name == Wire.lastSessionParameter })?.value
-        // A realtime connection has no credential yet: it may only open a namespace that exists.
-        let attach = { (result: Result<Namespace, RESTError>) in
-            switch result {
-            case .success(let namespace):
-                // `ls`: the client's previous connection, if still open, is closed and its onDisconnect runs (§1.4).
-                if let last = lastSession, !last.isEmpty, let previousID = namespace.realtimeSessionIDs[last],
-                    let previous = namespace.realtimeSessions[previousID]
-                {
-                    previous.replaced()
-                }
-                session.attach(to: namespace)
-            case .failure(let error):
-                // A namespace that cannot be served is fatal for this client (§1.5 `s`).
-                _ = sink.sendMessage([WireEncoder.control(.shutdown, error.message)])
-                session.machine.close(reason: error.message)
-                sink.close(reason: "namespace unavailable", immediately: false)
-            }
-        }
-        if mayOpen(namespaceName, isAdmin: false) {
-            withNamespace(namespaceName, attach)
-        } else {
-            attach(.failure(Self.noSuchNamespace(namespaceName)))
-        }
-        return session
-    }
-
-    /// 32 URL-safe random characters (§1.4 `s`).
-    static func sessionID() -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-        var generator = SystemRandomNumberGenerator()
-        return String((0..<32).map { _ in alphabet[Int(generator.next() % 64)] })
-    }
-
-    // MARK: Realtime credentials (§2.3)
-
-    /// Who `auth`/`gauth` with `credential` makes the connection, and the reply's `auth`/`expires` JSON.
-    /// An admin credential with `authvar` acts as that user, with `noauth` as signed out.
-    func realtimeAuthenticate(credential: String, authVariable: [UInt8]?, noAuth: Bool)
-        -> Result<(Caller, auth: [UInt8], expires: [UInt8]), RealtimeAuthFailure>
-    {
-        let null = Array("null".utf8)
-        var override: Node?
-        if noAuth {
-            override = .empty
-        } else if let authVariable {
-            guard let parsed = try? Node(jsonBytes: authVariable) else {
-                return .failure(RealtimeAuthFailure(status: .invalidToken, message: "Could not parse auth token."))
-            }
-            override = parsed
-        }
-        switch caller(credential: credential, authVariable: override) {
-        case .failure(let failure):
-            return .failure(failure)
-        case .success(let caller):
-            guard let auth = caller.auth else { return .success((caller, null, null)) }
-            var expires = null
-            if case .integer(let exp)? = auth.child(at: Path("token/exp")).leafValue { expires = Array(String(exp).utf8) }
-            return .success((caller, Array(auth.json().utf8), expires))
-        }
-    }
-
-    // MARK: Realtime writes
-
-    /// Applies a write from a realtime session (or its onDisconnect), then on the loop tells every
-    /// stream and every realtime listener, and only then calls `answered` (the writer's reply).
-    func realtimeWrite(
-        _ kind: Write, caller: Caller, namespace: Namespace,
-        apply: (DurableDatabase, Int64, DurableDatabase.WriteCheck?, @escaping Completion) -> Void,
-        answered: @escaping (Result<Void, any Error>) -> Void
-    ) {
-        guard let executor else { return }
-        let pending = RealtimePendingWrite(namespace: namespace, kind: kind, answered: answered)
-        applyWrite(caller: caller, namespace: namespace, executor: executor, apply) { pending.finish($0, executor: executor) }
-    }
-}
-
-struct RealtimeAuthFailure: Error {
-    var status: Wire.Status
-    var message: String
-    /// A good token whose account no longer accepts it (REST says so instead of "could not parse").
-    var revoked = false
-}
-
-/// A realtime write waiting for its commit; touched only on the loop thread.
-final class RealtimePendingWrite: @unchecked Sendable {
-    let namespace: Namespace
-    let kind: Write
-    let answered: (Result<Void, any Error>) -> Void
-
-    init(namespace: Namespace, kind: Write, answered: @escaping (Result<Void, any Error>) -> Void) {
-        self.namespace = namespace
-        self.kind = kind
-        self.answered = answered
-    }
-
-    func finish(_ result: Result<DurableDatabase.CommittedWrite, any Error>, executor: any LoopExecutor) {
-        switch result {
-        case .success(let committed):
-            // Pushes to every listener (the writer's included) are queued before the writer's reply (§3.2).
-            namespace.publish(CommittedChange(write: kind, root: committed.root, changes: committed.changes))
-            answered(.success(()))
-        case .failure(let error as DataError) where error.code == .hashMismatch:
-            // `datastale` once every write queued before has committed and been pushed, so the client
-            // already holds the value that made its hash stale when it retries (§2.6).
-            namespace.database.engine.append(WriteBatch(operations: [])) { _ in
-                executor.execute { self.answered(.failure(error)) }
-            }
-        case .failure(let error):
-            answered(.failure(error))
-        }
-    }
-}
-
 /// One realtime connection (rtdb-protocol.md §1–§3): its protocol machine, listens, credential and
 /// onDisconnect operations. Loop thread only.
 final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
@@ -152,7 +18,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
     /// Changed only through ``setListen(_:for:window:)``, ``removeListen(_:)`` and ``removeAllListens()``,
     /// which keep the namespace's ``FanOut`` in step.
     private var listens: [ListenKey: Listen] = [:]
-    private var onDisconnect: [OnDisconnectOperation] = []
+    private var onDisconnect = OnDisconnectQueue()
     /// Requests received while the namespace was loading (``attach(to:)``).
     private var requestsBeforeLoad: [WireRequest] = []
     private var isClosed = false
@@ -169,13 +35,6 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         let params: QueryParams?
         /// The query object exactly as the client sent it, for `c` (§3.3).
         let queryJSON: [UInt8]?
-    }
-
-    /// One recorded overwrite (`om` records one per key).
-    enum OnDisconnectOperation {
-        /// An overwrite, with who registered it: it runs with that credential, even if the connection
-        /// later signed out or its token expired (a presence flag must still go offline).
-        case set(Path, Node, Caller)
     }
 
     init(id: UInt64, server: DatabaseServer, sink: any RealtimeSink, sessionID: String) {
@@ -361,7 +220,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             revokeUnreadableListens(now: server.clock())
             reply(WireEncoder.response(r, .ok, dataJSON: Array(#"{"auth":"#.utf8) + auth + Array(#","expires":"#.utf8) + expires + Array("}".utf8)))
         case .failure(let failure):
-            reply(WireEncoder.error(r, failure.status, failure.message))
+            reply(WireEncoder.error(r, failure.wireStatus, failure.message))
         }
     }
 
@@ -452,20 +311,13 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         reply(WireEncoder.response(r, .ok, dataJSON: json))
     }
 
-    private func writeAnswer(_ r: Int64) -> (Result<Void, any Error>) -> Void {
-        { [weak self] result in
+    /// The reply to write request `r` once the pipeline is done with it.
+    private func writeAnswer(_ r: Int64) -> (WritePipeline.Outcome) -> Void {
+        { [weak self] outcome in
             guard let self, !self.isClosed else { return }
-            switch result {
-            case .success:
-                self.reply(WireEncoder.ok(r))
-            case .failure(let error as DataError) where error.code == .hashMismatch:
-                self.reply(WireEncoder.error(r, .dataStale, "Transaction hash does not match"))
-            case .failure(is PermissionDenied):
-                self.reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
-            case .failure(let error as DataError):
-                self.reply(WireEncoder.error(r, .failure, error.message))
-            case .failure(let error):
-                self.reply(WireEncoder.error(r, .failure, "\(error)"))
+            switch outcome {
+            case .success: self.reply(WireEncoder.ok(r))
+            case .failure(let failure): self.reply(WireEncoder.error(r, failure.wireStatus, failure.message))
             }
         }
     }
@@ -477,19 +329,13 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             return
         }
         let value: Node
-        do {
-            value = try Node(jsonBytes: raw, options: .init(validation: .write(at: path)))
-        } catch {
-            reply(WireEncoder.error(r, .failure, error.message))
+        do { value = try WriteBody.value(raw, at: path) } catch {
+            reply(WireEncoder.error(r, error.wireStatus, error.message))
             return
         }
         // A present `h` (even "") makes the put a compare-and-set (§2.6).
         let ifHash: String? = request.fields[Wire.hash].map { _ in request.node(Wire.hash)?.stringValue ?? "" }
-        let caller = self.caller
-        server.realtimeWrite(.set(path), caller: caller, namespace: namespace, apply: { db, now, check, completion in
-            let check = namespace.compareAndSetCheck(check, caller: caller, at: path, ifHash: ifHash, now: now)
-            db.set(path, to: value, ifHash: ifHash, now: now, check: check, completion: completion)
-        }, answered: writeAnswer(r))
+        server.writes.submit(.set(path, value, ifHash: ifHash), by: caller, in: namespace, answer: writeAnswer(r))
     }
 
     private func merge(_ request: WireRequest, namespace: Namespace) {
@@ -499,18 +345,15 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             return
         }
         let values: [(Path, Node)]
-        do { values = try DatabaseServer.parseUpdate(raw, at: path) } catch {
-            reply(WireEncoder.error(r, .failure, error.message))
+        do { values = try WriteBody.update(raw, at: path) } catch {
+            reply(WireEncoder.error(r, error.wireStatus, error.message))
             return
         }
         if values.isEmpty {
             reply(WireEncoder.ok(r))
             return
         }
-        server.realtimeWrite(.update(path, values.map(\.0)), caller: caller, namespace: namespace, apply: {
-            db, now, check, completion in
-            db.update(path, with: values, now: now, check: check, completion: completion)
-        }, answered: writeAnswer(r))
+        server.writes.submit(.update(path, values), by: caller, in: namespace, answer: writeAnswer(r))
     }
 
     // MARK: onDisconnect (§2.8)
@@ -521,37 +364,27 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             reply(WireEncoder.error(r, .failure, "onDisconnect needs a path 'p'"))
             return
         }
-        do {
+        let writes: [(Path, Node)]
+        do throws(WriteFailure) {
             switch action {
             case .onDisconnectPut:
-                let value = try DatabaseServer.parseBody(request.fields[Wire.data] ?? Array("null".utf8), at: path)
-                guard mayWriteNow([(path, value)], namespace: namespace) else {
-                    reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
-                    return
-                }
-                cancelOnDisconnect(at: path)
-                onDisconnect.append(.set(path, value, caller))
+                writes = [(path, try WriteBody.value(request.fields[Wire.data] ?? Array("null".utf8), at: path))]
             case .onDisconnectMerge:
-                let values = try DatabaseServer.parseUpdate(request.fields[Wire.data] ?? Array("{}".utf8), at: path)
-                guard mayWriteNow(values.map { (path.appending(path: $0.0), $0.1) }, namespace: namespace) else {
-                    reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
-                    return
-                }
-                for (key, value) in values {
-                    cancelOnDisconnect(at: path.appending(path: key))
-                    onDisconnect.append(.set(path.appending(path: key), value, caller))
-                }
+                writes = try WriteBody.update(request.fields[Wire.data] ?? Array("{}".utf8), at: path)
+                    .map { (path.appending(path: $0.0), $0.1) }
             default:
-                cancelOnDisconnect(at: path)
+                onDisconnect.cancel(at: path)
+                return reply(WireEncoder.ok(r))
             }
         } catch {
-            reply(WireEncoder.error(r, .failure, error.message))
-            return
+            return reply(WireEncoder.error(r, error.wireStatus, error.message))
         }
-        if onDisconnect.count > ServerLimits.onDisconnectOperationsPerConnectionMax {
-            onDisconnect.removeLast()
-            reply(WireEncoder.error(r, .failure, "Too many onDisconnect operations (\(ServerLimits.onDisconnectOperationsPerConnectionMax))"))
-            return
+        guard mayWriteNow(writes, namespace: namespace) else {
+            return reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
+        }
+        let limit = ServerLimits.onDisconnectOperationsPerConnectionMax
+        guard onDisconnect.record(writes, as: caller, limit: limit) else {
+            return reply(WireEncoder.error(r, .failure, "Too many onDisconnect operations (\(limit))"))
         }
         reply(WireEncoder.ok(r))
     }
@@ -570,56 +403,10 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         return check(writes.map(\.0), before, after) == nil
     }
 
-    /// Forgets what is recorded at or below `path`; an overwrite recorded above it is split into its
-    /// children so only the cancelled subtree is dropped and the rest is still written.
-    private func cancelOnDisconnect(at path: Path) {
-        var kept: [OnDisconnectOperation] = []
-        for case .set(let at, let value, let registrant) in onDisconnect {
-            if path.contains(at) { continue }
-            if at.contains(path) {
-                kept += Self.split(at: at, value: value, removing: path, caller: registrant)
-            } else {
-                kept.append(.set(at, value, registrant))
-            }
-        }
-        onDisconnect = kept
-    }
-
-    /// The overwrite of `value` at `at`, as per-child overwrites that leave `removed` (below `at`) alone.
-    static func split(at: Path, value: Node, removing removed: Path, caller: Caller) -> [OnDisconnectOperation] {
-        guard at != removed, let next = removed.relative(to: at)?.first else { return [] }
-        var operations: [OnDisconnectOperation] = []
-        value.children.forEach { key, child in
-            if key == next {
-                operations += split(at: at.appending(key), value: child, removing: removed, caller: caller)
-            } else {
-                operations.append(.set(at.appending(key), child, caller))
-            }
-            return true
-        }
-        return operations
-    }
-
-    /// Runs what is recorded as one atomic multi-path write per credential that registered it (the
-    /// recorded overwrites never overlap), so the rules decide it whole, as they did at registration.
+    /// Runs what is recorded, one atomic multi-path write per credential that registered it.
     private func runOnDisconnect(_ namespace: Namespace) {
-        var groups: [(caller: Caller, values: [(Path, Node)])] = []
-        for case .set(let path, let value, let registrant) in onDisconnect {
-            if let last = groups.indices.last, groups[last].caller.isAdmin == registrant.isAdmin,
-                groups[last].caller.auth == registrant.auth
-            {
-                groups[last].values.append((path, value))
-            } else {
-                groups.append((registrant, [(path, value)]))
-            }
-        }
-        onDisconnect = []
-        for group in groups {
-            let values = group.values
-            server.realtimeWrite(.update(.root, values.map(\.0)), caller: group.caller, namespace: namespace, apply: {
-                db, now, check, completion in
-                db.update(.root, with: values, now: now, check: check, completion: completion)
-            }, answered: { _ in })
+        for group in onDisconnect.drain() {
+            server.writes.submit(.update(.root, group.values), by: group.caller, in: namespace) { _ in }
         }
     }
 }

@@ -26,10 +26,10 @@ extension DatabaseServer {
             ConstantTime.equal(connection.password, query["pw"] ?? "")
         else {
             if query["disconn"] == "t" || query["dframe"] == "t" {
-                responder.respond(Self.script(""))
+                responder.respond(RESTResponses.script(""))
             } else {
                 // Unknown session: tell the client to close; it reconnects with a fresh one.
-                responder.respond(Self.script("pLPCommand('close');"))
+                responder.respond(RESTResponses.script("pLPCommand('close');"))
             }
             return
         }
@@ -38,18 +38,13 @@ extension DatabaseServer {
             return
         }
         if query["disconn"] == "t" {
-            responder.respond(Self.script(""))
+            responder.respond(RESTResponses.script(""))
             connection.end()
             return
         }
         connection.lastPoll = clock()
         connection.receiveSegments(request.queryItems)
         connection.poll(responder, now: clock())
-    }
-
-    static func script(_ text: String) -> HTTPResponse {
-        withCommonHeaders(HTTPResponse(
-            status: 200, headers: [("content-type", "application/javascript; charset=utf-8")], body: Array(text.utf8)))
     }
 
     func tickLongPolls(now: Int64) {
@@ -141,14 +136,14 @@ final class LongPollConnection: RealtimeSink {
         text += "function pRTLPCB(pN,data){var f=parent.window[\"pRTLPCB\(callback)\"];if(f)f(pN,data);}\n"
         text += "pLPCommand('start','\(connectionID)','\(password)');\n"
         text += "pRTLPCB(0,\(takePending()));\n"
-        return DatabaseServer.script(text)
+        return RESTResponses.script(text)
     }
 
     func disconnectFrame() -> HTTPResponse {
         let url = "/.lp?disconn=t&id=\(connectionID)&pw=\(password)"
         let html = "<html><body><script>window.addEventListener('unload',function(){try{var x=new XMLHttpRequest();"
             + "x.open('GET','\(url)',false);x.send(null);}catch(e){}});</script></body></html>"
-        return DatabaseServer.withCommonHeaders(HTTPResponse(
+        return RESTResponses.withCommonHeaders(HTTPResponse(
             status: 200, headers: [("content-type", "text/html; charset=utf-8")], body: Array(html.utf8)))
     }
 
@@ -169,7 +164,7 @@ final class LongPollConnection: RealtimeSink {
     func poll(_ responder: any HTTPResponder, now: Int64) {
         if held != nil { flush() }
         if ended {
-            responder.respond(DatabaseServer.script("pLPCommand('close');"))
+            responder.respond(RESTResponses.script("pLPCommand('close');"))
             return
         }
         held = responder
@@ -185,7 +180,7 @@ final class LongPollConnection: RealtimeSink {
         nextPacket += 1
         var text = "pRTLPCB(\(packet),\(takePending()));"
         if closeAfterFlush { text += "pLPCommand('close',\(packet));" }
-        responder.respond(DatabaseServer.script(text))
+        responder.respond(RESTResponses.script(text))
         if closeAfterFlush { end() }
     }
 
@@ -195,7 +190,7 @@ final class LongPollConnection: RealtimeSink {
         ended = true
         if let responder = held {
             held = nil
-            responder.respond(DatabaseServer.script("pLPCommand('close');"))
+            responder.respond(RESTResponses.script("pLPCommand('close');"))
         }
         server.longPolls[connectionID] = nil
         let session = self.session

@@ -116,15 +116,8 @@ extension DatabaseServer {
     /// `auth_revoked`. Each account is looked up once per pass.
     func expireCredentials(now: Int64) {
         var verdicts: [String: Bool] = [:]
-        func revoked(_ caller: Caller) -> Bool {
-            guard let account = caller.account, let identity else { return false }
-            let key = account.uid + "\u{0}" + String(account.issuedAt)
-            if let known = verdicts[key] { return !known }
-            let allowed = identity.accountAllows(uid: account.uid, issuedAt: account.issuedAt)
-            verdicts[key] = allowed
-            return !allowed
-        }
-        for namespace in namespacesOpen {
+        func revoked(_ caller: Caller) -> Bool { !credentials.stillAccepted(caller, verdicts: &verdicts) }
+        for namespace in namespaces.all {
             for stream in Array(namespace.streams.values) where stream.caller.hasExpired(now: now) || revoked(stream.caller) {
                 stream.revokeAuth()
             }

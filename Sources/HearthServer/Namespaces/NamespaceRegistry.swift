@@ -1,0 +1,176 @@
+import Foundation
+import HearthCore
+import HearthProtocol
+import HearthRules
+import HearthStorage
+import HearthSupport
+
+/// Why a namespace cannot be served.
+struct NamespaceUnavailable: Error, Equatable {
+    enum Reason: Equatable {
+        /// Not a database name (``NamespaceName``): REST 400.
+        case invalidName
+        /// No such database, and the caller may not create one: REST 404.
+        case notFound
+        /// Its storage could not be opened or loaded: REST 500.
+        case cannotOpen
+    }
+
+    var reason: Reason
+    var message: String
+}
+
+/// Every namespace the server has opened, and how more are opened: which names are valid, who may open
+/// one that does not exist yet, loading large ones off the loop, and their rules files. Loop thread only.
+final class NamespaceRegistry: @unchecked Sendable {
+    // Sendable only to come back to the loop from a loading thread (`withNamespace`); used on the loop alone.
+    private let emulator: Bool
+    private let openEngine: @Sendable (String) throws -> any StorageEngine
+    /// Bytes a namespace's files hold before it is opened (0 when unknown): decides where it loads.
+    private let namespaceBytes: (String) -> Int
+    private let rulesStore: RulesStore?
+    private let log: Log
+    private var namespaces: [String: Namespace] = [:]
+    /// Namespaces loading off the loop thread, with what waits for each.
+    private var loading: [String: [(Result<Namespace, NamespaceUnavailable>) -> Void]] = [:]
+    /// Set when the loop starts: large namespaces load on their own thread and come back through it, and
+    /// every namespace's durable writes finish on the loop.
+    var executor: (any LoopExecutor)?
+
+    /// Database files smaller than this load on the loop thread (a few milliseconds).
+    static let backgroundLoadBytesMin = 4 << 20
+
+    init(
+        emulator: Bool, rulesDirectory: String?, namespaceBytes: @escaping (String) -> Int, log: Log,
+        openEngine: @escaping @Sendable (String) throws -> any StorageEngine
+    ) {
+        self.emulator = emulator
+        self.openEngine = openEngine
+        self.namespaceBytes = namespaceBytes
+        self.log = log
+        rulesStore = rulesDirectory.map(RulesStore.init(directory:))
+    }
+
+    subscript(name: String) -> Namespace? { namespaces[name] }
+
+    /// The namespaces opened so far.
+    var all: Dictionary<String, Namespace>.Values { namespaces.values }
+    var names: [String] { namespaces.keys.sorted() }
+
+    /// Closes every namespace's engine, waiting for queued commits. Call after the loop has stopped.
+    func close() {
+        for namespace in namespaces.values { namespace.database.engine.close() }
+        namespaces.removeAll()
+    }
+
+    /// Whether a caller may open `name`: any valid name in emulator mode (created on first use, as the
+    /// emulator does); otherwise one that exists, unless an admin creates it. Strangers cannot make the
+    /// server create databases (disk, file descriptors) by naming them.
+    func mayOpen(_ name: String, isAdmin: Bool) -> Bool {
+        emulator || isAdmin || namespaces[name] != nil || loading[name] != nil || namespaceBytes(name) > 0
+    }
+
+    /// Firebase's answer for a database that does not exist, with what to do about it.
+    static func noSuchNamespace(_ name: String) -> NamespaceUnavailable {
+        NamespaceUnavailable(
+            reason: .notFound,
+            message: "Firebase error. Please ensure that you spelled the name of your Firebase correctly "
+                + "(namespace '\(name.prefix(80))' does not exist; an admin creates it, e.g. with hearth rules deploy \(name.prefix(80)) RULES)")
+    }
+
+    /// The namespace `name`, opened and loaded here and now (tests, and namespaces too small to matter).
+    func open(_ name: String) throws(NamespaceUnavailable) -> Namespace {
+        if let namespace = namespaces[name] { return namespace }
+        return try adopt(name, Self.openAndLoad(name, openEngine)).get()
+    }
+
+    /// Runs `body` with the namespace once it is loaded: at once when it is, else when its load is done.
+    /// A namespace whose files hold more than ``backgroundLoadBytesMin`` loads on its own thread, so the
+    /// loop keeps serving everyone else meanwhile (a 300 MB database takes seconds); requests for it wait.
+    func withNamespace(_ name: String, _ body: @escaping (Result<Namespace, NamespaceUnavailable>) -> Void) {
+        if let namespace = namespaces[name] { return body(.success(namespace)) }
+        if loading[name] != nil { return loading[name, default: []].append(body) }
+        guard NamespaceName.isValid(name) else {
+            return body(.failure(NamespaceUnavailable(reason: .invalidName, message: NamespaceName.invalidMessage(name))))
+        }
+        guard let executor, namespaceBytes(name) > Self.backgroundLoadBytesMin else {
+            return body(adopt(name, Self.openAndLoad(name, openEngine)))
+        }
+        loading[name] = [body]
+        log("hearth: loading namespace '\(name)' (\(namespaceBytes(name) >> 20) MB)…")
+        let openEngine = openEngine
+        let thread = Thread {
+            let result = Self.openAndLoad(name, openEngine)
+            executor.execute { [self] in
+                let adopted = adopt(name, result)
+                if case .success = adopted { log("hearth: namespace '\(name)' loaded.") }
+                for waiter in loading.removeValue(forKey: name) ?? [] { waiter(adopted) }
+            }
+        }
+        thread.name = "hearth.load.\(name)"
+        thread.start()
+    }
+
+    /// Opens the engine and loads the tree: any thread.
+    private static func openAndLoad(
+        _ name: String, _ openEngine: (String) throws -> any StorageEngine
+    ) -> Result<(any StorageEngine, Node), NamespaceUnavailable> {
+        guard NamespaceName.isValid(name) else {
+            return .failure(NamespaceUnavailable(reason: .invalidName, message: NamespaceName.invalidMessage(name)))
+        }
+        do {
+            let engine = try openEngine(name)
+            return .success((engine, try engine.load(progress: nil)))
+        } catch let error as StorageError where error.code == .invalidData {
+            return .failure(NamespaceUnavailable(reason: .invalidName, message: NamespaceName.invalidMessage(name)))
+        } catch {
+            return .failure(NamespaceUnavailable(reason: .cannotOpen, message: "Could not open the database '\(name)': \(error)"))
+        }
+    }
+
+    /// Makes a loaded engine and tree the namespace `name` (loop thread). Its durable writes finish on
+    /// the loop (see `DurableDatabase.init(engine:root:finishOn:)`): their completions answer writers and
+    /// tell listeners there anyway.
+    private func adopt(_ name: String, _ loaded: Result<(any StorageEngine, Node), NamespaceUnavailable>)
+        -> Result<Namespace, NamespaceUnavailable>
+    {
+        loaded.map { engine, root in
+            if let existing = namespaces[name] { return existing }
+            let stored = storedRules(name)
+            var finisher: DurableDatabase.Finisher?
+            if let executor { finisher = { executor.execute($0) } }
+            let namespace = Namespace(
+                name: name, database: DurableDatabase(engine: engine, root: root, finishOn: finisher), rules: stored.rules,
+                rulesDeployed: stored.deployed)
+            namespaces[name] = namespace
+            return namespace
+        }
+    }
+
+    // MARK: Rules files
+
+    /// The rules uploaded for `name`, else the mode's default (open in emulator mode, locked otherwise).
+    /// Stored rules that no longer compile leave the namespace locked, with the reason logged.
+    private func storedRules(_ name: String) -> (rules: RuleSet, deployed: Bool) {
+        guard let source = rulesStore?.load(name) else { return (Self.defaultRules(emulator: emulator), false) }
+        do { return (try RuleSet(source: source), true) } catch {
+            log("hearth: the stored rules of '\(name)' do not compile (\(error)); it stays locked until new rules are deployed")
+            return (.locked, true)
+        }
+    }
+
+    /// Stores `source` as `namespace`'s rules, before they apply: no decision is made under rules a
+    /// restart would not bring back.
+    func saveRules(_ source: String, for namespace: String) throws {
+        try rulesStore?.save(source, for: namespace)
+    }
+
+    /// A namespace's rules until some are deployed: open in emulator mode (as Firebase's emulator),
+    /// locked otherwise (as a new Firebase project in locked mode).
+    static func defaultRules(emulator: Bool) -> RuleSet {
+        let source = emulator
+            ? "{\n  \"rules\": {\n    \".read\": true,\n    \".write\": true\n  }\n}\n"
+            : "{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}\n"
+        do { return try RuleSet(source: source) } catch { preconditionFailure("default rules do not compile: \(error)") }
+    }
+}

@@ -1,0 +1,20 @@
+public import HearthProtocol
+
+/// What the server serves and who may do what.
+public struct ServerConfiguration: Sendable {
+    /// Emulator mode: `Bearer owner` is admin and, until the rules issue lands, everyone may read and write.
+    public var emulator: Bool
+    /// The admin token of non-emulator mode (kept in the data directory, see `AdminToken`).
+    public var adminToken: String?
+    /// The namespace of requests with neither `?ns=` nor a three-label Host (§1.2).
+    public var defaultNamespace: String
+    /// Seconds between SSE `keep-alive` events (§6.7: about 30 s).
+    public var keepAliveIntervalSeconds: Int
+
+    public init(emulator: Bool, adminToken: String?, defaultNamespace: String, keepAliveIntervalSeconds: Int = 30) {
+        self.emulator = emulator
+        self.adminToken = adminToken
+        self.defaultNamespace = defaultNamespace
+        self.keepAliveIntervalSeconds = keepAliveIntervalSeconds
+    }
+}

@@ -1,0 +1,42 @@
+import HearthCore
+import HearthProtocol
+
+/// Write payloads as JSON bytes (a REST body, a realtime `d`), checked as Firebase checks them.
+enum WriteBody {
+    static let unparsable = "Invalid data; couldn't parse JSON object, array, or value."
+
+    /// A value to write at `path`.
+    static func value(_ bytes: [UInt8], at path: Path) throws(WriteFailure) -> Node {
+        do {
+            return try Node(jsonBytes: bytes, options: .init(validation: .write(at: path)))
+        } catch {
+            throw .invalid(error.code == .invalidJSON ? unparsable : error.message)
+        }
+    }
+
+    /// A merge at `path`: a JSON object of relative paths to values, none of them overlapping.
+    static func update(_ bytes: [UInt8], at path: Path) throws(WriteFailure) -> [(Path, Node)] {
+        guard let entries = JSONObjectSplitter.split(bytes) else {
+            if (try? Node(jsonBytes: bytes)) != nil { throw .invalid("Invalid data; PATCH needs a JSON object of paths to values.") }
+            throw .invalid(unparsable)
+        }
+        var values: [(Path, Node)] = []
+        for (key, raw) in entries {
+            let relative = Path(key)
+            guard !relative.isRoot else { throw .invalid("Invalid key in PATCH: '\(key)'") }
+            let full = path.appending(path: relative)
+            do throws(DataError) {
+                try KeyValidation.validate(writePath: full)
+                values.append((relative, try Node(jsonBytes: Array(raw), options: .init(validation: .write(at: full)))))
+            } catch {
+                throw .invalid(error.code == .invalidJSON ? unparsable : error.message)
+            }
+        }
+        for (index, (a, _)) in values.enumerated() {
+            for (b, _) in values[(index + 1)...] where a.overlaps(b) {
+                throw .invalid("Invalid data; paths '\(a)' and '\(b)' overlap in one update")
+            }
+        }
+        return values
+    }
+}

@@ -1,0 +1,92 @@
+import HearthCore
+import HearthProtocol
+import HearthStorage
+
+/// The one path every write takes, whichever protocol sent it (REST, realtime, onDisconnect):
+/// authorise (the caller's rules, a compare-and-set's hash) → apply to the namespace's tree → commit
+/// on the storage thread → back on the loop, fan out to every stream and listen it reaches → answer.
+///
+/// Listeners are told before the writer is answered, so a writer that also listens holds the new
+/// value when its write is acknowledged (rtdb-protocol.md §3.2). A stale compare-and-set is answered
+/// only once every write queued before it has committed and been fanned out: the client then holds
+/// the value that made its hash stale when it retries (§2.6). Loop thread only.
+final class WritePipeline {
+    typealias Outcome = Result<Node, WriteFailure>
+
+    private let clock: () -> Int64
+    var executor: (any LoopExecutor)?
+    /// Writes between their apply and their completion on the loop.
+    private let committing = CommittingWrites()
+
+    init(clock: @escaping () -> Int64) {
+        self.clock = clock
+    }
+
+    /// Whether writes are on their way to storage: the transport holds a large fan-out's flush for them
+    /// (see HTTPHandler.hasWritesCommitting).
+    var hasWritesCommitting: Bool { committing.count > 0 }
+
+    /// Makes `operation` as `caller` in `namespace`; `answer` runs on the loop with the tree after the
+    /// write, or why it was not made.
+    func submit(
+        _ operation: WriteOperation, by caller: Caller, in namespace: Namespace, answer: @escaping (Outcome) -> Void
+    ) {
+        guard let executor else { return answer(.failure(.storage("The server is not running"))) }
+        let now = clock()
+        let database = namespace.database, committing = committing
+        let check = namespace.writeCheck(caller, now: now)
+        let finishing = FinishingWrite(namespace: namespace, shape: operation.shape, answer: answer)
+        let completion: @Sendable (Result<DurableDatabase.CommittedWrite, any Error>) -> Void = { result in
+            let work: @Sendable () -> Void = {
+                committing.finished()
+                finishing.finish(result, executor: executor)
+            }
+            // Namespaces opened by the server finish their writes on the loop already.
+            if database.finisher != nil { work() } else { executor.execute(work) }
+        }
+        committing.started()
+        switch operation {
+        case .set(let path, let value, let ifHash):
+            let check = namespace.compareAndSetCheck(check, caller: caller, at: path, ifHash: ifHash, now: now)
+            database.set(path, to: value, ifHash: ifHash, now: now, check: check, completion: completion)
+        case .update(let path, let values):
+            database.update(path, with: values, now: now, check: check, completion: completion)
+        }
+    }
+
+    /// A write waiting for its commit; carried to the loop by the completion and touched only there.
+    private final class FinishingWrite: @unchecked Sendable {
+        let namespace: Namespace
+        let shape: Write
+        let answer: (Outcome) -> Void
+
+        init(namespace: Namespace, shape: Write, answer: @escaping (Outcome) -> Void) {
+            self.namespace = namespace
+            self.shape = shape
+            self.answer = answer
+        }
+
+        func finish(_ result: Result<DurableDatabase.CommittedWrite, any Error>, executor: any LoopExecutor) {
+            switch result {
+            case .success(let committed):
+                namespace.publish(CommittedChange(write: shape, root: committed.root, changes: committed.changes))
+                answer(.success(committed.root))
+            case .failure(let error):
+                let failure = WriteFailure(error)
+                guard failure == .stale else { return answer(.failure(failure)) }
+                namespace.database.engine.append(WriteBatch(operations: [])) { _ in
+                    executor.execute { self.answer(.failure(.stale)) }
+                }
+            }
+        }
+    }
+}
+
+/// Writes applied and handed to storage whose completion has not yet run on the loop. Loop thread only
+/// (the completions that count down run there); a class so write completions can carry it.
+final class CommittingWrites: @unchecked Sendable {
+    private(set) var count = 0
+
+    func started() { count += 1 }
+    func finished() { count -= 1 }
+}

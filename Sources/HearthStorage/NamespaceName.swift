@@ -1,0 +1,21 @@
+/// Which names a namespace (one database) may have: a Firebase database name, which must fit in a DNS
+/// label (letters, digits, hyphens, and underscores for the emulator's project ids), and which every
+/// engine can use as a file or schema name. Anything else (a slash, a dot) could reach outside the data
+/// directory. The server refuses other names before any engine sees them; engines check again.
+public enum NamespaceName {
+    /// 63 characters: the longest DNS label.
+    public static let lengthMax = 63
+
+    public static func isValid(_ name: String) -> Bool {
+        guard !name.isEmpty, name.utf8.count <= lengthMax, name.first != "-" else { return false }
+        return name.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
+    /// What to tell someone who used an invalid name.
+    public static func invalidMessage(_ name: String) -> String {
+        "'\(name.prefix(80))' is not a valid namespace name: use 1–63 letters, digits or hyphens (like a Firebase database name)."
+    }
+}
