@@ -254,7 +254,7 @@ extension HearthCommand {
             configuration: TransportConfiguration(
                 host: settings.host, port: settings.port, certificatePath: settings.certificatePath,
                 privateKeyPath: settings.privateKeyPath),
-            handler: server)
+            handler: server, webSocketHandler: server)
         do { try transport.start() } catch {
             print("hearth serve: \(error.description).", to: &errorOutput)
             return .failure

@@ -41,9 +41,10 @@ public protocol HTTPHandler: AnyObject {
     /// Whether requests for `path` need ``HTTPRequest/remoteAddress`` (a system call per request, so
     /// only asked for where it is used: auth's per-IP limits).
     func needsPeerAddress(path: String) -> Bool
-    /// Whether writes this handler started are committing and will be answered soon (their pushes then
-    /// go out with those already queued: see the transport's flush).
-    var hasWritesCommitting: Bool { get }
+    /// Whether work this handler started elsewhere (writes committing on another thread) will queue more
+    /// output within a moment: the transport then holds a large flush briefly so it leaves in the same
+    /// sends (see HTTPServerTransport's fan-out hold).
+    var hasOutputComing: Bool { get }
     /// The response for a request the transport refuses before it reaches ``handle(_:responder:)`` (a
     /// head too large, a body framed two ways, a bad upgrade), in the handler's own error shape.
     func refusal(status: Int, message: String) -> HTTPResponse
@@ -51,7 +52,7 @@ public protocol HTTPHandler: AnyObject {
 
 extension HTTPHandler {
     public func needsPeerAddress(path: String) -> Bool { false }
-    public var hasWritesCommitting: Bool { false }
+    public var hasOutputComing: Bool { false }
     public func refusal(status: Int, message: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("content-type", "text/plain; charset=utf-8")], body: Array((message + "\n").utf8))
     }
@@ -84,10 +85,10 @@ public protocol RealtimeSessionHandle: AnyObject {
     func closed()
 }
 
-/// What the transport calls for `GET /.ws` with `Upgrade: websocket`.
+/// What the transport calls for a WebSocket upgrade (`GET` with `Upgrade: websocket`).
 public protocol RealtimeHandler: AnyObject {
-    /// Whether a WebSocket upgrade for this path is served (`/.ws`).
-    func acceptsRealtime(path: String) -> Bool
+    /// The one path WebSocket upgrades are served at (`/.ws`); others are answered 404.
+    var webSocketPath: String { get }
     /// Starts a session on an upgraded socket: the handshake is sent at once.
     func openRealtime(_ request: HTTPRequest, sink: any RealtimeSink) -> any RealtimeSessionHandle
 }

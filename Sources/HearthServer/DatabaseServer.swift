@@ -84,7 +84,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
     }
 
-    public var hasWritesCommitting: Bool { writes.hasWritesCommitting }
+    public var hasOutputComing: Bool { writes.hasWritesCommitting }
 
     public func tick(nowMilliseconds: Int64) {
         tickLongPolls(now: nowMilliseconds)

@@ -77,7 +77,7 @@ func withOneLiveServer(stateTimeoutSeconds: Int, _ body: (Int) throws -> Void) t
         let candidate = HTTPServerTransport(
             configuration: TransportConfiguration(
                 port: Int.random(in: 20000..<60000), requestBodyBytesMax: 1 << 20, stateTimeoutSeconds: stateTimeoutSeconds),
-            handler: server)
+            handler: server, webSocketHandler: server)
         do {
             try candidate.start()
             transport = candidate

@@ -76,7 +76,7 @@ func startedServerForClientTests() throws -> StartedServer {
         openEngine: { _ in InMemoryStorageEngine() })
     for _ in 0..<20 {
         let candidate = HTTPServerTransport(
-            configuration: TransportConfiguration(port: Int.random(in: 20000..<60000)), handler: server)
+            configuration: TransportConfiguration(port: Int.random(in: 20000..<60000)), handler: server, webSocketHandler: server)
         do {
             try candidate.start()
             return StartedServer(server: server, transport: candidate)

@@ -2,7 +2,7 @@ import HearthCore
 public import HearthProtocol
 
 extension DatabaseServer: RealtimeHandler {
-    public func acceptsRealtime(path: String) -> Bool { path == "/.ws" }
+    public var webSocketPath: String { "/.ws" }
 
     public func openRealtime(_ request: HTTPRequest, sink: any RealtimeSink) -> any RealtimeSessionHandle {
         let host = request.headers["host"].flatMap { $0.isEmpty ? nil : $0 } ?? "localhost"

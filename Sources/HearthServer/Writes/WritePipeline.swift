@@ -23,7 +23,7 @@ final class WritePipeline {
     }
 
     /// Whether writes are on their way to storage: the transport holds a large fan-out's flush for them
-    /// (see HTTPHandler.hasWritesCommitting).
+    /// (see HTTPHandler.hasOutputComing).
     var hasWritesCommitting: Bool { committing.count > 0 }
 
     /// Makes `operation` as `caller` in `namespace`; `answer` runs on the loop with the tree after the

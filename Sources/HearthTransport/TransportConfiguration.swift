@@ -1,0 +1,44 @@
+public import HearthProtocol
+
+/// How the transport listens and what it bounds.
+public struct TransportConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// Largest request body accepted; a larger one is answered 400 and the connection closed.
+    public var requestBodyBytesMax: Int
+    /// Bytes a streaming response may have queued before `send` refuses more (the slow-reader cut-off).
+    public var outboundBufferBytesMax: Int
+    /// Seconds a connection may sit in one state (headers arriving, body arriving): bounds slowloris.
+    public var stateTimeoutSeconds: Int
+    /// Seconds an idle keep-alive connection is kept.
+    public var keepAliveTimeoutSeconds: Int
+    /// PEM certificate and key for TLS; both nil serves plain HTTP.
+    public var certificatePath: String?
+    public var privateKeyPath: String?
+    /// Milliseconds between ``HTTPHandler/tick(nowMilliseconds:)`` calls.
+    public var tickIntervalMilliseconds: Int
+    /// Seconds of silence on a WebSocket before a protocol ping, and before it is closed as dead.
+    public var webSocketPingSeconds = ServerLimits.webSocketPingSeconds
+    public var webSocketTimeoutSeconds = ServerLimits.webSocketTimeoutSeconds
+    /// Seconds a WebSocket may keep more than a quarter of `outboundBufferBytesMax` queued (the soft limit).
+    public var webSocketSoftLimitSeconds = ServerLimits.outboundSoftLimitSeconds
+
+    /// Defaults are ``ServerLimits``'; tests pass smaller ones.
+    public init(
+        host: String = "127.0.0.1", port: Int = 9000, requestBodyBytesMax: Int = ServerLimits.requestBodyBytesMax,
+        outboundBufferBytesMax: Int = ServerLimits.outboundBytesPerConnectionMax,
+        stateTimeoutSeconds: Int = ServerLimits.requestStateTimeoutSeconds,
+        keepAliveTimeoutSeconds: Int = ServerLimits.keepAliveTimeoutSeconds,
+        certificatePath: String? = nil, privateKeyPath: String? = nil, tickIntervalMilliseconds: Int = 1000
+    ) {
+        self.host = host
+        self.port = port
+        self.requestBodyBytesMax = requestBodyBytesMax
+        self.outboundBufferBytesMax = outboundBufferBytesMax
+        self.stateTimeoutSeconds = stateTimeoutSeconds
+        self.keepAliveTimeoutSeconds = keepAliveTimeoutSeconds
+        self.certificatePath = certificatePath
+        self.privateKeyPath = privateKeyPath
+        self.tickIntervalMilliseconds = tickIntervalMilliseconds
+    }
+}
