@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: strict),
         /// The storage engine conformance suite, shared by every engine's tests.
         /// Helpers shared by tests and benchmarks that start servers of their own (free ports on loopback).
-        .target(name: "HearthTesting", swiftSettings: strict),
+        .target(name: "HearthTesting", dependencies: ["HearthProtocol"], swiftSettings: strict),
         .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore", "HearthSupport"], swiftSettings: strict),
         .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "CSQLite"], swiftSettings: strict),
         /// Debian's libsodium (argon2id, CSPRNG, SHA-256); imported only by HearthCrypto.
@@ -104,7 +104,7 @@ let package = Package(
         /// The fuzz targets (docs/fuzzing.md): run by libFuzzer from Fuzz/, and over the saved corpus by HearthFuzzingTests.
         .target(
             name: "HearthFuzzing",
-            dependencies: ["HearthCore", "HearthProtocol", "HearthServer", "HearthStorage", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthRules", "HearthBolt"],
+            dependencies: ["HearthCore", "HearthProtocol", "HearthServer", "HearthStorage", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthRules", "HearthBolt", "HearthTesting"],
             swiftSettings: strict),
         .executableTarget(
             name: "HearthBenchmarks",
@@ -131,10 +131,10 @@ let package = Package(
             dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore", "HearthSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth", "HearthAuthSQLite", "HearthProtocol"],
+            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth", "HearthAuthSQLite", "HearthProtocol", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(
-            name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthServer", "HearthStorage", "HearthCore"],
+            name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthServer", "HearthStorage", "HearthCore", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(
             name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthServer", "HearthStorage", "HearthTesting"],

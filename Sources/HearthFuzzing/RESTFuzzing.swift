@@ -1,6 +1,7 @@
 import HearthCore
 import HearthProtocol
 import HearthServer
+import HearthTesting
 
 /// The REST API: a request's path, query and body as a client sends them, through the whole handler
 /// (parameters, paths, queries, bodies, multi-path updates, conditional writes, streams).
@@ -29,10 +30,10 @@ enum RESTFuzzing {
         let seed = HTTPRequest(
             method: .put, path: "/a.json", queryItems: [("ns", "fuzz")], headers: ["authorization": "Bearer owner"],
             body: Array(#"{"b":{"c":1,"d":"x"},"e":[1,2,{"f":true}],"g":{".priority":2,".value":3}}"#.utf8))
-        server.handle(seed, responder: RecordingResponder())
+        server.handle(seed, responder: RecordingResponder(limit: 1 << 20))
         pending.drain()
         for attempt in [request, Self.withNamespace(request)] {
-            let responder = RecordingResponder()
+            let responder = RecordingResponder(limit: 1 << 20)
             server.handle(attempt, responder: responder)
             pending.drain()
             if let response = responder.response {

@@ -2,6 +2,7 @@ import HearthCore
 import HearthProtocol
 import HearthServer
 import HearthStorage
+import HearthTesting
 
 /// Completions of writes "committed" by ``SynchronousStorageEngine``, run when the fuzzer drains them
 /// (like a storage thread, never inside `append`: the database holds its lock there).
@@ -35,11 +36,6 @@ final class SynchronousStorageEngine: StorageEngine, @unchecked Sendable {  // u
     func close() {}
 }
 
-/// Runs work at once: the fuzzer's thread is the loop.
-struct ImmediateExecutor: LoopExecutor {
-    func execute(_ work: @escaping @Sendable () -> Void) { work() }
-}
-
 /// A fresh server in emulator mode (open rules; `owner` is admin) on synchronous storage, and what
 /// commits its writes.
 func makeFuzzServer() -> (DatabaseServer, PendingCommits) {
@@ -50,32 +46,4 @@ func makeFuzzServer() -> (DatabaseServer, PendingCommits) {
     server.clock = { 1_800_000_000_000 }
     server.loopStarted(executor: ImmediateExecutor())
     return (server, pending)
-}
-
-/// Records what a request is answered, or a stream sends.
-final class RecordingResponder: HTTPResponder {
-    var response: HTTPResponse?
-    var streamed = 0
-    var onClose: (() -> Void)?
-    var queuedByteCount: Int { streamed }
-    func respond(_ response: HTTPResponse) { self.response = response }
-    func startStream(status: Int, headers: [(String, String)]) {}
-    func send(_ bytes: [UInt8]) -> Bool {
-        streamed += bytes.count
-        return streamed < 1 << 20
-    }
-    func sendFinal(_ bytes: [UInt8]) { streamed += bytes.count }
-    func finish() {}
-    func abort() {}
-}
-
-/// Records what a realtime session sends.
-final class RecordingSink: RealtimeSink {
-    var messages = 0
-    var closed = false
-    func sendMessage(_ frames: [[UInt8]]) -> Bool {
-        messages += 1
-        return !closed
-    }
-    func close(reason: String, immediately: Bool) { closed = true }
 }

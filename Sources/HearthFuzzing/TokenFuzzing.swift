@@ -3,6 +3,7 @@ import HearthCore
 import HearthCrypto
 import HearthProtocol
 import HearthServer
+import HearthTesting
 
 /// ID tokens: compact JWTs as a client presents them (REST `auth=`, realtime `auth`), checked by the
 /// verifier (signed and, as in emulator mode, unsigned) and by the server's credential path.
@@ -28,7 +29,7 @@ enum TokenFuzzing {
         // The database's own path: emulator mode reads unverified claims from any JWT.
         let (server, pending) = makeFuzzServer()
         let request = HTTPRequest(method: .get, path: "/x.json", queryItems: [("ns", "fuzz"), ("auth", token)])
-        let responder = RecordingResponder()
+        let responder = RecordingResponder(limit: 1 << 20)
         server.handle(request, responder: responder)
         pending.drain()
         server.close()

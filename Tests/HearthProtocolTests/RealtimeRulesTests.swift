@@ -1,3 +1,4 @@
+import HearthTesting
 import HearthCore
 import HearthProtocol
 import HearthStorage

@@ -1,3 +1,4 @@
+import HearthTesting
 import HearthCore
 import HearthProtocol
 import HearthStorage
@@ -7,39 +8,9 @@ import Testing
 @testable import HearthServer
 
 /// Work handed to the loop waits here until the test, acting as the loop, drains it.
-final class QueueExecutor: LoopExecutor {
-    private let work = Mutex<[@Sendable () -> Void]>([])
-    func execute(_ item: @escaping @Sendable () -> Void) { work.withLock { $0.append(item) } }
-    func drain() -> Int {
-        let items = work.withLock { items in
-            defer { items = [] }
-            return items
-        }
-        for item in items { item() }
-        return items.count
-    }
-}
-
-/// Records the frames a session sends.
-final class RecordingSink: RealtimeSink {
-    var frames: [String] = []
-    var closedReason: String?
-    var limit = Int.max
-    func sendMessage(_ frames: [[UInt8]]) -> Bool {
-        guard self.frames.count < limit else { return false }
-        self.frames += frames.map { String(decoding: $0, as: UTF8.self) }
-        return true
-    }
-    func close(reason: String, immediately: Bool) { closedReason = reason }
-    func take() -> [String] {
-        defer { frames = [] }
-        return frames
-    }
-}
-
 /// A server and its loop, driven by the test.
 final class Harness {
-    let executor = QueueExecutor()
+    let executor = QueuedExecutor()
     let server: DatabaseServer
 
     init(emulator: Bool = true) {

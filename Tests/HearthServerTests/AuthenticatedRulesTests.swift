@@ -1,3 +1,4 @@
+import HearthTesting
 import HearthProtocol
 import Foundation
 import HearthAuth
@@ -44,23 +45,13 @@ private func serverWithAccount(email: String) async throws -> (DatabaseServer, i
 }
 
 /// Collects what a realtime session sends.
-private final class FrameSink: RealtimeSink {
-    var frames: [String] = []
-    var splitsLargeMessages: Bool { true }
-    func sendMessage(_ frames: [[UInt8]]) -> Bool {
-        self.frames += frames.map { String(decoding: $0, as: UTF8.self) }
-        return true
-    }
-    func close(reason: String, immediately: Bool) {}
-}
-
 @Test func aRealtimeConnectionSignedInWithAnIDTokenGetsAcWhenItExpires() async throws {
     let (server, idToken, uid, directory) = try await serverWithAccount(email: "bob@example.com")
     defer { try? FileManager.default.removeItem(atPath: directory) }
     try #require(try await send(
         server, .put, "/.settings/rules.json?auth=secret",
         body: #"{"rules": {"users": {"$uid": {".read": "auth.uid == $uid"}}}}"#).status == 200)
-    let sink = FrameSink()
+    let sink = RecordingSink()
     let session = server.openRealtime(
         HTTPRequest(method: .get, path: "/.ws", queryItems: [("v", "5")], headers: ["host": "h"]), sink: sink)
     session.receive(frame: Array(#"{"t":"d","d":{"r":1,"a":"auth","b":{"cred":"\#(idToken)"}}}"#.utf8))

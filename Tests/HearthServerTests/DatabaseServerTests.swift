@@ -1,3 +1,4 @@
+import HearthTesting
 import HearthProtocol
 import Dispatch
 import HearthCore
@@ -8,35 +9,6 @@ import Testing
 @testable import HearthServer
 
 /// Runs work at once on the calling thread: the tests below are the loop.
-final class ImmediateExecutor: LoopExecutor {
-    func execute(_ work: @escaping @Sendable () -> Void) { work() }
-}
-
-/// Records what the server answers.
-final class RecordingResponder: HTTPResponder, @unchecked Sendable {
-    var response: HTTPResponse?
-    var streamed: [UInt8] = []
-    var streamStatus: Int?
-    var finished = false
-    var aborted = false
-    var limit = Int.max
-    var onClose: (() -> Void)?
-    var queuedByteCount: Int { streamed.count }
-
-    func respond(_ response: HTTPResponse) { self.response = response }
-    func startStream(status: Int, headers: [(String, String)]) { streamStatus = status }
-    /// Like the transport: refused once what is held is over `limit`.
-    func send(_ bytes: [UInt8]) -> Bool {
-        guard !aborted, streamed.count <= limit else { return false }
-        streamed += bytes
-        return true
-    }
-    func sendFinal(_ bytes: [UInt8]) { streamed += bytes }
-    func finish() { finished = true }
-    func abort() { aborted = true }
-    var text: String { String(decoding: streamed, as: UTF8.self) }
-}
-
 func makeServer(emulator: Bool = true, adminToken: String? = nil) -> DatabaseServer {
     let server = DatabaseServer(
         configuration: ServerConfiguration(emulator: emulator, adminToken: adminToken, defaultNamespace: "demo"),

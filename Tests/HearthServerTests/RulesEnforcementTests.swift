@@ -1,3 +1,4 @@
+import HearthTesting
 import HearthProtocol
 import HearthCore
 import HearthStorage
