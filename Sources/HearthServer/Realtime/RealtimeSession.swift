@@ -232,21 +232,24 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         return params.loadsAllData ? nil : params
     }
 
+    /// The location and query a listen or get reads, or nil once the client is told what is wrong.
+    private func readTarget(_ request: WireRequest, verb: String) -> (Path, QueryParams?)? {
+        guard let path = request.path else {
+            reply(WireEncoder.error(request.number, .failure, "\(verb) needs a path 'p'"))
+            return nil
+        }
+        do {
+            try KeyValidation.validate(readPath: path)
+            return (path, try queryParams(request))
+        } catch {
+            reply(WireEncoder.error(request.number, .failure, error.message))
+            return nil
+        }
+    }
+
     private func listen(_ request: WireRequest, namespace: Namespace) {
         let r = request.number
-        guard let path = request.path else {
-            reply(WireEncoder.error(r, .failure, "Listen needs a path 'p'"))
-            return
-        }
-        do { try KeyValidation.validate(readPath: path) } catch {
-            reply(WireEncoder.error(r, .failure, error.message))
-            return
-        }
-        let params: QueryParams?
-        do { params = try queryParams(request) } catch {
-            reply(WireEncoder.error(r, .failure, error.message))
-            return
-        }
+        guard let (path, params) = readTarget(request, verb: "Listen") else { return }
         let tag = Self.tag(request)
         // A listen without a tag is served the whole location (§2.4), so the rules decide it as a plain
         // read: its query may not unlock what query-based rules allow only for a window.
@@ -287,19 +290,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
 
     private func get(_ request: WireRequest, namespace: Namespace) {
         let r = request.number
-        guard let path = request.path else {
-            reply(WireEncoder.error(r, .failure, "Get needs a path 'p'"))
-            return
-        }
-        do { try KeyValidation.validate(readPath: path) } catch {
-            reply(WireEncoder.error(r, .failure, error.message))
-            return
-        }
-        let params: QueryParams?
-        do { params = try queryParams(request) } catch {
-            reply(WireEncoder.error(r, .failure, error.message))
-            return
-        }
+        guard let (path, params) = readTarget(request, verb: "Get") else { return }
         guard namespace.mayRead(caller, at: path, query: params, now: server.clock()) else {
             reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
             return
