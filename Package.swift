@@ -77,7 +77,7 @@ let package = Package(
         /// The Bolt compiler: Bolt source to Firebase rules JSON; pure Swift, no Foundation.
         .target(name: "HearthBolt", swiftSettings: strict),
         /// The HTTP server on libwebsockets + libuv: the event-loop thread that owns sockets and engine.
-        .target(name: "HearthTransport", dependencies: ["HearthProtocol", "CLibWebSockets"], swiftSettings: strict),
+        .target(name: "HearthTransport", dependencies: ["HearthProtocol", "HearthSupport", "CLibWebSockets"], swiftSettings: strict),
         .target(
             name: "HearthCLI",
             dependencies: [

@@ -1,4 +1,4 @@
-public import HearthProtocol
+import HearthProtocol
 
 /// What the server serves and who may do what.
 public struct ServerConfiguration: Sendable {

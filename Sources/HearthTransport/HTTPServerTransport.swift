@@ -306,7 +306,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
     private func callback(
         _ wsi: OpaquePointer, _ reason: lws_callback_reasons, _ input: UnsafeMutableRawPointer?, _ length: Int
     ) -> Int32 {
-        if Self.trace { FileHandle.standardError.write(Data("lws reason \(reason.rawValue) wsi \(wsi) known \(connections.count)\n".utf8)) }
+        if Self.trace { configuration.log("lws reason \(reason.rawValue) wsi \(wsi) known \(connections.count)") }
         switch reason {
         case LWS_CALLBACK_HTTP:
             let connection = connections[wsi] ?? {

@@ -1,4 +1,5 @@
 public import HearthProtocol
+public import HearthSupport
 
 /// How the transport listens and what it bounds.
 public struct TransportConfiguration: Sendable {
@@ -22,6 +23,8 @@ public struct TransportConfiguration: Sendable {
     public var webSocketTimeoutSeconds = ServerLimits.webSocketTimeoutSeconds
     /// Seconds a WebSocket may keep more than a quarter of `outboundBufferBytesMax` queued (the soft limit).
     public var webSocketSoftLimitSeconds = ServerLimits.outboundSoftLimitSeconds
+    /// Where the transport's diagnostics go (the `HEARTH_TRACE_LWS` callback trace).
+    public var log = Log.standardError
 
     /// Defaults are ``ServerLimits``'; tests pass smaller ones.
     public init(

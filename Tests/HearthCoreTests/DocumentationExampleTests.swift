@@ -47,11 +47,12 @@ struct DocumentationExampleTests {
     }
 
     @Test func viewExample() throws {
-        let registry = ViewRegistry()
         var list = DatabaseTree(root: try Node(json: #"{"list":{"key-1":1,"key-2":2,"key-3":3}}"#))
-        registry.add(1, path: "list", params: QueryParams(limit: QueryLimit(count: 2, anchor: .last)), tree: list)
+        var view = View(path: "list", params: QueryParams(limit: QueryLimit(count: 2, anchor: .last)), tree: list)
+        #expect(view.initialEvents(tree: list).map(\.description) == ["child_added key-2", "child_added key-3 after key-2", "value"])
         let removal = try list.remove("list/key-2")
-        #expect(registry.apply(removal, tree: list)[0].events.map(\.description) == ["child_removed key-2", "child_added key-1", "value"])
+        #expect(view.apply(removal, tree: list).map(\.description) == ["child_removed key-2", "child_added key-1", "value"])
+        #expect(view.apply(try list.set("other", to: Node(1)), tree: list).isEmpty)
     }
 
     @Test func pushIDExample() {

@@ -3,7 +3,7 @@ import Testing
 
 /// Listener events against Tests/Fixtures/events/*.json, in the style of the JS SDK's
 /// syncPointSpec.json (rtdb-protocol.md §3.2): writes on a `DatabaseTree`, events from a
-/// `ViewRegistry`.
+/// `View`.
 struct EventFixtureTests {
     struct Case: NamedCase {
         let name: String
@@ -77,14 +77,13 @@ struct EventFixtureTests {
         let params = try fixture.listen.query.map(QueryFixtureTests.params) ?? .all
         if indexed { tree.ensureIndex(at: path, by: params.index) }
 
-        let registry = ViewRegistry()
-        let listener: ListenerID = 1
-        let initial = registry.add(listener, path: path, params: params, tree: tree)
+        var view = View(path: path, params: params, tree: tree)
+        let initial = view.initialEvents(tree: tree)
         if let expected = fixture.initial { try check(initial, against: expected, step: "initial") }
 
         for (number, step) in fixture.steps.enumerated() {
             let changes = try apply(step.write, to: &tree)
-            let events = registry.apply(changes, tree: tree).first { $0.id == listener }?.events ?? []
+            let events = view.apply(changes, tree: tree)
             try check(events, against: step.events, step: "step \(number + 1)")
         }
     }

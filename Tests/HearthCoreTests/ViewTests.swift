@@ -108,22 +108,30 @@ struct ViewTests {
         #expect(events.map(\.description) == ["child_moved a after b", "child_changed a after b", "value"])
     }
 
-    @Test func registryDeliversOnlyToViewsAtAboveOrBelowTheWrite() throws {
+    @Test func aViewRaisesEventsOnlyForChangesAtAboveOrBelowItsLocation() throws {
         var tree = DatabaseTree()
         try tree.set("a/b/c", to: Node(1))
         try tree.set("x", to: Node(1))
-        let registry = ViewRegistry()
-        let root: ListenerID = 1, ab: ListenerID = 2, abc: ListenerID = 3, x: ListenerID = 4
-        #expect(registry.add(root, path: .root, tree: tree).last?.type == .value)
-        registry.add(ab, path: "a/b", tree: tree)
-        registry.add(abc, path: "a/b/c", tree: tree)
-        registry.add(x, path: "x", tree: tree)
-        let delivered = registry.apply(try tree.set("a/b", to: object([("c", Node(2))])), tree: tree)
-        #expect(Set(delivered.map(\.id)) == [root, ab, abc])
-        registry.remove(abc)
-        #expect(registry.count == 3)
-        let again = registry.apply(try tree.set("a/b/c", to: Node(3)), tree: tree)
-        #expect(Set(again.map(\.id)) == [root, ab])
-        #expect(again.first { $0.id == ab }?.events.map(\.description) == ["child_changed c", "value"])
+        var views: [Path: View] = [:]
+        for path: Path in [.root, "a/b", "a/b/c", "x"] {
+            let view = View(path: path, tree: tree)
+            #expect(view.initialEvents(tree: tree).last?.type == .value)
+            views[path] = view
+        }
+        func apply(_ changes: ChangeSet) -> [Path: [String]] {
+            var delivered: [Path: [String]] = [:]
+            for path in views.keys {
+                let events = views[path]!.apply(changes, tree: tree)
+                if !events.isEmpty { delivered[path] = events.map(\.description) }
+            }
+            return delivered
+        }
+        let delivered = apply(try tree.set("a/b", to: object([("c", Node(2))])))
+        #expect(Set(delivered.keys) == [.root, "a/b", "a/b/c"])
+        let again = apply(try tree.set("a/b/c", to: Node(3)))
+        #expect(Set(again.keys) == [.root, "a/b", "a/b/c"])
+        #expect(again["a/b"] == ["child_changed c", "value"])
+        #expect(again["a/b/c"] == ["value"])
+        #expect(apply(try tree.set("y", to: Node(1))) == [.root: ["child_added y after x", "value"]])
     }
 }

@@ -21,26 +21,27 @@ enum CoreEngineWorkload {
     /// so profilers can single out the measured loop.
     @inline(never)
     static func updateEach(
-        _ plan: [(path: Path, score: Int)], tree: inout DatabaseTree, registry: ViewRegistry,
+        _ plan: [(path: Path, score: Int)], tree: inout DatabaseTree, view: inout View,
         latencies: inout [Duration]
     ) throws {
         let clock = ContinuousClock()
         for step in plan {
             let start = clock.now
             let change = try tree.set(step.path, to: Node(step.score))
-            blackHole(registry.apply(change, tree: tree))
+            blackHole(view.apply(change, tree: tree))
             latencies.append(clock.now - start)
         }
     }
 
-    /// Writes `i` at `paths[i]` and computes every listener's events; returns how many events.
+    /// Writes `i` at `writes[i].path` and computes the events of the view at its group, the only
+    /// listener the write reaches (`views[g]` listens at `items/g<g>`); returns how many events.
     /// Not inlined, so profilers can single out the measured loop.
     @inline(never)
-    static func writeEach(_ paths: [Path], tree: inout DatabaseTree, registry: ViewRegistry) throws -> Int {
+    static func writeEach(_ writes: [(path: Path, group: Int)], tree: inout DatabaseTree, views: inout [View]) throws -> Int {
         var events = 0
-        for (i, path) in paths.enumerated() {
-            let change = try tree.set(path, to: Node(i))
-            for delivery in registry.apply(change, tree: tree) { events += delivery.events.count }
+        for (i, write) in writes.enumerated() {
+            let change = try tree.set(write.path, to: Node(i))
+            events += views[write.group].apply(change, tree: tree).count
         }
         return events
     }
@@ -57,14 +58,13 @@ extension Scenario {
         let targets = (0..<writes).map { _ in
             (group: random.next(below: groups), key: random.next(below: leavesPerGroup))
         }
-        let paths = targets.map { Path("items/g\($0.group)/k\($0.key)") }
+        let plan = targets.map { (path: Path("items/g\($0.group)/k\($0.key)"), group: $0.group) }
 
         var tree = CoreEngineWorkload.groupedTree(groups: groups, leavesPerGroup: leavesPerGroup)
-        let registry = ViewRegistry()
-        for g in 0..<groups { registry.add(ListenerID(UInt64(g)), path: Path("items/g\(g)"), tree: tree) }
+        var views = (0..<groups).map { View(path: Path("items/g\($0)"), tree: tree) }
         var events = 0
         let hearth = try context.measure("HearthCore + events") {
-            events += try CoreEngineWorkload.writeEach(paths, tree: &tree, registry: registry)
+            events += try CoreEngineWorkload.writeEach(plan, tree: &tree, views: &views)
         }
         precondition(events >= 2 * writes, "every write raises child_changed and value")
 
@@ -101,8 +101,7 @@ extension Scenario {
         try tree.set("scores", to: Node(children: ChildrenMap(sortedUniqueElements: entries)))
         let params = QueryParams(index: .child("score"), limit: QueryLimit(count: 50, anchor: .last))
         tree.ensureIndex(at: "scores", by: params.index)
-        let registry = ViewRegistry()
-        registry.add(1, path: "scores", params: params, tree: tree)
+        var view = View(path: "scores", params: params, tree: tree)
 
         let plan = (0..<updates).map { _ in
             (path: Path("scores/c\(random.next(below: childCount))/score"), score: random.next(below: 1_100_000))
@@ -112,7 +111,7 @@ extension Scenario {
         var referenceLatencies: [Duration] = []
         _ = try context.measure("HearthCore update + events") {
             latencies.removeAll(keepingCapacity: true)
-            try CoreEngineWorkload.updateEach(plan, tree: &tree, registry: registry, latencies: &latencies)
+            try CoreEngineWorkload.updateEach(plan, tree: &tree, view: &view, latencies: &latencies)
         }
         // Reference: the same updates to a tree with no index and no listener.
         var bare = DatabaseTree(root: tree.root)

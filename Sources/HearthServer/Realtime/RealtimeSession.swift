@@ -1,5 +1,5 @@
 import HearthCore
-public import HearthProtocol
+import HearthProtocol
 import HearthStorage
 import Foundation
 
