@@ -43,7 +43,7 @@ public struct ProtocolViolation: Error, Sendable, CustomStringConvertible {
     public init(_ description: String) { self.description = description }
 }
 
-/// The per-connection protocol state machine (STYLE §3.12): pure, no sockets.
+/// The per-connection protocol state machine (ARCHITECTURE.md, "Decide in values"): pure, no sockets.
 ///
 /// It owns the handshake, reassembles count-prefixed frames (§1.8), ignores keepalive `0` frames
 /// (§1.7), turns messages into ``IncomingMessage`` values and splits outgoing messages into frames.

@@ -1,4 +1,4 @@
-/// The slow-reader bound of one connection's outbound queue (STYLE §3.9), decided apart from the
+/// The slow-reader bound of one connection's outbound queue (ARCHITECTURE.md, "Slow readers"), decided apart from the
 /// queue itself so that WebSockets, event streams and long-polls cut readers off by the same rule.
 ///
 /// The rule: a message is queued whole, however large, unless what the connection holds *apart from

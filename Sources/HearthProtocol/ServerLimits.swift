@@ -33,7 +33,7 @@ public enum ServerLimits {
     public static let outboundBytesPerConnectionMax = 4 << 20
 
     /// Seconds a WebSocket may keep more than a quarter of ``outboundBytesPerConnectionMax`` queued
-    /// before it counts as slow (the soft limit over time, STYLE §3.9): bursts pass, a stalled reader not.
+    /// before it counts as slow (the soft limit over time, ARCHITECTURE.md, "Slow readers"): bursts pass, a stalled reader not.
     public static let outboundSoftLimitSeconds = 10
 
     /// Seconds a connection may sit in one state (headers or a body arriving): bounds slowloris.

@@ -2,7 +2,8 @@ import HearthProtocol
 
 /// What the server serves and who may do what.
 public struct ServerConfiguration: Sendable {
-    /// Emulator mode: `Bearer owner` is admin and, until the rules issue lands, everyone may read and write.
+    /// Emulator mode, as Firebase's emulator: `Bearer owner` is admin, any namespace is created on first
+    /// use, unsigned ID tokens are taken at their word, and rules are open until some are deployed.
     public var emulator: Bool
     /// The admin token of non-emulator mode (kept in the data directory, see `AdminToken`).
     public var adminToken: String?

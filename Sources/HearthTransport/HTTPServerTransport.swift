@@ -409,7 +409,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
     /// `webSocketTimeoutSeconds` (which runs the session's onDisconnect operations).
     func checkWebSockets(now: Int64) {
         for socket in webSockets.values {
-            // Soft limit over time (STYLE §3.9): over a quarter of the budget for too long is a slow reader.
+            // Soft limit over time (ARCHITECTURE.md, "Slow readers"): over a quarter of the budget for too long is a slow reader.
             if socket.isOverSoftLimit {
                 if socket.overSoftLimitSince == 0 { socket.overSoftLimitSince = now }
                 if now - socket.overSoftLimitSince > Int64(configuration.webSocketSoftLimitSeconds) * 1000 {

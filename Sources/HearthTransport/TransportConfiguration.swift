@@ -5,7 +5,7 @@ public import HearthSupport
 public struct TransportConfiguration: Sendable {
     public var host: String
     public var port: Int
-    /// Largest request body accepted; a larger one is answered 400 and the connection closed.
+    /// Largest request body accepted; a larger one is answered 413 and the connection closed.
     public var requestBodyBytesMax: Int
     /// Bytes a streaming response may have queued before `send` refuses more (the slow-reader cut-off).
     public var outboundBufferBytesMax: Int

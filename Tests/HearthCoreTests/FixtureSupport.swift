@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import HearthCore
 
-/// Reads the language-neutral fixtures in `Tests/Fixtures` (STYLE.md item 21).
+/// Reads the language-neutral fixtures in `Tests/Fixtures`.
 ///
 /// Fixture files are decoded with Foundation's `JSONDecoder`, not with HearthCore's parser, so a
 /// parser bug cannot hide in the fixture reader. Values that stand for database data are turned
@@ -52,7 +52,7 @@ struct Located<Case: Sendable & NamedCase>: Sendable, CustomTestStringConvertibl
     var testDescription: String { "\(file): \(value.name)" }
 }
 
-/// Every fixture case has a sentence `name` (STYLE.md item 21).
+/// Every fixture case has a sentence `name`.
 protocol NamedCase: Decodable, Sendable {
     var name: String { get }
 }

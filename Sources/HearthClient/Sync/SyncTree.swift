@@ -121,7 +121,7 @@ enum ListenChange: Sendable {
     case stop(ListenKey, WireQuery?)
 }
 
-/// The client's data and events (STYLE §3.12, §3.13): what the server sent for each listen, the writes
+/// The client's data and events (ARCHITECTURE.md, "Decide in values"): what the server sent for each listen, the writes
 /// made here and not yet acknowledged, the views listeners watch, and the events that take each view
 /// from what its listeners saw to what is now visible. Pure: no I/O, no clocks, no threads; the
 /// ``Repo`` feeds it and acts on its ``SyncOutput``.

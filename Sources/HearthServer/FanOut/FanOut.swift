@@ -6,7 +6,7 @@ protocol FanOutTarget: AnyObject {
     /// Queues `messages` in order. False when the target is over its outbound budget
     /// (ServerLimits.outboundBytesPerConnectionMax) and must be cut off.
     func deliver(_ messages: [[UInt8]]) -> Bool
-    /// Drops the target at once, queued messages and all (STYLE §3.9): nobody else waits for it.
+    /// Drops the target at once, queued messages and all (ARCHITECTURE.md, "Slow readers"): nobody else waits for it.
     func disconnectSlowReader()
 }
 

@@ -1,6 +1,6 @@
 import HearthCore
 
-/// Server-Sent Events framing (rtdb-protocol.md §6.7, docs/rest.md): `event:` line, one `data:` line,
+/// Server-Sent Events framing (docs/protocol.md §6.7): `event:` line, one `data:` line,
 /// blank line; and the event a committed write means to a stream at one location.
 enum SSE {
     static let keepAlive = Array("event: keep-alive\ndata: null\n\n".utf8)

@@ -30,7 +30,7 @@ final class Namespace {
     }
 
     /// Sends what a committed write means to every stream and listen it reaches, then cuts off the
-    /// targets over their outbound budget (STYLE §3.9).
+    /// targets over their outbound budget (ARCHITECTURE.md, "Slow readers").
     func publish(_ change: CommittedChange) {
         guard !fanOut.isEmpty else { return }
         var slow: [ObjectIdentifier: any FanOutTarget] = [:]

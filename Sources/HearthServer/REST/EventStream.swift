@@ -46,7 +46,7 @@ final class EventStream: FanOutTarget {
 
     /// Ends the stream at once, dropping what is queued: its reader fell more than the outbound budget
     /// behind (ServerLimits.outboundBytesPerConnectionMax), and a `cancel` queued behind that backlog
-    /// would never be read (STYLE §3.9).
+    /// would never be read (ARCHITECTURE.md, "Slow readers").
     func disconnectSlowReader() {
         detach()
         responder.abort()
