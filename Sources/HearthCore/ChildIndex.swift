@@ -1,4 +1,4 @@
-/// A child's place in a query's order: its index value, then its key (rtdb-protocol.md §5.6).
+/// A child's place in a query's order: its index value, then its key (docs/protocol.md §5.6).
 public struct IndexPosition: ThreeWayComparable, Hashable, Sendable {
     public var value: Node
     public var key: ChildKey

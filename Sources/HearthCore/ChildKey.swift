@@ -1,6 +1,6 @@
 /// The name of a child in the tree: one segment of a `Path`.
 ///
-/// Keys compare in Firebase key order (rtdb-protocol.md §5.6), not Swift's `String` order: keys that
+/// Keys compare in Firebase key order (docs/protocol.md §5.6), not Swift's `String` order: keys that
 /// are 32-bit integers come first, numerically; the rest compare by UTF-16 code units, as JavaScript's
 /// `<` and Java's `String.compareTo` do.
 ///

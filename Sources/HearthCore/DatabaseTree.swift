@@ -45,7 +45,7 @@ public struct DatabaseTree: Sendable {
 
     /// Replaces the node at `path` (`Node.empty` removes it); a last segment `.priority` sets only
     /// the priority. With `ifHash`, the write happens only when the current node's Firebase hash
-    /// (rtdb-protocol.md §4) equals it; otherwise nothing changes and `DataError.Code.hashMismatch`
+    /// (docs/protocol.md §4) equals it; otherwise nothing changes and `DataError.Code.hashMismatch`
     /// is thrown (the wire's `datastale`). Server-value placeholders in `value` are resolved against
     /// the tree before the write with `now` (milliseconds since the epoch). `value` must already be
     /// valid for `path` (the JSON parser with `.write(at:)` checks it).
@@ -62,7 +62,7 @@ public struct DatabaseTree: Sendable {
         return ChangeSet([apply(path, resolved)])
     }
 
-    /// `value` with server values resolved against the current tree (rtdb-protocol.md §5.5).
+    /// `value` with server values resolved against the current tree (docs/protocol.md §5.5).
     func resolveServerValues(_ value: Node, at path: Path, now: Int64?) throws(DataError) -> Node {
         guard ServerValues.containsPlaceholders(value) else { return value }
         guard let now else {

@@ -1,7 +1,7 @@
 /// Every size and depth limit HearthCore enforces, in one place, each with the reason for it.
 ///
 /// The Firebase values are the ones the official clients enforce themselves
-/// (rtdb-protocol.md §5.2; firebase.google.com/docs/database/usage/limits), so a write that an SDK
+/// (docs/protocol.md §5.2; firebase.google.com/docs/database/usage/limits), so a write that an SDK
 /// accepts is never rejected here and a hostile client cannot go beyond what an SDK could send.
 public enum Limits {
     /// Longest key, in UTF-8 bytes. Firebase documents "key length 768 bytes"; a longer key could
@@ -26,6 +26,6 @@ public enum Limits {
     public static let jsonNestingDepthMax = pathDepthMax + 8
 
     /// Largest integer key treated as a number in key order: keys that parse as 32-bit signed
-    /// integers sort numerically before all other keys (JS SDK `tryParseInt`, rtdb-protocol.md §5.6).
+    /// integers sort numerically before all other keys (JS SDK `tryParseInt`, docs/protocol.md §5.6).
     public static let integerKeyRange: ClosedRange<Int64> = Int64(Int32.min)...Int64(Int32.max)
 }

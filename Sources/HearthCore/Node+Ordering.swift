@@ -1,4 +1,4 @@
-/// Firebase's value order and priority order (rtdb-protocol.md §5.6).
+/// Firebase's value order and priority order (docs/protocol.md §5.6).
 ///
 /// Value order: empty < false < true < numbers (ascending, as binary64) < strings (UTF-16 order)
 /// < nodes with children (all equal to each other). Priority order: no priority < numbers < strings.

@@ -1,5 +1,5 @@
 /// A value in the database: empty (null), a leaf (boolean, number or string) or children, each
-/// non-empty node optionally carrying a priority (rtdb-protocol.md §5.1, §5.3).
+/// non-empty node optionally carrying a priority (docs/protocol.md §5.1, §5.3).
 ///
 /// Nodes are immutable values with structural sharing: copying one is O(1), and writing below a
 /// node copies only the nodes on the written path (see `SortedMap`). Empty nodes never have a
@@ -244,7 +244,7 @@ public enum LeafValue: Sendable, Hashable {
     case string(String)
 }
 
-/// A node's priority: a number or a string (rtdb-protocol.md §5.3).
+/// A node's priority: a number or a string (docs/protocol.md §5.3).
 public enum Priority: Sendable, Hashable {
     case number(Double)
     case string(String)

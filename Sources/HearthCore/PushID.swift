@@ -1,5 +1,5 @@
 /// Makes push IDs: the 20-character keys `push()` and REST `POST` create, which sort in the
-/// order they were made (rtdb-protocol.md §5.8).
+/// order they were made (docs/protocol.md §5.8).
 ///
 /// An ID is 8 characters of millisecond timestamp, most significant first, then 12 characters
 /// (72 bits) of randomness, all over a 64-character alphabet in ASCII order, so string order is

@@ -1,4 +1,4 @@
-/// What a query orders by (rtdb-protocol.md §2.4 `i`, §5.6).
+/// What a query orders by (docs/protocol.md §2.4 `i`, §5.6).
 public enum QueryIndex: Hashable, Sendable, CustomStringConvertible {
     /// Priority order: the default when a query names no index.
     case priority
@@ -40,7 +40,7 @@ public enum QueryIndex: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// A key-name bound in a query position: the sentinels or a real key (rtdb-protocol.md §2.4).
+/// A key-name bound in a query position: the sentinels or a real key (docs/protocol.md §2.4).
 public enum BoundName: Hashable, Sendable {
     /// `[MIN_NAME]`: below every key.
     case min
@@ -101,7 +101,7 @@ public struct QueryLimit: Hashable, Sendable {
     }
 }
 
-/// The parameters of a query: index, range and limit (rtdb-protocol.md §2.4, §5.7).
+/// The parameters of a query: index, range and limit (docs/protocol.md §2.4, §5.7).
 ///
 ///     // orderByChild("score").limitToLast(3)
 ///     QueryParams(index: .child("score"), limit: QueryLimit(count: 3, anchor: .last))

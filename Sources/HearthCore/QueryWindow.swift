@@ -1,4 +1,4 @@
-/// Evaluates a query's window over a node's children (rtdb-protocol.md §5.7): the children inside
+/// Evaluates a query's window over a node's children (docs/protocol.md §5.7): the children inside
 /// the range, ordered by the query's index, cut to the limit.
 public enum QueryWindow {
     /// One child in a window.

@@ -1,5 +1,5 @@
 /// Resolves server-value placeholders in a write: `{".sv":"timestamp"}` and
-/// `{".sv":{"increment":n}}` (rtdb-protocol.md §5.5).
+/// `{".sv":{"increment":n}}` (docs/protocol.md §5.5).
 ///
 /// The JSON reader leaves a placeholder in the tree as a node whose single child is `.sv`; a
 /// placeholder priority (`".priority": {".sv": …}`) stays as a child keyed `.priority`, since a

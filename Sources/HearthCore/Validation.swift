@@ -31,7 +31,7 @@ public struct DataError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// Firebase's rules for keys and paths (rtdb-protocol.md §5.2).
+/// Firebase's rules for keys and paths (docs/protocol.md §5.2).
 public enum KeyValidation {
     /// Checks one key: non-empty, at most `Limits.keyLengthBytesMax` UTF-8 bytes, and none of
     /// `. $ # [ ] /` or ASCII control characters.

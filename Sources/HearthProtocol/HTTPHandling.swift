@@ -68,7 +68,7 @@ public protocol RealtimeSink: AnyObject {
     func sendMessage(_ frames: [[UInt8]]) -> Bool
     /// Closes the socket (after what is queued unless `immediately`), telling the client `reason`.
     func close(reason: String, immediately: Bool)
-    /// Whether messages over 16,384 characters go out as count-prefixed frames (WebSockets, §1.8); the
+    /// Whether messages over 16,384 bytes go out as count-prefixed frames (WebSockets, §1.8); the
     /// long-poll transport sends whole messages.
     var splitsLargeMessages: Bool { get }
 }

@@ -1,6 +1,6 @@
 import HearthCore
 
-/// Client-to-server messages of the long-poll transport (rtdb-protocol.md §1.10), reassembled.
+/// Client-to-server messages of the long-poll transport (docs/protocol.md §1.10), reassembled.
 ///
 /// Each poll's query carries numbered triples: `seg<i>` (the segment's serial number, counted from 0
 /// over the whole session), `ts<i>` (how many segments the message it belongs to has) and `d<i>` (the

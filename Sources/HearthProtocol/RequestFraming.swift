@@ -3,7 +3,7 @@
 ///
 /// Refusals close the connection: after a head whose body length is in doubt, nothing that follows on
 /// the connection can be trusted to start a new request (that doubt is what request smuggling behind
-/// a proxy feeds on, §6.3 item 3).
+/// a proxy feeds on, RFC 9112 §6.3 item 3).
 ///
 ///     RequestFraming.decide(method: .put, contentLength: "12", transferEncoding: nil)   // .contentLength(12)
 ///     RequestFraming.decide(method: .put, contentLength: "12", transferEncoding: "chunked")   // refused, 400
@@ -30,7 +30,7 @@ public enum RequestFraming: Equatable, Sendable {
     ) -> Result<RequestFraming, Refusal> {
         let carriesBody = method == .post || method == .put || method == .patch
         if let encoding = transferEncoding {
-            // §6.3 item 3: both headers is a smuggling attempt or a broken client; refuse and close.
+            // RFC 9112 §6.3 item 3: both headers is a smuggling attempt or a broken client; refuse and close.
             guard contentLength == nil else {
                 return .failure(Refusal(status: 400, message: "A request may not have both Content-Length and Transfer-Encoding"))
             }
@@ -43,7 +43,7 @@ public enum RequestFraming: Equatable, Sendable {
             return .success(.chunked)
         }
         if let contentLength {
-            // §8.6: one decimal number; a list or a sign is as bad as a second header.
+            // RFC 9110 §8.6: one decimal number; a list or a sign is as bad as a second header.
             guard !contentLength.isEmpty, contentLength.utf8.count <= 18,
                 contentLength.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
                 let length = Int(contentLength)

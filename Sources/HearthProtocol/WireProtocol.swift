@@ -1,6 +1,6 @@
 public import HearthCore
 
-/// Every key and action of Firebase's realtime wire protocol v5 (rtdb-protocol.md §1–§3), defined once.
+/// Every key and action of Firebase's realtime wire protocol v5 (docs/protocol.md §1–§3), defined once.
 ///
 /// An envelope is `{"t":"c"|"d","d":…}`. Control messages carry `{"t":<control>,"d":…}`; data
 /// messages are requests `{"r":<int>,"a":<action>,"b":<body>}`, responses `{"r":<int>,"b":{"s":…,"d":…}}`
@@ -89,7 +89,9 @@ public enum Wire {
 
     /// Protocol version (`v=5`).
     public static let version = "5"
-    /// Messages longer than this are split into count-prefixed frames (§1.8).
+    /// Messages longer than this many UTF-8 bytes are split into count-prefixed frames (§1.8; Firebase
+    /// counts characters, and a byte count is never more lenient). Segments grow past it only to keep
+    /// the count within four digits.
     public static let frameCharactersMax = 16384
 }
 

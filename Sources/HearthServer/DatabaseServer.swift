@@ -5,7 +5,7 @@ import HearthRules
 public import HearthStorage
 public import HearthSupport
 
-/// Firebase's Realtime Database over any ``HTTPHandler`` transport: REST and SSE (rtdb-protocol.md
+/// Firebase's Realtime Database over any ``HTTPHandler`` transport: REST and SSE (docs/protocol.md
 /// §6–§8), realtime sessions over WebSockets and long-polling (§1–§3), and Firebase Auth's endpoints
 /// forwarded to an ``IdentityService``. It routes; the work is done by its parts:
 ///
@@ -198,7 +198,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         return labels[0].lowercased()
     }
 
-    // MARK: Callers (rtdb-protocol.md §2.3, §6.2)
+    // MARK: Callers (docs/protocol.md §2.3, §6.2)
 
     /// Who a REST request acts as: its credential (`Authorization: Bearer`, `auth=`, `access_token=`)
     /// and, for an admin, `auth_variable_override`.

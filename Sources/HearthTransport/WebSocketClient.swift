@@ -43,7 +43,7 @@ public final class WebSocketClient: @unchecked Sendable {  // mutable state is b
     fileprivate var connectStrings: [UnsafeMutablePointer<CChar>] = []
 
     /// Largest WebSocket message accepted from the server; a larger one closes the connection. Hearth and
-    /// Firebase split messages into frames of 16,384 characters (rtdb-protocol.md §1.8), so this only
+    /// Firebase split messages into frames of about 16 KiB (docs/protocol.md §1.8), so this only
     /// bounds a server that does not.
     public static let messageBytesMax = 64 << 20
 

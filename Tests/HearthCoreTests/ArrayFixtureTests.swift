@@ -1,7 +1,7 @@
 import Testing
 @testable import HearthCore
 
-/// REST output's array rule against Tests/Fixtures/arrays.json (rtdb-protocol.md §5.4).
+/// REST output's array rule against Tests/Fixtures/arrays.json (docs/protocol.md §5.4).
 struct ArrayFixtureTests {
     struct Case: NamedCase {
         let name: String

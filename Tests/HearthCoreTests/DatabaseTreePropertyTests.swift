@@ -4,7 +4,7 @@ import Testing
 /// Random sets, removes and multi-path updates on a `DatabaseTree`, checked after every write
 /// against a naive model made of nested Swift dictionaries.
 struct DatabaseTreePropertyTests {
-    /// The reference: plain dictionaries, pruned by hand the way rtdb-protocol.md §5.1 says
+    /// The reference: plain dictionaries, pruned by hand the way docs/protocol.md §5.1 says
     /// (a location left without children is empty, and so disappears from its parent).
     indirect enum Model: Equatable {
         case leaf(Int)

@@ -31,7 +31,7 @@ struct DatabaseTreeTests {
         #expect(change.changes.first?.path == "a")
         try tree.set("missing/.priority", to: Node(5))
         #expect(tree.value(at: "missing").isEmpty)
-        // A set without a priority clears it (rtdb-protocol.md §5.3).
+        // A set without a priority clears it (docs/protocol.md §5.3).
         try tree.set("a", to: Node("y"))
         #expect(tree.value(at: "a").priority == nil)
     }
@@ -83,7 +83,7 @@ struct DatabaseTreeWriteSemanticsTests {
     func compareAndSetByHash() throws {
         var tree = DatabaseTree()
         try tree.set("counter", to: Node(4))
-        // "eVih19a6ZDz3NL32uVBtg9KSgQY=" is the hash of 4 (rtdb-protocol.md §4.2).
+        // "eVih19a6ZDz3NL32uVBtg9KSgQY=" is the hash of 4 (docs/protocol.md §4.2).
         try tree.set("counter", to: Node(5), ifHash: "eVih19a6ZDz3NL32uVBtg9KSgQY=")
         #expect(tree.value(at: "counter") == Node(5))
         #expect(throws: DataError(.hashMismatch, "Transaction hash does not match")) {

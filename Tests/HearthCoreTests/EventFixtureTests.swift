@@ -2,7 +2,7 @@ import Testing
 @testable import HearthCore
 
 /// Listener events against Tests/Fixtures/events/*.json, in the style of the JS SDK's
-/// syncPointSpec.json (rtdb-protocol.md §3.2): writes on a `DatabaseTree`, events from a
+/// syncPointSpec.json (docs/protocol.md §3.2): writes on a `DatabaseTree`, events from a
 /// `View`.
 struct EventFixtureTests {
     struct Case: NamedCase {

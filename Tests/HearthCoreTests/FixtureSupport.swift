@@ -130,7 +130,7 @@ indirect enum FixtureJSON: Decodable, Sendable, Equatable {
     }
 
     /// The node this export-form value stands for, built without HearthCore's JSON parser (`.value`
-    /// and `.priority` as in rtdb-protocol.md §5.1), for tests such as the hash vectors that must
+    /// and `.priority` as in docs/protocol.md §5.1), for tests such as the hash vectors that must
     /// not depend on the parser they would otherwise share a bug with.
     var nodeBuiltByHand: Node {
         switch self {

@@ -39,7 +39,7 @@ private func reformat(_ text: String, _ format: JSONFormat = .rest) throws -> St
     }
 
     @Test func arrayRuleFromSpec() throws {
-        // rtdb-protocol.md §5.4 examples.
+        // docs/protocol.md §5.4 examples.
         #expect(try reformat(#"{"0":"a","1":"b","3":"d"}"#) == #"["a","b",null,"d"]"#)
         #expect(try reformat(#"{"0":"a","5":"f"}"#) == #"{"0":"a","5":"f"}"#)
         #expect(try reformat(#"{"1":"b"}"#) == #"[null,"b"]"#)

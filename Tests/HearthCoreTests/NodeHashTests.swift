@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import HearthCore
 
-/// The node hash against every vector of rtdb-protocol.md §4.2 (Tests/Fixtures/hash-vectors.json),
+/// The node hash against every vector of docs/protocol.md §4.2 (Tests/Fixtures/hash-vectors.json),
 /// plus the cases the vectors do not pin down: priority-index order and streaming.
 @Suite struct NodeHashTests {
     struct Vector: Decodable, CustomTestStringConvertible {

@@ -2,7 +2,7 @@ import Testing
 @testable import HearthCore
 
 /// Properties of random trees, replayed from fixed seeds: the JSON codec round-trips and the
-/// Firebase hash (rtdb-protocol.md §4) depends on the value alone.
+/// Firebase hash (docs/protocol.md §4) depends on the value alone.
 struct NodePropertyTests {
     /// Builds random trees with the awkward parts of the data model: priorities, integer-like and
     /// non-BMP keys, floats across the whole binary64 range, integers beyond 2^53, and strings

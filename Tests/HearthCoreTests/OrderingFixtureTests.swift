@@ -1,7 +1,7 @@
 import Testing
 @testable import HearthCore
 
-/// Key, value and priority order against Tests/Fixtures/ordering/*.json (rtdb-protocol.md §5.6).
+/// Key, value and priority order against Tests/Fixtures/ordering/*.json (docs/protocol.md §5.6).
 struct OrderingFixtureTests {
     struct Case: NamedCase {
         let name: String

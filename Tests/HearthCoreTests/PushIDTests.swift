@@ -2,7 +2,7 @@ import Testing
 @testable import HearthCore
 import HearthSupport
 
-/// Push IDs per rtdb-protocol.md §5.8.
+/// Push IDs per docs/protocol.md §5.8.
 @Suite struct PushIDTests {
     /// Always all ones: the random part starts at `zzzzzzzzzzzz`, one step from overflowing.
     struct SaturatedGenerator: RandomNumberGenerator {

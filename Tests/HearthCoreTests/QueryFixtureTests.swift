@@ -2,7 +2,7 @@ import Testing
 @testable import HearthCore
 
 /// Query windows against Tests/Fixtures/queries/*.json: wire query objects exactly as clients send
-/// them (rtdb-protocol.md §2.4), evaluated as §5.7 describes.
+/// them (docs/protocol.md §2.4), evaluated as §5.7 describes.
 struct QueryFixtureTests {
     struct Case: NamedCase {
         let name: String

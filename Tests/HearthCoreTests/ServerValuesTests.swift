@@ -1,7 +1,7 @@
 import Testing
 @testable import HearthCore
 
-/// Server values per rtdb-protocol.md §5.5, with placeholders built the way the JSON reader leaves
+/// Server values per docs/protocol.md §5.5, with placeholders built the way the JSON reader leaves
 /// them: `{".sv": …}` as a node with one child `.sv`, a placeholder priority as a `.priority` child.
 @Suite struct ServerValuesTests {
     static let now: Int64 = 1_700_000_000_000

@@ -1,4 +1,4 @@
-"""The realtime protocol (rtdb-protocol.md §1–§3, §9–§10) spoken by hand over /.ws against the real server.
+"""The realtime protocol (docs/protocol.md §1–§3, §9–§10) spoken by hand over /.ws against the real server.
 
 A small client built on websocket-client: it reassembles count-prefixed frames, records every message in
 arrival order, and checks JSON types the way the Android SDK does (integer `r`/`ts`/`t`, object listen-ok

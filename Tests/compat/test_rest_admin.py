@@ -1,4 +1,4 @@
-"""firebase-admin's db module (REST + SSE) against the real `hearth serve --emulator` (rtdb-protocol.md §7)."""
+"""firebase-admin's db module (REST + SSE) against the real `hearth serve --emulator` (docs/protocol.md §7)."""
 
 import os
 import threading

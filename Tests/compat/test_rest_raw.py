@@ -1,4 +1,4 @@
-"""Raw HTTP against the real server: the error cases and headers of rtdb-protocol.md §6."""
+"""Raw HTTP against the real server: the error cases and headers of docs/protocol.md §6."""
 
 import json
 import socket

@@ -46,7 +46,7 @@ enum LoadWire {
         return nil
     }
 
-    // MARK: WebSocket (RFC 6455) and the realtime protocol (rtdb-protocol.md §1–§3)
+    // MARK: WebSocket (RFC 6455) and the realtime protocol (docs/protocol.md §1–§3)
 
     static func upgradeRequest(port: Int) -> [UInt8] {
         Array(("GET /.ws?v=5&ns=bench HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\n"

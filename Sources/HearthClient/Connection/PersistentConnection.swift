@@ -30,7 +30,7 @@ struct RequestOutcome: Error, Sendable {
     static let canceled = RequestOutcome(status: "write_canceled", data: Array("null".utf8))
 }
 
-/// The realtime protocol's client side (rtdb-protocol.md §1–§3): one connection at a time to the
+/// The realtime protocol's client side (docs/protocol.md §1–§3): one connection at a time to the
 /// database, requests numbered and answered, listens and unacknowledged writes restored on every new
 /// connection, onDisconnect operations queued while offline, keepalives, and reconnection with backoff.
 /// Confined to the repo's queue; transport events are carried onto it.

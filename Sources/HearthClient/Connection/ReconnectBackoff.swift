@@ -1,4 +1,4 @@
-/// When to try connecting again (rtdb-protocol.md §1.9, as the JS SDK does it): the delay starts at
+/// When to try connecting again (docs/protocol.md §1.9, as the JS SDK does it): the delay starts at
 /// `minimum`, grows by `multiplier` after each failed connection up to `maximum`, and is reset once a
 /// connection stayed up for `healthySeconds`; each wait is a random fraction of the delay, so clients
 /// cut off together do not all come back in the same instant.

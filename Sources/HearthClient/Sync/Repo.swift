@@ -273,7 +273,7 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
 
     // MARK: Reading
 
-    /// `getData()` (rtdb-protocol.md §2.9; Firebase's order): a complete view's value at once; else the
+    /// `getData()` (docs/protocol.md §2.9; Firebase's order): a complete view's value at once; else the
     /// server's answer to `g`; offline, the disk cache; else an error.
     func get(_ spec: QuerySpec, completion: @escaping @Sendable (Result<Node, RequestOutcome>) -> Void) {
         queue.async { [self] in

@@ -18,7 +18,7 @@ struct QuerySpec: Hashable, Sendable, CustomStringConvertible {
     var description: String { "\(path.slashed) \(query.identifier)" }
 }
 
-/// A server listen: a location and, for a filtered query, its tag (rtdb-protocol.md §2.4).
+/// A server listen: a location and, for a filtered query, its tag (docs/protocol.md §2.4).
 struct ListenKey: Hashable, Sendable {
     var path: Path
     var tag: Int64?
@@ -266,7 +266,7 @@ struct SyncTree: Sendable {
     }
 
     /// Every listen the server should hold now, with the hash of what is cached for it: what a new
-    /// connection sends (rtdb-protocol.md §1.9).
+    /// connection sends (docs/protocol.md §1.9).
     var activeListens: [(ListenKey, WireQuery?, hash: String)] {
         listenUsers.keys.sorted { ($0.path, $0.tag ?? 0) < ($1.path, $1.tag ?? 0) }.map { key in
             let query = key.tag.flatMap { specByTag[$0]?.query }
@@ -317,7 +317,7 @@ struct SyncTree: Sendable {
         return refreshVisible(at: locations)
     }
 
-    /// The listen's `ok`: its cache is complete (rtdb-protocol.md §2.4), so its views raise `value`.
+    /// The listen's `ok`: its cache is complete (docs/protocol.md §2.4), so its views raise `value`.
     mutating func listenComplete(_ key: ListenKey) -> SyncOutput {
         if let tag = key.tag {
             guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }

@@ -1,7 +1,7 @@
 import HearthCore
 import HearthProtocol
 
-/// The requests the client sends (rtdb-protocol.md §2), encoded as the official SDKs encode them:
+/// The requests the client sends (docs/protocol.md §2), encoded as the official SDKs encode them:
 /// `{"t":"d","d":{"r":<number>,"a":<action>,"b":<body>}}`. Keys and actions come from ``Wire``.
 enum ClientRequest: Sendable {
     case stats([String: Int])

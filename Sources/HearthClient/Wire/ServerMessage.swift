@@ -1,7 +1,7 @@
 import HearthCore
 import HearthProtocol
 
-/// One message from the server (rtdb-protocol.md §1.3–§1.6, §3), parsed as the SDKs read it.
+/// One message from the server (docs/protocol.md §1.3–§1.6, §3), parsed as the SDKs read it.
 enum ServerMessage: Sendable {
     case handshake(timestamp: Int64, host: String, sessionID: String)
     /// `r`: connect to this host instead.

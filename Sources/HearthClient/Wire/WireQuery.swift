@@ -1,6 +1,6 @@
 import HearthCore
 
-/// A query as the client builds it and sends it (the listen's `q`, rtdb-protocol.md §2.4), and the
+/// A query as the client builds it and sends it (the listen's `q`, docs/protocol.md §2.4), and the
 /// ``QueryParams`` the window engine evaluates: both derived from the same fields, with the params read
 /// back through `QueryParams(wireFields:)`, so the client filters exactly as the server does.
 ///

@@ -1,5 +1,5 @@
 /// Standard base64 (RFC 4648 §4: `A–Z a–z 0–9 + /`, `=` padding), the encoding the node hash uses
-/// for its SHA-1 digest (rtdb-protocol.md §4.1, step 2).
+/// for its SHA-1 digest (docs/protocol.md §4.1, step 2).
 ///
 /// HearthCore has no Foundation, so this is a small codec of its own. The decoder reads what clients
 /// send: either alphabet (standard, or URL-safe `-` `_`), padded with `=` or `.` (the long-poll

@@ -1,6 +1,6 @@
 extension Node {
     /// The node's Firebase hash: what clients send in a listen's `h` and a compare-and-set put's
-    /// `h`, and Hearth's natural REST ETag (rtdb-protocol.md §4).
+    /// `h`, and Hearth's natural REST ETag (docs/protocol.md §4).
     ///
     /// `""` for the empty node; otherwise the standard base64 of the SHA-1 of a preimage that
     /// spells out the value with its priorities.
@@ -31,7 +31,7 @@ extension Node {
         return String(decoding: text.bytes, as: UTF8.self)
     }
 
-    /// Writes the preimage of rtdb-protocol.md §4.1; writes nothing for the empty node.
+    /// Writes the preimage of docs/protocol.md §4.1; writes nothing for the empty node.
     func writeHashPreimage(into sink: inout some HashPreimageSink) {
         if case .empty = storage { return }
         if let priority {

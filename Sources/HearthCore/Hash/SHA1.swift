@@ -1,6 +1,6 @@
 /// SHA-1 (FIPS 180-4 §6.1), fed incrementally so a large preimage never has to exist in memory.
 ///
-/// HearthCore carries no C and no Foundation, so the node hash (rtdb-protocol.md §4.1) needs its
+/// HearthCore carries no C and no Foundation, so the node hash (docs/protocol.md §4.1) needs its
 /// own SHA-1. It is used for content fingerprints the protocol defines, never for security.
 ///
 ///     var sha = SHA1()

@@ -5,13 +5,13 @@
 ///     node.json(.pretty(.rest))     // print=pretty
 public struct JSONFormat: Sendable, Hashable {
     /// Write priorities: `".priority"` after a node's children, and a prioritized leaf as
-    /// `{".value": v, ".priority": p}` (rtdb-protocol.md §5.3, §6.4 `format=export`).
+    /// `{".value": v, ".priority": p}` (docs/protocol.md §5.3, §6.4 `format=export`).
     public var includePriorities: Bool
     /// Render objects whose keys are all array indices, with the largest below twice the count,
-    /// as arrays with `null` in the gaps (rtdb-protocol.md §5.4). Never applied to a node whose
+    /// as arrays with `null` in the gaps (docs/protocol.md §5.4). Never applied to a node whose
     /// priority is being written, since an array has nowhere to put it.
     public var arrays: Bool
-    /// Indent by two spaces, one member per line (rtdb-protocol.md §6.4 `print=pretty`).
+    /// Indent by two spaces, one member per line (docs/protocol.md §6.4 `print=pretty`).
     public var pretty: Bool
     /// Write every double so that it parses back as a double: one at or beyond 2^53 has no fraction,
     /// and JavaScript's form of it (`1500000000000000000`) would parse as an integer, so it gets `.0`.
@@ -29,7 +29,7 @@ public struct JSONFormat: Sendable, Hashable {
     public static let rest = JSONFormat(includePriorities: false, arrays: true)
 
     /// Export form: priorities included, objects never turned into arrays. Also the form of data
-    /// on the WebSocket wire (rtdb-protocol.md §3.1) and of `format=export` REST responses.
+    /// on the WebSocket wire (docs/protocol.md §3.1) and of `format=export` REST responses.
     public static let export = JSONFormat(includePriorities: true, arrays: false)
 
     /// The export form with ``exactNumbers``: what storage writes when it keeps nodes as JSON.

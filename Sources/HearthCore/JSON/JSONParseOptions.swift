@@ -1,6 +1,6 @@
 /// How strictly `Node(json:options:)` checks what it reads.
 ///
-/// Syntax is always checked (RFC 8259, no extensions). Firebase's data rules (rtdb-protocol.md
+/// Syntax is always checked (RFC 8259, no extensions). Firebase's data rules (docs/protocol.md
 /// §5.2) are checked only for `.write(at:)`, which is what every client write must use.
 ///
 ///     let value = try Node(json: body, options: .init(validation: .write(at: Path("users/ada"))))

@@ -276,7 +276,7 @@ struct JSONParser {
         }
 
         if let dotValue {
-            // rtdb-protocol.md §5.1: `.value` stands for the whole node; the clients reject it next to
+            // docs/protocol.md §5.1: `.value` stands for the whole node; the clients reject it next to
             // ordinary keys because one of the two would have to be dropped.
             if ordinaryKeyCount > 0 || hasServerValue || priorityPlaceholder != nil {
                 // `failure` settles before the children, which may hold lent strings, are destroyed.
@@ -353,7 +353,7 @@ struct JSONParser {
             }
             let value = try parseValue(nesting: nesting, depth: depth + 1, pathBytes: childBytes)
             if validating { pathKeys.removeLast() }
-            // rtdb-protocol.md §5.1: arrays are objects keyed by index, with null elements skipped.
+            // docs/protocol.md §5.1: arrays are objects keyed by index, with null elements skipped.
             if !value.isEmpty {
                 let name = key ?? ChildKey(String(position))
                 let order =
@@ -569,7 +569,7 @@ struct JSONParser {
             startsWithDot: first == UInt8(ascii: "."))
     }
 
-    /// True for a key shaped like a Firebase push ID (20 characters starting with `-`, rtdb-protocol.md
+    /// True for a key shaped like a Firebase push ID (20 characters starting with `-`, docs/protocol.md
     /// §5.8). Push IDs are unique by construction (a timestamp and 72 random bits), so interning them
     /// never finds a match; skipping the table saves the hash and the insert for every message and
     /// post key.
@@ -972,7 +972,7 @@ struct JSONParser {
 }
 
 extension Node {
-    /// True for `{".sv": …}`, a server-value placeholder waiting to be resolved (rtdb-protocol.md §5.5).
+    /// True for `{".sv": …}`, a server-value placeholder waiting to be resolved (docs/protocol.md §5.5).
     var isServerValuePlaceholder: Bool {
         guard case .children(let map) = storage, map.count == 1 else { return false }
         return map.first?.key.string == ".sv"

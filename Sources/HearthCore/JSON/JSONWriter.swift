@@ -27,7 +27,7 @@ struct JSONWriter {
             if case .children(let map) = base.storage {
                 writeChildren(map, priority: priority, indent: indent)
             } else {
-                // A prioritized leaf: {".value": v, ".priority": p} (rtdb-protocol.md §5.1).
+                // A prioritized leaf: {".value": v, ".priority": p} (docs/protocol.md §5.1).
                 output.append(UInt8(ascii: "{"))
                 writeMemberStart(".value", first: true, indent: indent + 1)
                 write(base, indent: indent + 1)
@@ -73,7 +73,7 @@ struct JSONWriter {
         writeClose(UInt8(ascii: "}"), indent: indent)
     }
 
-    /// The array length when `map` reads as an array under the JS SDK's rule (rtdb-protocol.md
+    /// The array length when `map` reads as an array under the JS SDK's rule (docs/protocol.md
     /// §5.4): every key matches `^(0|[1-9][0-9]*)$` and the largest is below twice the count.
     static func arrayLength(of map: ChildrenMap) -> Int? {
         // Such keys are integer keys, which sort first and numerically, so the last key is the
@@ -108,7 +108,7 @@ struct JSONWriter {
     }
 
     /// Pretty output follows Firebase's `print=pretty`, as remembered from production responses
-    /// (rtdb-protocol.md §6.4 only says "indented"): two spaces per level, one member per line,
+    /// (docs/protocol.md §6.4 only says "indented"): two spaces per level, one member per line,
     /// and `" : "` between key and value.
     mutating func writeMemberStart(_ key: String, first: Bool, indent: Int) {
         if !first { output.append(UInt8(ascii: ",")) }

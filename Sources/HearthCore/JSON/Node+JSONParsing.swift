@@ -1,5 +1,5 @@
 extension Node {
-    /// Reads a JSON document into a node (rtdb-protocol.md §5.1).
+    /// Reads a JSON document into a node (docs/protocol.md §5.1).
     ///
     /// `null` is the empty node; objects become children in Firebase key order; arrays become
     /// children keyed `"0"`, `"1"`, …; empty children are dropped and an object left without

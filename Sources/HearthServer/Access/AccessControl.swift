@@ -66,7 +66,7 @@ extension Namespace {
     }
 
     /// Replaces the rules and takes back what they no longer allow: streams and realtime listens that
-    /// may no longer read are cancelled (`cancel` / `c`), as Firebase does (rtdb-protocol.md §3.3, §8.1).
+    /// may no longer read are cancelled (`cancel` / `c`), as Firebase does (docs/protocol.md §3.3, §8.1).
     func replaceRules(_ new: RuleSet, now: Int64) {
         rules = new
         rulesDeployed = true
@@ -88,7 +88,7 @@ extension Namespace {
     /// Readies the index a query at `path` orders by: when the rules declare it (`.indexOn` at a location
     /// matching `path`), the database keeps a ``ChildIndex`` there from now on, so this query and later
     /// ones read a window instead of sorting the location. Returns false for an order by child or value
-    /// the rules do not index: Firebase's `no_index` warning (rtdb-protocol.md §2.4.1), which clients log
+    /// the rules do not index: Firebase's `no_index` warning (docs/protocol.md §2.4.1), which clients log
     /// with the `.indexOn` to add. Hearth filters on the server either way.
     @discardableResult
     func prepareIndex(for params: QueryParams, at path: Path) -> Bool {

@@ -20,7 +20,7 @@ struct CredentialRefusal: Error, Equatable {
     var wireStatus: Wire.Status { expired ? .expiredToken : .invalidToken }
 }
 
-/// Who a credential makes its bearer (rtdb-protocol.md §2.3, §6.2): the emulator's `owner` and the admin
+/// Who a credential makes its bearer (docs/protocol.md §2.3, §6.2): the emulator's `owner` and the admin
 /// token are admins; ID tokens are verified by the ``IdentityService`` and good while their account
 /// accepts them; in emulator mode unsigned tokens are taken at their word. Loop thread only.
 final class Credentials {

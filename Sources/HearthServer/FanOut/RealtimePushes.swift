@@ -1,7 +1,7 @@
 import HearthCore
 import HearthProtocol
 
-/// The data pushes (`d`/`m`, rtdb-protocol.md §3.2) a committed write means to a realtime listen
+/// The data pushes (`d`/`m`, docs/protocol.md §3.2) a committed write means to a realtime listen
 /// without a query at one location: never data outside that location, and nothing for a write above
 /// it that left it unchanged.
 enum RealtimePushes {

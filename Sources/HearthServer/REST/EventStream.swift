@@ -1,7 +1,7 @@
 import HearthCore
 import HearthProtocol
 
-/// One `Accept: text/event-stream` response (rtdb-protocol.md §6.7): one location, optionally a query,
+/// One `Accept: text/event-stream` response (docs/protocol.md §6.7): one location, optionally a query,
 /// subscribed to its namespace's ``FanOut`` while open.
 final class EventStream: FanOutTarget {
     let id: UInt64

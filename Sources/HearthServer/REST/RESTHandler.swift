@@ -3,7 +3,7 @@ import HearthCore
 import HearthProtocol
 import HearthStorage
 
-/// Firebase's REST API on one loaded namespace (rtdb-protocol.md §6): reads, SSE streams, and writes
+/// Firebase's REST API on one loaded namespace (docs/protocol.md §6): reads, SSE streams, and writes
 /// through the ``WritePipeline``. The router has already found the namespace and the caller. Loop
 /// thread only.
 final class RESTHandler {

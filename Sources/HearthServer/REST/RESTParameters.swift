@@ -1,6 +1,6 @@
 public import HearthCore
 
-/// An error a REST client sees: a status and `{"error": message}` (rtdb-protocol.md §6.6).
+/// An error a REST client sees: a status and `{"error": message}` (docs/protocol.md §6.6).
 public struct RESTError: Error, Sendable, Equatable, CustomStringConvertible {
     public var status: Int
     public var message: String

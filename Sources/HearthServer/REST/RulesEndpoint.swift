@@ -2,7 +2,7 @@ import HearthCore
 import HearthProtocol
 import HearthRules
 
-/// `/.settings/rules.json` (rtdb-protocol.md §8.1): a namespace's rules read back as uploaded (or as
+/// `/.settings/rules.json` (docs/protocol.md §8.1): a namespace's rules read back as uploaded (or as
 /// strict JSON), and replaced: compiled, stored, then applied, taking back the streams and listens they
 /// no longer allow. The router has checked that the caller may manage rules. Loop thread only.
 struct RulesEndpoint {

@@ -2,7 +2,7 @@ import HearthCore
 import HearthSupport
 import HearthProtocol
 
-/// The long-polling transport `/.lp` (rtdb-protocol.md §1.10): browsers whose WebSocket once failed
+/// The long-polling transport `/.lp` (docs/protocol.md §1.10): browsers whose WebSocket once failed
 /// start with it. A realtime session runs over a ``LongPollConnection`` sink exactly as over a WebSocket.
 extension DatabaseServer {
     /// Polls are answered (with `[]` when nothing is queued) after this long, before proxies give up.

@@ -1,6 +1,6 @@
 import HearthCore
 
-/// A connection's onDisconnect operations (rtdb-protocol.md §2.8): overwrites recorded now, run when the
+/// A connection's onDisconnect operations (docs/protocol.md §2.8): overwrites recorded now, run when the
 /// connection ends. A value: it records, cancels and hands out the writes to make; the session runs them.
 ///
 /// Recorded overwrites never overlap: recording at a path first cancels what is at or below it, and

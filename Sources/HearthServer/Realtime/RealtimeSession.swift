@@ -3,7 +3,7 @@ import HearthProtocol
 import HearthStorage
 import Foundation
 
-/// One realtime connection (rtdb-protocol.md §1–§3): its protocol machine, listens, credential and
+/// One realtime connection (docs/protocol.md §1–§3): its protocol machine, listens, credential and
 /// onDisconnect operations. Loop thread only.
 final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
 

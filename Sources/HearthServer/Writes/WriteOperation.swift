@@ -58,7 +58,7 @@ enum WriteFailure: Error, Equatable {
 }
 
 extension WriteFailure {
-    /// The status of a realtime reply (rtdb-protocol.md §2.5).
+    /// The status of a realtime reply (docs/protocol.md §2.1).
     var wireStatus: Wire.Status {
         switch self {
         case .invalid, .storage: return .failure

@@ -7,7 +7,7 @@ import HearthStorage
 /// on the storage thread → back on the loop, fan out to every stream and listen it reaches → answer.
 ///
 /// Listeners are told before the writer is answered, so a writer that also listens holds the new
-/// value when its write is acknowledged (rtdb-protocol.md §3.2). A stale compare-and-set is answered
+/// value when its write is acknowledged (docs/protocol.md §3.2). A stale compare-and-set is answered
 /// only once every write queued before it has committed and been fanned out: the client then holds
 /// the value that made its hash stale when it retries (§2.6). Loop thread only.
 final class WritePipeline {
