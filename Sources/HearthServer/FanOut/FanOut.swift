@@ -109,9 +109,31 @@ struct FanOut {
     mutating func plan(_ change: CommittedChange) -> [Delivery] {
         guard count > 0 else { return [] }
         var deliveries: [Delivery] = []
-        let written = change.write.locations.map { $0.keys[...] }
-        Self.plan(change, written: written, at: .root, in: &root, into: &deliveries)
+        let locations = change.write.locations
+        if locations.count == 1 {
+            Self.plan(change, writtenAt: locations[0], depth: 0, in: &root, into: &deliveries)
+        } else {
+            Self.plan(change, written: locations.map { $0.keys[...] }, at: .root, in: &root, into: &deliveries)
+        }
         return deliveries
+    }
+
+    /// ``plan(_:written:at:in:into:)`` for a write at one location (nearly every write): no grouping,
+    /// and the path of a location above it is made only where someone subscribes.
+    private static func plan(
+        _ change: CommittedChange, writtenAt target: Path, depth: Int, in location: inout Location,
+        into deliveries: inout [Delivery]
+    ) {
+        guard depth < target.count else {
+            planSubtree(change, at: target, in: &location, into: &deliveries)
+            return
+        }
+        if !location.here.isEmpty {
+            planHere(change, at: Path(Array(target.keys.prefix(depth))), in: &location, into: &deliveries)
+        }
+        let key = target.keys[depth]
+        guard location.children[key] != nil else { return }
+        plan(change, writtenAt: target, depth: depth + 1, in: &location.children[key, default: Location()], into: &deliveries)
     }
 
     /// `location` is above every path in `written` (relative to it), or is one of them when one is empty.
