@@ -15,27 +15,13 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
     var namespace: Namespace?
     /// Who this connection acts as (`auth`/`unauth`).
     private(set) var caller = Caller.signedOut
-    /// Changed only through ``setListen(_:for:window:)``, ``removeListen(_:)`` and ``removeAllListens()``,
-    /// which keep the namespace's ``FanOut`` in step.
-    private var listens: [ListenKey: Listen] = [:]
+    /// Changed only through ``addListen(_:window:)``, ``removeListen(_:)``, ``removeAllListens()`` and
+    /// ``removeUnreadableListens(now:)``, which keep the namespace's ``FanOut`` in step.
+    private var listens = ListenTable(limit: ServerLimits.listensPerConnectionMax)
     private var onDisconnect = OnDisconnectQueue()
     /// Requests received while the namespace was loading (``attach(to:)``).
     private var requestsBeforeLoad: [WireRequest] = []
     private var isClosed = false
-
-    struct ListenKey: Hashable {
-        var path: Path
-        var tag: Int64?
-    }
-
-    /// What the session keeps of one listen; its window and delivery live in the namespace's ``FanOut``.
-    struct Listen {
-        let path: Path
-        let tag: Int64?
-        let params: QueryParams?
-        /// The query object exactly as the client sent it, for `c` (§3.3).
-        let queryJSON: [UInt8]?
-    }
 
     init(id: UInt64, server: DatabaseServer, sink: any RealtimeSink, sessionID: String) {
         self.id = id
@@ -89,41 +75,45 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
     func credentialExpired(now: Int64, push: [UInt8]) {
         caller = .signedOut
         reply(push)
-        guard let namespace else { return }
-        for (key, listen) in listens where !namespace.mayRead(caller, at: listen.path, query: listen.params, now: now) {
-            removeListen(key)
-        }
+        _ = removeUnreadableListens(now: now)
     }
 
     /// Listens the caller may no longer read (new credential, new rules): `c` for each (§3.3), and no
     /// more updates.
     func revokeUnreadableListens(now: Int64) {
-        guard let namespace, !listens.isEmpty else { return }
-        for (key, listen) in listens where !namespace.mayRead(caller, at: listen.path, query: listen.params, now: now) {
-            removeListen(key)
-            let query = listen.tag == nil ? nil : listen.queryJSON
-            if !send(WireEncoder.listenRevoked(path: listen.path, queryJSON: query)) { return disconnectSlowClient() }
+        for listen in removeUnreadableListens(now: now) {
+            if !send(WireEncoder.listenRevoked(path: listen.path, queryJSON: listen.queryJSON)) { return disconnectSlowClient() }
         }
     }
 
-    private func setListen(_ listen: Listen, for key: ListenKey, window: Node) {
-        listens[key] = listen
+    private func addListen(_ listen: ListenTable.Listen, window: Node) -> ListenTable.Addition {
+        let addition = listens.add(listen)
+        guard addition != .overLimit else { return addition }
         namespace?.fanOut.subscribe(
-            fanOutKey(key), FanOut.Subscription(target: self, encoding: .realtime(tag: key.tag), params: listen.params, window: window))
+            fanOutKey(listen.key),
+            FanOut.Subscription(target: self, encoding: .realtime(tag: listen.tag), params: listen.params, window: window))
+        return addition
     }
 
-    private func removeListen(_ key: ListenKey) {
-        if listens.removeValue(forKey: key) != nil { namespace?.fanOut.unsubscribe(fanOutKey(key)) }
+    private func removeListen(_ key: ListenTable.Key) {
+        if listens.remove(key) != nil { namespace?.fanOut.unsubscribe(fanOutKey(key)) }
     }
 
     private func removeAllListens() {
-        if let namespace {
-            for key in listens.keys { namespace.fanOut.unsubscribe(fanOutKey(key)) }
-        }
-        listens.removeAll()
+        let removed = listens.removeAll()
+        guard let namespace else { return }
+        for listen in removed { namespace.fanOut.unsubscribe(fanOutKey(listen.key)) }
     }
 
-    private func fanOutKey(_ key: ListenKey) -> FanOut.Key { FanOut.Key(subscriber: id, location: key.path, tag: key.tag) }
+    private func removeUnreadableListens(now: Int64) -> [ListenTable.Listen] {
+        guard let namespace, !listens.isEmpty else { return [] }
+        let caller = caller
+        let removed = listens.removeUnreadable { namespace.mayRead(caller, at: $0.path, query: $0.params, now: now) }
+        for listen in removed { namespace.fanOut.unsubscribe(fanOutKey(listen.key)) }
+        return removed
+    }
+
+    private func fanOutKey(_ key: ListenTable.Key) -> FanOut.Key { FanOut.Key(subscriber: id, location: key.path, tag: key.tag) }
 
     func deliver(_ messages: [[UInt8]]) -> Bool {
         guard !isClosed else { return true }
@@ -186,7 +176,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             listen(request, namespace: namespace)
         case .unlisten, .unlistenLegacy:
             if let path = request.path {
-                removeListen(ListenKey(path: path, tag: Self.tag(request)))
+                removeListen(ListenTable.Key(path: path, tag: Self.tag(request)))
             }
             reply(WireEncoder.ok(r))
         case .put:
@@ -257,33 +247,25 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
             return
         }
-        let key = ListenKey(path: path, tag: tag)
-        guard listens[key] != nil || listens.count < ServerLimits.listensPerConnectionMax else {
-            reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(ServerLimits.listensPerConnectionMax))"))
+        let root = namespace.database.root
+        // A tagged listen with a query is served its window; anything else the whole location.
+        let query = tag == nil ? nil : params
+        let data = query.map { QueryWindow.node(of: root.child(at: path), params: $0) } ?? root.child(at: path)
+        let listen = ListenTable.Listen(path: path, tag: tag, params: query, queryJSON: query == nil ? nil : request.fields[Wire.query])
+        guard addListen(listen, window: query == nil ? .empty : data) != .overLimit else {
+            reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(listens.limit))"))
             return
         }
         let indexed = params.map { namespace.prepareIndex(for: $0, at: path) } ?? true
-        let root = namespace.database.root
         // `h`: the hash of what the client has cached for this view. When it is what the server would
         // send, the data is not sent again: the `ok` marks the client's cache complete as it is (§2.4),
         // so a reconnecting client re-downloads only the views that changed while it was away.
         // Hashing costs about what encoding the data would. `""` (no cache, or an empty one) always gets
-        // the data, as production sends `null` then (the §9 transcript).
+        // the data, as production sends `null` then (the §9 transcript). Initial data goes before the `ok`.
         let clientHash = request.node(Wire.hash)?.stringValue ?? ""
-        func isCached(_ node: Node) -> Bool { !clientHash.isEmpty && clientHash == node.hash }
-        if let params, tag != nil {
-            let window = QueryWindow.node(of: root.child(at: path), params: params)
-            setListen(Listen(path: path, tag: tag, params: params, queryJSON: request.fields[Wire.query]), for: key, window: window)
-            // Initial data before the `ok` (§2.4).
-            if !isCached(window) {
-                guard send(WireEncoder.set(path: path, node: window, tag: tag)) else { return disconnectSlowClient() }
-            }
-        } else {
-            setListen(Listen(path: path, tag: nil, params: nil, queryJSON: nil), for: key, window: .empty)
-            let value = root.child(at: path)
-            if !isCached(value) {
-                guard send(WireEncoder.set(path: path, node: value)) else { return disconnectSlowClient() }
-            }
+        if clientHash.isEmpty || clientHash != data.hash {
+            let message = query == nil ? WireEncoder.set(path: path, node: data) : WireEncoder.set(path: path, node: data, tag: tag)
+            guard send(message) else { return disconnectSlowClient() }
         }
         reply(indexed ? WireEncoder.listenOK(r) : WireEncoder.listenOKWithoutIndex(r))
     }
