@@ -28,6 +28,8 @@ struct ServeSettings: Equatable {
     var smtpPassword: String?
     var smtpFrom: String?
     var trustForwardedFor = false
+    /// A directory of static files served on the same port (`--public`), like `firebase serve`.
+    var publicDirectory: String?
 
     /// Each setting: flag, environment variable, config-file key, and what it means (drives `--help`).
     static let table: [(flag: String, environment: String, key: String, help: String)] = [
@@ -47,6 +49,7 @@ struct ServeSettings: Equatable {
         ("--smtp-user", "HEARTH_SMTP_USER", "smtp-user", "SMTP login name"),
         ("--smtp-password", "HEARTH_SMTP_PASSWORD", "smtp-password", "SMTP password (prefer the environment variable)"),
         ("--smtp-from", "HEARTH_SMTP_FROM", "smtp-from", "Sender of auth emails, e.g. 'App <noreply@example.com>'"),
+        ("--public", "HEARTH_PUBLIC", "public", "Serve this directory's files (a web app) on the same port: GET of any path not ending in .json"),
     ]
 
     var defaultNamespace: String { project + "-default-rtdb" }
@@ -136,6 +139,7 @@ struct ServeSettings: Equatable {
         settings.smtpUser = values["smtp-user"]
         settings.smtpPassword = values["smtp-password"]
         settings.smtpFrom = values["smtp-from"]
+        settings.publicDirectory = values["public"]
         if settings.smtpURL != nil && settings.smtpFrom == nil { throw .usage("--smtp-url needs --smtp-from") }
         if let trust = values["trust-forwarded-for"] {
             switch trust.lowercased() {
@@ -250,6 +254,13 @@ extension HearthCommand {
             print("hearth serve: cannot open the accounts in \(directory): \(error).", to: &errorOutput)
             return .failure
         }
+        if let publicDirectory = settings.publicDirectory {
+            guard let site = StaticSite(directory: publicDirectory) else {
+                print("hearth serve: --public \(publicDirectory) is not a directory this user can read.", to: &errorOutput)
+                return .failure
+            }
+            server.site = site
+        }
         let transport = HTTPServerTransport(
             configuration: TransportConfiguration(
                 host: settings.host, port: settings.port, certificatePath: settings.certificatePath,
@@ -276,6 +287,9 @@ extension HearthCommand {
               JS SDK:     connectDatabaseEmulator(db, "\(hostForURL)", \(transport.boundPort)) or databaseURL \(scheme)://\(address)?ns=<namespace>
 
             """
+        if let site = server.site {
+            banner += "  Web app:    \(scheme)://\(address)/ serves \(site.root) (any path not ending in .json)\n"
+        }
         if settings.emulator {
             banner += "  Rules:      open (everyone reads and writes) until you deploy some: hearth rules deploy NS FILE\n"
             banner += "  Access:     'Authorization: Bearer owner' is admin and bypasses the rules.\n"

@@ -61,6 +61,10 @@ public enum ServerLimits {
     /// its envelope, and the most memory one incoming message can take.
     public static let realtimeMessageBytesMax = 16 << 20
 
+    /// Largest file `hearth serve --public` serves (answers are held whole in memory); a larger one is
+    /// answered 500 saying so: big media belongs behind a CDN or nginx.
+    public static let staticFileBytesMax = 32 << 20
+
     /// Long-poll segments a session keeps waiting for the rest of their message: the JS SDK cuts a
     /// message into segments of about 1,800 characters, so this holds any message it can send.
     public static let longPollSegmentsPendingMax = 10_000

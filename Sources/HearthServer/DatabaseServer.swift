@@ -36,6 +36,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         set { credentials.identity = newValue }
     }
     var executor: (any LoopExecutor)?
+    /// The static files of `hearth serve --public DIR`; nil serves none.
+    public var site: StaticSite?
     /// Long-poll sessions (`/.lp`) by connection id.
     var longPolls: [String: LongPollConnection] = [:]
     private var lastKeepAlive: Int64 = 0
@@ -123,6 +125,10 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
         if request.path == "/.lp" {
             longPoll(request, responder: responder)
+            return
+        }
+        if let site, StaticSite.serves(request) {
+            site.answer(request, executor: executor, responder: responder)
             return
         }
         let target = try RESTTarget(path: request.path, queryItems: request.queryItems)

@@ -15,7 +15,7 @@ extension DatabaseServer {
     /// Whether `request` was an auth request (then it has been answered, or will be).
     func routeAuth(_ request: HTTPRequest, responder: any HTTPResponder) -> Bool {
         guard let auth = identity, auth.handles(path: request.path) else { return false }
-        let box = ResponderBox(responder: responder)
+        let box = ResponderHandoff(responder)
         guard let executor else {
             responder.respond(Self.httpResponse(auth.handle(request)))
             return true
@@ -33,10 +33,4 @@ extension DatabaseServer {
         response.headers.append(("x-content-type-options", "nosniff"))
         return response
     }
-}
-
-/// Carries a responder to the auth queue and back; it is only used again on the loop thread.
-private final class ResponderBox: @unchecked Sendable {
-    let responder: any HTTPResponder
-    init(responder: any HTTPResponder) { self.responder = responder }
 }
