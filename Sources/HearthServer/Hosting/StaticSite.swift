@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import HearthProtocol
+public import HearthProtocol
 
 /// `hearth serve --public DIR`: the files of a directory on the database's port, as `firebase serve`
 /// serves a web app beside its database. GET and HEAD of any path that is not a data URL (`….json`) or
@@ -40,7 +40,7 @@ public final class StaticSite: Sendable {
 
     /// The response for `request`: the file, 304 when the client's copy is current, or 404 (the site's
     /// own `404.html` when it has one).
-    func response(to request: HTTPRequest) -> HTTPResponse {
+    public func response(to request: HTTPRequest) -> HTTPResponse {
         guard let (segments, directoryIndex) = StaticPath.segments(of: request.path) else { return notFound(request) }
         var path = root + segments.joined(separator: "/")
         var isDirectory: ObjCBool = false
