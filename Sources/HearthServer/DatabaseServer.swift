@@ -28,6 +28,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     let writes: WritePipeline
     let rest: RESTHandler
     let subscriberIDs = SubscriberIDs()
+    let metrics: ServerMetrics
     let log: Log
     /// Firebase Auth on the same port (see AuthRoutes.swift), and what verifies ID tokens; nil serves no
     /// auth endpoints and verifies no tokens (emulator mode still reads unsigned ones).
@@ -55,13 +56,15 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     ) {
         self.configuration = configuration
         self.log = log
+        let metrics = ServerMetrics(startedAt: serverClock.read())
+        self.metrics = metrics
         namespaces = NamespaceRegistry(
             emulator: configuration.emulator, rulesDirectory: rulesDirectory, namespaceBytes: namespaceBytes, log: log,
-            openEngine: openEngine)
+            metrics: metrics, openEngine: openEngine)
         credentials = Credentials(emulator: configuration.emulator, adminToken: configuration.adminToken)
         let now = { [serverClock] in serverClock.read() }
-        writes = WritePipeline(clock: now)
-        rest = RESTHandler(writes: writes, subscriberIDs: subscriberIDs, clock: now)
+        writes = WritePipeline(clock: now, metrics: metrics)
+        rest = RESTHandler(writes: writes, subscriberIDs: subscriberIDs, clock: now, metrics: metrics)
     }
 
     /// Namespaces opened so far.
@@ -108,6 +111,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     }
 
     public func handle(_ request: HTTPRequest, responder: any HTTPResponder) {
+        metrics.countHTTPRequest()
         do {
             try route(request, responder: responder)
         } catch {
@@ -125,6 +129,15 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
         if request.path == "/.lp" {
             longPoll(request, responder: responder)
+            return
+        }
+        if request.path == "/metrics" {
+            // Admins only: the numbers describe every namespace.
+            guard let credential = Self.credential(of: request, target: nil),
+                case .success(let caller) = credentials.caller(credential: credential, authVariable: nil), caller.isAdmin
+            else { throw .permissionDenied }
+            let endpoint = MetricsEndpoint(metrics: metrics, registry: namespaces, longPolls: longPolls.count, now: clock())
+            responder.respond(endpoint.response())
             return
         }
         if let site, StaticSite.serves(request) {
@@ -218,12 +231,12 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     }
 
     /// The credential a REST request presents: `Authorization: Bearer`, else `auth=` / `access_token=`.
-    static func credential(of request: HTTPRequest, target: RESTTarget) -> String? {
+    static func credential(of request: HTTPRequest, target: RESTTarget?) -> String? {
         if let header = request.headers["authorization"] {
             let parts = header.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "bearer" { return String(parts[1]) }
         }
-        return target.credential
+        return target?.credential
     }
 
     /// Who may read and replace a namespace's rules (§8.1): an admin; in emulator mode also a bearer of

@@ -21,8 +21,11 @@ final class Namespace {
     var rules: RuleSet
     /// False while `rules` are the mode's default (nothing deployed).
     var rulesDeployed: Bool
+    /// Where deliveries are counted (nil in tests that do not look).
+    let metrics: ServerMetrics?
 
-    init(name: String, database: DurableDatabase, rules: RuleSet, rulesDeployed: Bool) {
+    init(name: String, database: DurableDatabase, rules: RuleSet, rulesDeployed: Bool, metrics: ServerMetrics? = nil) {
+        self.metrics = metrics
         self.name = name
         self.database = database
         self.rules = rules
@@ -34,8 +37,9 @@ final class Namespace {
     func publish(_ change: CommittedChange) {
         guard !fanOut.isEmpty else { return }
         var slow: [ObjectIdentifier: any FanOutTarget] = [:]
-        for delivery in fanOut.plan(change) where !delivery.target.deliver(delivery.messages) {
-            slow[ObjectIdentifier(delivery.target)] = delivery.target
+        for delivery in fanOut.plan(change) {
+            metrics?.countDeliveries(delivery.messages)
+            if !delivery.target.deliver(delivery.messages) { slow[ObjectIdentifier(delivery.target)] = delivery.target }
         }
         for target in slow.values { target.disconnectSlowReader() }
     }

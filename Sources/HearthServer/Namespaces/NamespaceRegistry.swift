@@ -30,6 +30,8 @@ final class NamespaceRegistry: @unchecked Sendable {
     private let namespaceBytes: (String) -> Int
     private let rulesStore: RulesStore?
     private let log: Log
+    /// Counts what the namespaces' fan-out delivers.
+    let metrics: ServerMetrics?
     private var namespaces: [String: Namespace] = [:]
     /// Namespaces loading off the loop thread, with what waits for each.
     private var loading: [String: [(Result<Namespace, NamespaceUnavailable>) -> Void]] = [:]
@@ -42,8 +44,9 @@ final class NamespaceRegistry: @unchecked Sendable {
 
     init(
         emulator: Bool, rulesDirectory: String?, namespaceBytes: @escaping (String) -> Int, log: Log,
-        openEngine: @escaping @Sendable (String) throws -> any StorageEngine
+        metrics: ServerMetrics? = nil, openEngine: @escaping @Sendable (String) throws -> any StorageEngine
     ) {
+        self.metrics = metrics
         self.emulator = emulator
         self.openEngine = openEngine
         self.namespaceBytes = namespaceBytes
@@ -56,6 +59,9 @@ final class NamespaceRegistry: @unchecked Sendable {
     /// The namespaces opened so far.
     var all: Dictionary<String, Namespace>.Values { namespaces.values }
     var names: [String] { namespaces.keys.sorted() }
+
+    /// Bytes of `name`'s files on disk (0 when unknown).
+    func storedBytes(_ name: String) -> Int { namespaceBytes(name) }
 
     /// Closes every namespace's engine, waiting for queued commits. Call after the loop has stopped.
     func close() {
@@ -141,7 +147,7 @@ final class NamespaceRegistry: @unchecked Sendable {
             if let executor { finisher = { executor.execute($0) } }
             let namespace = Namespace(
                 name: name, database: DurableDatabase(engine: engine, root: root, finishOn: finisher), rules: stored.rules,
-                rulesDeployed: stored.deployed)
+                rulesDeployed: stored.deployed, metrics: metrics)
             namespaces[name] = namespace
             return namespace
         }

@@ -10,9 +10,11 @@ final class RESTHandler {
     private let writes: WritePipeline
     private let subscriberIDs: SubscriberIDs
     private let clock: () -> Int64
+    private let metrics: ServerMetrics?
     private var pushIDs = PushIDGenerator()
 
-    init(writes: WritePipeline, subscriberIDs: SubscriberIDs, clock: @escaping () -> Int64) {
+    init(writes: WritePipeline, subscriberIDs: SubscriberIDs, clock: @escaping () -> Int64, metrics: ServerMetrics? = nil) {
+        self.metrics = metrics
         self.writes = writes
         self.subscriberIDs = subscriberIDs
         self.clock = clock
@@ -27,6 +29,7 @@ final class RESTHandler {
             guard namespace.mayRead(caller, at: target.path, query: target.query, now: clock()) else {
                 throw .permissionDenied
             }
+            metrics?.countRead(.rest)
             if request.headers["accept"]?.contains("text/event-stream") == true {
                 try stream(target: target, caller: caller, namespace: namespace, responder: responder)
             } else {
@@ -92,7 +95,7 @@ final class RESTHandler {
         let wantsETag = RESTResponses.wantsETag(request)
         let path = operation.path
         let clock = clock
-        writes.submit(operation, by: caller, in: namespace) { outcome in
+        writes.submit(operation, by: caller, in: namespace, from: .rest) { outcome in
             switch outcome {
             case .success(let root):
                 Self.answerWrite(root, path: path, target: target, wantsETag: wantsETag, responder: responder, reply: reply)

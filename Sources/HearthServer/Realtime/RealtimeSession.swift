@@ -257,6 +257,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             return
         }
         let indexed = params.map { namespace.prepareIndex(for: $0, at: path) } ?? true
+        server.metrics.countRead(.realtime)
         // `h`: the hash of what the client has cached for this view. When it is what the server would
         // send, the data is not sent again: the `ok` marks the client's cache complete as it is (§2.4),
         // so a reconnecting client re-downloads only the views that changed while it was away.
@@ -277,6 +278,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
             return
         }
+        server.metrics.countRead(.realtime)
         var value = namespace.database.root.child(at: path)
         if let params { value = QueryWindow.node(of: value, params: params) }
         var json: [UInt8] = []
@@ -308,7 +310,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         }
         // A present `h` (even "") makes the put a compare-and-set (§2.6).
         let ifHash: String? = request.fields[Wire.hash].map { _ in request.node(Wire.hash)?.stringValue ?? "" }
-        server.writes.submit(.set(path, value, ifHash: ifHash), by: caller, in: namespace, answer: writeAnswer(r))
+        server.writes.submit(.set(path, value, ifHash: ifHash), by: caller, in: namespace, from: .realtime, answer: writeAnswer(r))
     }
 
     private func merge(_ request: WireRequest, namespace: Namespace) {
@@ -326,7 +328,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             reply(WireEncoder.ok(r))
             return
         }
-        server.writes.submit(.update(path, values), by: caller, in: namespace, answer: writeAnswer(r))
+        server.writes.submit(.update(path, values), by: caller, in: namespace, from: .realtime, answer: writeAnswer(r))
     }
 
     // MARK: onDisconnect (§2.8)
@@ -379,7 +381,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
     /// Runs what is recorded, one atomic multi-path write per credential that registered it.
     private func runOnDisconnect(_ namespace: Namespace) {
         for group in onDisconnect.drain() {
-            server.writes.submit(.update(.root, group.values), by: group.caller, in: namespace) { _ in }
+            server.writes.submit(.update(.root, group.values), by: group.caller, in: namespace, from: .onDisconnect) { _ in }
         }
     }
 }

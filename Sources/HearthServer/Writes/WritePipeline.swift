@@ -14,12 +14,14 @@ final class WritePipeline {
     typealias Outcome = Result<Node, WriteFailure>
 
     private let clock: () -> Int64
+    private let metrics: ServerMetrics?
     var executor: (any LoopExecutor)?
     /// Writes between their apply and their completion on the loop.
     private let committing = CommittingWrites()
 
-    init(clock: @escaping () -> Int64) {
+    init(clock: @escaping () -> Int64, metrics: ServerMetrics? = nil) {
         self.clock = clock
+        self.metrics = metrics
     }
 
     /// Whether writes are on their way to storage: the transport holds a large fan-out's flush for them
@@ -29,9 +31,18 @@ final class WritePipeline {
     /// Makes `operation` as `caller` in `namespace`; `answer` runs on the loop with the tree after the
     /// write, or why it was not made.
     func submit(
-        _ operation: WriteOperation, by caller: Caller, in namespace: Namespace, answer: @escaping (Outcome) -> Void
+        _ operation: WriteOperation, by caller: Caller, in namespace: Namespace, from channel: ServerMetrics.Channel,
+        answer: @escaping (Outcome) -> Void
     ) {
         guard let executor else { return answer(.failure(.storage("The server is not running"))) }
+        let metrics = metrics
+        let answer: (Outcome) -> Void = { outcome in
+            switch outcome {
+            case .success: metrics?.countWrite(channel)
+            case .failure(let failure): metrics?.countWriteFailure(failure)
+            }
+            answer(outcome)
+        }
         let now = clock()
         let database = namespace.database, committing = committing
         let check = namespace.writeCheck(caller, now: now)
