@@ -55,7 +55,7 @@ struct EvaluationContext {
 }
 
 /// Why an evaluation did not produce a value: a runtime error (the rule counts as false,
-/// rules.md §8) or the operation's budget running out (the operation is denied).
+/// docs/rules.md §8) or the operation's budget running out (the operation is denied).
 enum RuleFailure: Error, Sendable {
     case runtime(String)
     case budgetExhausted

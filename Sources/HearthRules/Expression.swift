@@ -53,7 +53,7 @@ enum BinaryOperator: String, Sendable {
     case equal = "==", notEqual = "!="
     case and = "&&", or = "||"
 
-    /// Binding strength (rules.md §5.2): higher binds tighter.
+    /// Binding strength (docs/rules.md §5.2): higher binds tighter.
     var precedence: Int {
         switch self {
         case .multiply, .divide, .remainder: return 7
@@ -65,7 +65,7 @@ enum BinaryOperator: String, Sendable {
         }
     }
 
-    /// The operator a symbol token stands for; `===` and `!==` are `==` and `!=` (rules.md §5.2).
+    /// The operator a symbol token stands for; `===` and `!==` are `==` and `!=` (docs/rules.md §5.2).
     init?(symbol: String) {
         switch symbol {
         case "===": self = .equal

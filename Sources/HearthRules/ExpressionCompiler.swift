@@ -1,10 +1,10 @@
 import HearthCore
 
-/// Type-checks an expression (rules.md §7) and compiles it into nested closures, once, at load time.
+/// Type-checks an expression (docs/rules.md §7) and compiles it into nested closures, once, at load time.
 ///
 /// Every check Firebase makes when rules are deployed happens here and throws an
 /// `ExpressionError`; what can only be known with data (a claim's type, a missing value) is
-/// checked inside the closures, which throw `RuleFailure` so the rule counts as false (§8).
+/// checked inside the closures, which throw `RuleFailure` so the rule counts as false (docs/rules.md §8).
 struct ExpressionCompiler {
     /// Which rule property the expression belongs to: `newData` is not defined in `.read`, `query`
     /// only there.
@@ -12,7 +12,7 @@ struct ExpressionCompiler {
     /// `$` names in scope, outermost first; a capture's slot is its index here.
     let captures: [String]
 
-    /// Compiles a whole rule, which must be boolean (§5.4).
+    /// Compiles a whole rule, which must be boolean (docs/rules.md §5.4).
     func compileRule(_ expression: Expression) throws(ExpressionError) -> Evaluator {
         let compiled = try compile(expression)
         guard compiled.type == .boolean else {
@@ -125,7 +125,7 @@ struct ExpressionCompiler {
     }
 
     /// `auth.x` at runtime: a claim of a map, `length` of a string, null otherwise (member access
-    /// on null is null, rules.md §5.3).
+    /// on null is null, docs/rules.md §5.3).
     static func member(of value: RuleValue, _ name: String) -> RuleValue {
         switch value {
         case .object(let node): return RuleValue(node: node.child(.init(name)))
@@ -522,7 +522,7 @@ struct ExpressionCompiler {
                 switch op {
                 case .subtract: return .number(x - y)
                 case .multiply: return .number(x * y)
-                // Firebase answers NaN, not Infinity, for a division by zero (rules.md §5.3).
+                // Firebase answers NaN, not Infinity, for a division by zero (docs/rules.md §5.3).
                 case .divide: return .number(y == 0 ? .nan : x / y)
                 default: return .number(x.truncatingRemainder(dividingBy: y))
                 }

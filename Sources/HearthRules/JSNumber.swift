@@ -1,5 +1,5 @@
 /// Numbers as JavaScript's `Number.prototype.toString` writes them (ECMA-262 Number::toString),
-/// which is what `+` produces when it concatenates a number with a string (rules.md §5.3, §9).
+/// which is what `+` produces when it concatenates a number with a string (docs/rules.md §5.3, §9).
 ///
 ///     JSNumber.string(0.0)    // "0"
 ///     JSNumber.string(1.5)    // "1.5"

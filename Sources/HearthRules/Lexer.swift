@@ -1,4 +1,4 @@
-/// Splits a rule expression into tokens (rules.md §5.1).
+/// Splits a rule expression into tokens (docs/rules.md §5.1).
 ///
 /// A `/` starts a regular-expression literal where an operand is expected (after an operator,
 /// `(`, `[`, `,` or at the start) and is division elsewhere: JavaScript's rule.

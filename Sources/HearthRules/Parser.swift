@@ -1,4 +1,4 @@
-/// Parses one rule expression (rules.md §5) into an `Expression`, by precedence climbing.
+/// Parses one rule expression (docs/rules.md §5) into an `Expression`, by precedence climbing.
 struct Parser {
     private let tokens: [Token]
     private var position = 0

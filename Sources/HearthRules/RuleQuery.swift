@@ -1,6 +1,6 @@
 public import HearthCore
 
-/// What the `query` variable of a `.read` rule describes (rules.md §6.6).
+/// What the `query` variable of a `.read` rule describes (docs/rules.md §6.6).
 ///
 /// A plain read (no query) orders by key and has no bounds or limits. Build one from the wire's
 /// `QueryParams` with `init(_:)`; the realtime wire sends no index for priority order, so, as

@@ -1,4 +1,4 @@
-/// The regular-expression subset of `matches()` (rules.md §6.5), compiled once at load time and
+/// The regular-expression subset of `matches()` (docs/rules.md §6.5), compiled once at load time and
 /// run as a Thompson NFA: time is linear in the input for any pattern, so no pattern can make an
 /// evaluation slow (a backtracking matcher would let `/(a*)*b/` run for ever).
 struct RuleRegex: Sendable {

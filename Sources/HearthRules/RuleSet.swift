@@ -1,7 +1,7 @@
 public import HearthCore
 
 /// A compiled Firebase Realtime Database rules document and the read and write checks it answers
-/// (rules.md). Compiling parses and type-checks every expression once; checks then only run
+/// (docs/rules.md). Compiling parses and type-checks every expression once; checks then only run
 /// closures. A `RuleSet` is immutable and `Sendable`: share one across threads and swap it
 /// atomically when the rules change.
 ///
@@ -23,7 +23,7 @@ public struct RuleSet: Sendable {
     public let allowsEveryWrite: Bool
 
     /// Compiles a rules document: JSON with `//` and `/* */` comments, a single top-level `rules`
-    /// key (rules.md §1). Throws on the first problem, with its line and column.
+    /// key (docs/rules.md §1). Throws on the first problem, with its line and column.
     public init(source: String) throws(RulesError) {
         if source.utf8.count > RulesLimits.maxSourceBytes {
             throw RulesError(line: 1, column: 1, message: "The rules are larger than \(RulesLimits.maxSourceBytes) bytes.")
@@ -44,7 +44,7 @@ public struct RuleSet: Sendable {
 
     // MARK: Reads
 
-    /// May `auth` read (get, listen to, or query) `path`? (rules.md §3)
+    /// May `auth` read (get, listen to, or query) `path`? (docs/rules.md §3)
     ///
     /// `.read` rules from the root down to `path` are evaluated, each with `data` at its own
     /// level; the first true grants `path` and everything below it. Rules below `path` are never
@@ -99,7 +99,7 @@ public struct RuleSet: Sendable {
     // MARK: Writes
 
     /// May `auth` replace the value at `path` with `newValue`? (a set, push, remove, transaction
-    /// commit; rules.md §4)
+    /// commit; docs/rules.md §4)
     ///
     /// `newValue` is the value as the client sent it, parsed (`Node(json:)`): server values are
     /// resolved here against `root` with `now`, the same way `DatabaseTree.set` resolves them, so
@@ -118,7 +118,7 @@ public struct RuleSet: Sendable {
 
     /// May `auth` apply a multi-path update at `path`? Each entry of `children` (relative path,
     /// value) is a write location checked on its own; the update is allowed only when every one
-    /// is, and all of them are validated against the one merged result (rules.md §4.2).
+    /// is, and all of them are validated against the one merged result (docs/rules.md §4.2).
     /// Overlapping entries are denied (the server rejects them before rules anyway).
     public func canUpdate(at path: Path, children: [(Path, Node)], root: Node, auth: Node?, now: Int64) -> RuleDecision {
         var writes: [(Path, Node)] = []

@@ -1,6 +1,6 @@
 public import HearthCore
 
-/// One node of the rules tree: the rule properties at a level and the levels below it (rules.md §1).
+/// One node of the rules tree: the rule properties at a level and the levels below it (docs/rules.md §1).
 final class RuleNode: Sendable {
     /// Where this node sits, with wildcards as written: `/rooms/$room`.
     let pattern: String
@@ -60,7 +60,7 @@ struct CompiledRule: Sendable {
     }
 }
 
-/// Builds the rules tree from the rules document, compiling every expression (rules.md §1, §7).
+/// Builds the rules tree from the rules document, compiling every expression (docs/rules.md §1, §7).
 struct RuleTreeLoader {
     private(set) var indexes: [RuleIndex] = []
 

@@ -1,6 +1,6 @@
 import HearthCore
 
-/// A value while a rule runs (rules.md §5.3).
+/// A value while a rule runs (docs/rules.md §5.3).
 enum RuleValue: Sendable {
     case null
     case bool(Bool)
@@ -41,7 +41,7 @@ enum RuleValue: Sendable {
         }
     }
 
-    /// `==` (and `===`): same type and value, no conversions; objects equal nothing (rules.md §5.3, §15).
+    /// `==` (and `===`): same type and value, no conversions; objects equal nothing (docs/rules.md §5.3, §15).
     static func strictlyEqual(_ a: RuleValue, _ b: RuleValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return true

@@ -2,9 +2,10 @@ import HearthCore
 
 /// Limits on rules documents and on evaluation, each with why it exists.
 ///
-/// Exceeding a load-time limit rejects the rule set with a `RulesError`; exceeding an evaluation
-/// limit denies the operation with a decision that names the limit (rules.md §10: bound evaluation
-/// and treat exhaustion as deny).
+/// Exceeding a load-time limit (document size and depth, the regular expressions' repeats and states)
+/// rejects the rule set with a `RulesError`. Running out of the evaluation budget denies the whole
+/// operation with a decision that names the limit (docs/rules.md §10); a string result over its bound is
+/// an ordinary runtime error instead: that rule counts as false and another level may still grant.
 public enum RulesLimits {
     /// Largest rules source accepted, in UTF-8 bytes. Firebase's documented cap is commonly cited as
     /// 256 KB; a bigger document is almost certainly not hand-written rules.

@@ -1,6 +1,6 @@
 import HearthCore
 
-/// What the load-time checker knows about an expression's value (rules.md §7).
+/// What the load-time checker knows about an expression's value (docs/rules.md §7).
 enum StaticType: Sendable, Equatable {
     case boolean
     case number

@@ -8,7 +8,7 @@ enum StringSearch {
         firstMatch(Array(haystack.utf8), Array(needle.utf8), from: 0) != nil
     }
 
-    /// Replaces every occurrence of `pattern` (rules.md §6.4). An empty pattern inserts the
+    /// Replaces every occurrence of `pattern` (docs/rules.md §6.4). An empty pattern inserts the
     /// replacement between characters and at both ends, as Java's `String.replace` does. Nil when the
     /// result would be longer than `bytesMax` UTF-8 bytes.
     static func replacingAll(in string: String, _ pattern: String, with replacement: String, bytesMax: Int) -> String? {

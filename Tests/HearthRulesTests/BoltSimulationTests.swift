@@ -61,7 +61,7 @@ struct BoltSimulationTests {
     }
 
     /// Bolt's compiler does not type-check, and two of its samples compile to expressions that
-    /// Firebase's deploy-time checker rejects (rules.md §7): `functional.json` has a number-valued
+    /// Firebase's deploy-time checker rejects (docs/rules.md §7): `functional.json` has a number-valued
     /// `.validate` (`(newData.val() + 2) * 3`) and `groups.json` names an unknown variable
     /// (`members != null`). Every other sample must load.
     static let invalidSamples: Set<String> = ["functional.json", "groups.json"]

@@ -2,7 +2,7 @@ import HearthCore
 import Testing
 @testable import HearthRules
 
-/// The worked examples of rules.md §11, one test each.
+/// The worked examples of docs/rules.md §11, one test each.
 struct SpecExampleTests {
     func rules(_ json: String) throws -> RuleSet { try RuleSet(source: #"{"rules": "# + json + "}") }
     func tree(_ json: String) throws -> Node { try Node(json: json) }

@@ -6,7 +6,7 @@ import Testing
 /// The 186 single-expression cases targaryen recorded against live Firebase
 /// (shared/testdata/rules/targaryen-live-fixtures.json): invalid rules must be rejected when the
 /// rules are loaded; valid ones must allow or deny the read exactly as recorded, and a recorded
-/// runtime error must make `(rule) || true` deny too (rules.md §8).
+/// runtime error must make `(rule) || true` deny too (docs/rules.md §8).
 @Suite(.enabled(if: SharedTestData.isAvailable, "shared test data not found at <package root>/../shared/testdata"))
 struct TargaryenFixtureTests {
     struct Case: CustomStringConvertible {
