@@ -1,6 +1,6 @@
 import Foundation
 
-/// An error answered in Google's JSON envelope (auth-api.md §3.1). Business errors are HTTP 400 with
+/// An error answered in Google's JSON envelope (docs/auth.md §3.1). Business errors are HTTP 400 with
 /// `reason: "invalid"` and a `message` of `CODE` or `CODE : detail` (exactly one space either side of the
 /// colon: the JS SDK splits on it). Infrastructure errors carry a `status` name instead.
 public struct AuthError: Error, Equatable, Sendable, CustomStringConvertible {

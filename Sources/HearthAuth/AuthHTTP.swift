@@ -12,7 +12,7 @@ extension HTTPResponse {
     }
 }
 
-/// A request body, normalised as Firebase's servers do (auth-api.md §1.4): snake_case keys become
+/// A request body, normalised as Firebase's servers do (docs/auth.md §1.4): snake_case keys become
 /// camelCase, and readers coerce numbers sent as strings and strings sent as numbers.
 struct RequestBody {
     var fields: [String: Any]

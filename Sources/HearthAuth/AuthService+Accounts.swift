@@ -4,7 +4,7 @@ import HearthCrypto
 extension AuthService {
     // MARK: User JSON
 
-    /// The base64 of "REDACTED": what Firebase returns as `passwordHash` (auth-api.md §2.3). A non-empty
+    /// The base64 of "REDACTED": what Firebase returns as `passwordHash` (docs/auth.md §2.3). A non-empty
     /// value matters: the JS SDK keeps a user marked anonymous without it.
     static let redactedHash = "UkVEQUNURUQ="
 
@@ -33,7 +33,7 @@ extension AuthService {
         return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
     }
 
-    // MARK: signUp (§2.1)
+    // MARK: signUp (docs/auth.md §2.1)
 
     func signUp(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
@@ -171,7 +171,7 @@ extension AuthService {
         return changes
     }
 
-    // MARK: signInWithPassword (§2.2)
+    // MARK: signInWithPassword (docs/auth.md §2.2)
 
     func signInWithPassword(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
@@ -195,7 +195,7 @@ extension AuthService {
         if user.disabled { throw AuthError.userDisabled }
         var upgraded: PasswordCredential?
         if case .firebaseScrypt = user.password {
-            upgraded = try hashPassword(password)  // imported hash: upgrade to argon2id (§7.2)
+            upgraded = try hashPassword(password)  // imported hash: upgrade to argon2id (docs/auth.md §7.2)
         } else if case .argon2id(let stored) = user.password, configuration.passwordHasher.needsRehash(stored) {
             upgraded = try hashPassword(password)
         }
@@ -217,14 +217,14 @@ extension AuthService {
         return response
     }
 
-    // MARK: lookup (§2.3)
+    // MARK: lookup (docs/auth.md §2.3)
 
     func lookup(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
         if call.privileged && !body.has("idToken") {
             let users = try adminLookup(body)
             var response: [String: Any] = ["kind": "identitytoolkit#GetAccountInfoResponse"]
-            if !users.isEmpty { response["users"] = users.map(userInfo) }  // omitted when empty (§2.3)
+            if !users.isEmpty { response["users"] = users.map(userInfo) }  // omitted when empty (docs/auth.md §2.3)
             return response
         }
         guard let idToken = body.string("idToken") else { throw AuthError.missingIDToken }
@@ -232,7 +232,7 @@ extension AuthService {
         return ["kind": "identitytoolkit#GetAccountInfoResponse", "users": [userInfo(user)]]
     }
 
-    // MARK: update (§2.4)
+    // MARK: update (docs/auth.md §2.4)
 
     func update(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
@@ -268,7 +268,7 @@ extension AuthService {
             guard let canonical = Self.canonicalEmail(email) else { throw AuthError.invalidEmail }
             if canonical != found.email {
                 // Under email-enumeration protection Firebase refuses the direct change (its EMAIL_EXISTS would
-                // reveal accounts); clients use sendOobCode VERIFY_AND_CHANGE_EMAIL (auth-api.md §8.1).
+                // reveal accounts); clients use sendOobCode VERIFY_AND_CHANGE_EMAIL (docs/auth.md §8.1).
                 if protectsEmails {
                     throw AuthError.invalid("OPERATION_NOT_ALLOWED", "Please verify the new email before changing email.")
                 }
@@ -310,7 +310,7 @@ extension AuthService {
         if revokes { try store.revokeRefreshTokens(uid: user.localId) }
         var response = setAccountInfoResponse(user)
         if body.bool("returnSecureToken") == true || revokes {
-            // A fresh session, so the caller's own change does not sign it out (auth-api.md T5).
+            // A fresh session, so the caller's own change does not sign it out (docs/auth.md T5).
             let provider = user.isAnonymous ? "anonymous" : (context.provider == "anonymous" ? "password" : context.provider)
             let authTime = context.authTime ?? nowSeconds
             response.merge(try issueTokens(for: user, provider: provider, authTime: authTime)) { $1 }
@@ -367,7 +367,7 @@ extension AuthService {
         return response
     }
 
-    // MARK: delete (§2.7)
+    // MARK: delete (docs/auth.md §2.7)
 
     func deleteAccount(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
@@ -382,7 +382,7 @@ extension AuthService {
         return ["kind": "identitytoolkit#DeleteAccountResponse"]
     }
 
-    // MARK: createAuthUri (§2.9)
+    // MARK: createAuthUri (docs/auth.md §2.9)
 
     func createAuthUri(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
@@ -404,7 +404,7 @@ extension AuthService {
         return response
     }
 
-    // MARK: signInWithCustomToken (§2.8)
+    // MARK: signInWithCustomToken (docs/auth.md §2.8)
 
     func signInWithCustomToken(_ call: AuthCall) throws -> [String: Any] {
         guard let token = call.body.string("token"), !token.isEmpty else { throw AuthError.invalid("MISSING_CUSTOM_TOKEN") }

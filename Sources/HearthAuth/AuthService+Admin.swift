@@ -2,7 +2,7 @@ import Foundation
 import HearthCrypto
 
 extension AuthService {
-    // MARK: batchGet (§2.12): list_users
+    // MARK: batchGet (docs/auth.md §2.12): list_users
 
     func batchGet(_ call: AuthCall) throws -> [String: Any] {
         guard call.privileged else { throw AuthError.unauthenticated }
@@ -42,7 +42,7 @@ extension AuthService {
         return info
     }
 
-    // MARK: batchCreate (§2.12): import_users
+    // MARK: batchCreate (docs/auth.md §2.12): import_users
 
     func batchCreate(_ call: AuthCall) throws -> [String: Any] {
         guard call.privileged else { throw AuthError.unauthenticated }
@@ -92,7 +92,7 @@ extension AuthService {
             }
         }
         var response: [String: Any] = ["kind": "identitytoolkit#UploadAccountResponse"]
-        if !errors.isEmpty { response["error"] = errors }  // singular, as Firebase answers (§2.12)
+        if !errors.isEmpty { response["error"] = errors }  // singular, as Firebase answers (docs/auth.md §2.12)
         return response
     }
 
@@ -166,7 +166,7 @@ extension AuthService {
         }
     }
 
-    // MARK: batchDelete (§2.12): delete_users
+    // MARK: batchDelete (docs/auth.md §2.12): delete_users
 
     func batchDelete(_ call: AuthCall) throws -> [String: Any] {
         guard call.privileged else { throw AuthError.unauthenticated }
@@ -185,7 +185,7 @@ extension AuthService {
         return errors.isEmpty ? [:] : ["errors": errors]
     }
 
-    // MARK: query (§2.12)
+    // MARK: query (docs/auth.md §2.12)
 
     func queryAccounts(_ call: AuthCall) throws -> [String: Any] {
         guard call.privileged else { throw AuthError.unauthenticated }

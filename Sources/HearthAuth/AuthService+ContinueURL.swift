@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where action links may send the browser afterwards (auth-api.md §2.5 "action code settings").
+/// Where action links may send the browser afterwards (docs/auth.md §2.5 "action code settings").
 extension AuthService {
     /// The hosts a `continueUrl` may name: the configured authorized domains and the host of `publicURL`.
     var authorizedHosts: Set<String> {

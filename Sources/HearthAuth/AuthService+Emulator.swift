@@ -2,7 +2,7 @@ import HearthProtocol
 import Foundation
 
 extension AuthService {
-    /// `/emulator/…` (auth-api.md §1.5, §6.3): the outbox of out-of-band codes, clearing accounts, the
+    /// `/emulator/…` (docs/auth.md §1.5, §6.3): the outbox of out-of-band codes, clearing accounts, the
     /// project config and the action handler. Open in emulator mode; admin-only otherwise, except the action
     /// handler, which is what email links point at.
     func emulatorRoute(_ path: String, _ request: HTTPRequest) throws -> HTTPResponse {
@@ -47,9 +47,9 @@ extension AuthService {
     }
 
     /// An email sign-in link sends the browser back to the app (`continueUrl`) with the link's parameters,
-    /// where the SDK calls `signInWithEmailLink` (§6.3). The code is not used here, but it must be a live
-    /// EMAIL_SIGNIN code and the target on an authorized domain: otherwise anyone could bounce visitors (and
-    /// codes) to a host of their choosing. The `continueUrl` stored with the code wins over the link's, so
+    /// where the SDK calls `signInWithEmailLink` (docs/auth.md §6.3). The code is not used here, but it must be
+    /// a live EMAIL_SIGNIN code and the target on an authorized domain: otherwise anyone could bounce visitors
+    /// (and codes) to a host of their choosing. The `continueUrl` stored with the code wins over the link's, so
     /// an edited link cannot be pointed elsewhere. Nil when the link is not one to follow.
     func signInRedirect(_ request: HTTPRequest) -> HTTPResponse? {
         guard let code = request.query("oobCode"), let oob = try? liveCode(code), oob.requestType == "EMAIL_SIGNIN",
@@ -71,8 +71,8 @@ extension AuthService {
         ]
     }
 
-    /// `GET /emulator/action?mode=…&oobCode=…` (§6.3): what an emailed link does when opened. JSON, as the
-    /// emulator answers; opening a link never consumes a code except by completing its action.
+    /// `GET /emulator/action?mode=…&oobCode=…` (docs/auth.md §6.3): what an emailed link does when opened.
+    /// JSON, as the emulator answers; opening a link never consumes a code except by completing its action.
     private func action(_ request: HTTPRequest) throws -> HTTPResponse {
         if request.method == .post { return try actionForm(request) }
         guard request.method == .get else { throw AuthError.notFound }

@@ -18,7 +18,8 @@ extension AuthService {
         }
     }
 
-    /// The action link of a code: `<base>/emulator/action?mode=…&lang=en&oobCode=…&apiKey=…[&continueUrl=…]` (§6.2).
+    /// The action link of a code (docs/auth.md §6.2):
+    /// `<base>/emulator/action?mode=…&lang=en&oobCode=…&apiKey=…[&continueUrl=…]`.
     func link(for code: OobCode, request: HTTPRequest, apiKey: String?) -> String {
         let base = configuration.publicURL ?? "http://" + (request.headers["host"] ?? "localhost")
         var query: [URLQueryItem] = [
@@ -31,7 +32,7 @@ extension AuthService {
         return base + "/emulator/action" + (components.string ?? "")
     }
 
-    // MARK: sendOobCode (§2.5)
+    // MARK: sendOobCode (docs/auth.md §2.5)
 
     func sendOobCode(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
@@ -109,7 +110,7 @@ extension AuthService {
         if !call.isAdmin && !emailsPerAddress.take(newEmail ?? email, nowMilliseconds: now) {
             throw requestType == "PASSWORD_RESET" ? AuthError.invalid("RESET_PASSWORD_EXCEED_LIMIT") : AuthError.tooManyAttempts
         }
-        // An hour for codes that sign in or change credentials, 72 h for verifying an address (§6.1).
+        // An hour for codes that sign in or change credentials, 72 h for verifying an address (docs/auth.md §6.1).
         let lifetime = requestType == "VERIFY_EMAIL" ? configuration.verifyEmailLifetime : configuration.passwordResetLifetime
         // 40 random bytes: 54 base64url characters, like Firebase's codes.
         let code = OobCode(
@@ -202,7 +203,7 @@ extension AuthService {
         return found
     }
 
-    /// `accounts:update` with `oobCode` (§2.4a): verifies the email.
+    /// `accounts:update` with `oobCode` (docs/auth.md §2.4a): verifies the email.
     func applyOobCode(_ code: String) throws -> [String: Any] {
         let oob = try liveCode(code)
         guard oob.requestType == "VERIFY_EMAIL" || oob.requestType == "VERIFY_AND_CHANGE_EMAIL" else {
@@ -216,7 +217,7 @@ extension AuthService {
                 guard (user.email ?? "") == oob.email else { throw AuthError.invalidOobCode }
                 if user.disabled { throw AuthError.userDisabled }
                 if changesEmail, let newEmail = oob.newEmail {
-                    // An email change ends other sessions, as a direct change does (auth-api.md §2.4a).
+                    // An email change ends other sessions, as a direct change does (docs/auth.md §2.4a).
                     user.initialEmail = user.initialEmail ?? user.email
                     user.email = newEmail
                     user.validSince = time / 1000
@@ -236,7 +237,7 @@ extension AuthService {
         return response
     }
 
-    // MARK: signInWithEmailLink (§2.10)
+    // MARK: signInWithEmailLink (docs/auth.md §2.10)
 
     func signInWithEmailLink(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
@@ -293,7 +294,7 @@ extension AuthService {
         return response
     }
 
-    // MARK: resetPassword (§2.6)
+    // MARK: resetPassword (docs/auth.md §2.6)
 
     func resetPassword(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body

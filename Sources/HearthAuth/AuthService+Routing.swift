@@ -26,7 +26,7 @@ extension AuthService {
 
     public static func handles(path: String) -> Bool { pathPrefixes.contains { path.hasPrefix($0) } }
 
-    /// The legacy v3 names the iOS (and Android) SDKs use (auth-api.md §1.2).
+    /// The legacy v3 names the iOS (and Android) SDKs use (docs/auth.md §1.2).
     static let legacyNames: [String: String] = [
         "signupNewUser": "signUp", "verifyPassword": "signInWithPassword", "getAccountInfo": "lookup",
         "setAccountInfo": "update", "getOobConfirmationCode": "sendOobCode", "resetPassword": "resetPassword",
@@ -45,7 +45,7 @@ extension AuthService {
         return features.first { path.contains($0.0) }?.1
     }
 
-    /// Headers browsers may send to the auth endpoints (auth-api.md §1.4.9), allowed in preflights when the
+    /// Headers browsers may send to the auth endpoints (docs/auth.md §1.4.9), allowed in preflights when the
     /// request does not list its own.
     static let allowedHeaders =
         "content-type, x-client-version, x-firebase-gmpid, x-firebase-client, x-firebase-appcheck, x-firebase-locale, x-goog-api-key, authorization"

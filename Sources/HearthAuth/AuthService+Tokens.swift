@@ -1,9 +1,9 @@
 import HearthCrypto
 
 extension AuthService {
-    /// `securetoken.googleapis.com/v1/token` (§2.11): trades a refresh token for a new ID token. The refresh
-    /// token stays valid until revoked (a password change, `validSince`, disabling or deleting the user),
-    /// as Firebase's do: clients present the same one again by design (FirebaseAuth's iOS SDK retries a
+    /// `securetoken.googleapis.com/v1/token` (docs/auth.md §2.11): trades a refresh token for a new ID token.
+    /// The refresh token stays valid until revoked (a password change, `validSince`, disabling or deleting the
+    /// user), as Firebase's do: clients present the same one again by design (FirebaseAuth's iOS SDK retries a
     /// refresh with the token it already sent; an app and its extension, or two processes sharing a saved
     /// session, refresh with one token), and a rotated token signed them out with TOKEN_EXPIRED.
     func refresh(_ call: AuthCall) throws -> [String: Any] {
@@ -35,8 +35,8 @@ extension AuthService {
         ]
     }
 
-    /// `projects/{p}:createSessionCookie` (§2.12, firebase-admin `create_session_cookie`): the ID token's
-    /// claims re-signed with a lifetime of 5 minutes to 14 days and issuer
+    /// `projects/{p}:createSessionCookie` (docs/auth.md §2.12, firebase-admin `create_session_cookie`): the ID
+    /// token's claims re-signed with a lifetime of 5 minutes to 14 days and issuer
     /// `https://session.firebase.google.com/<project>`.
     func createSessionCookie(_ call: AuthCall) throws -> [String: Any] {
         guard call.privileged else { throw AuthError.unauthenticated }

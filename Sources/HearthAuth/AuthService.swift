@@ -12,7 +12,7 @@ public struct AuthConfiguration: Sendable {
     /// The admin bearer token of non-emulator mode (`<data>/admin-token`).
     public var adminToken: String?
     public var passwordHasher: Argon2id = .hearthDefault
-    /// Email-enumeration protection (auth-api.md §8.1): on by default, like new Firebase projects.
+    /// Email-enumeration protection (docs/auth.md §8.1): on by default, like new Firebase projects.
     public var emailEnumerationProtection = true
     public var allowAnonymousSignUp = true
     /// Per client IP, sign-up and sign-in attempts together (only when the transport reports the address).
@@ -57,7 +57,7 @@ public struct OutgoingEmail: Sendable, Equatable {
     public var requestType: String
 }
 
-/// Firebase Auth's REST API over an ``AccountStore`` (auth-api.md §2): accounts, passwords, ID and
+/// Firebase Auth's REST API over an ``AccountStore`` (docs/auth.md §2): accounts, passwords, ID and
 /// refresh tokens, out-of-band codes and the admin endpoints firebase-admin calls.
 ///
 /// `handle(_:)` is synchronous and may take tens of milliseconds (argon2id), so callers run it off their
@@ -211,7 +211,7 @@ public final class AuthService: Sendable {
         return ["idToken": idToken, "refreshToken": refreshToken, "expiresIn": "3600"]
     }
 
-    /// The ID token claims of auth-api.md §4.1, signed RS256.
+    /// The ID token claims of docs/auth.md §4.1, signed RS256.
     func signIDToken(
         for user: UserRecord, provider: String, authTime: Int64, extraClaims: String?, issuedAt: Int64
     ) throws -> String {

@@ -20,7 +20,7 @@ public struct AuthContext: Sendable {
     /// The decoded payload: `auth.token` in rules.
     public let claims: Node
 
-    /// The rules' `auth` value: `{"uid": …, "provider": …, "token": {claims}}` (auth-api.md §5.1).
+    /// The rules' `auth` value: `{"uid": …, "provider": …, "token": {claims}}` (docs/auth.md §5.1).
     public var auth: Node { AuthVariable.make(uid: uid, provider: provider, token: claims) }
 }
 

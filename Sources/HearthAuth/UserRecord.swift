@@ -5,7 +5,7 @@ public import HearthCrypto
 public enum PasswordCredential: Codable, Sendable, Equatable {
     /// An argon2id PHC string (it names its own parameters).
     case argon2id(String)
-    /// Firebase's modified scrypt (auth-api.md §7.2): the hash, the user's salt and the project parameters.
+    /// Firebase's modified scrypt (docs/auth.md §7.2): the hash, the user's salt and the project parameters.
     case firebaseScrypt(hash: [UInt8], salt: [UInt8], parameters: FirebaseScrypt)
 
     public func verify(_ password: String) -> Bool {
@@ -18,7 +18,7 @@ public enum PasswordCredential: Codable, Sendable, Equatable {
 }
 
 /// One account. Times follow the wire: `createdAt`, `lastLoginAt`, `passwordUpdatedAt` in milliseconds,
-/// `validSince` in seconds (the revocation watermark, auth-api.md §4.2).
+/// `validSince` in seconds (the revocation watermark, docs/auth.md §4.2).
 public struct UserRecord: Codable, Sendable, Equatable {
     public var localId: String
     /// Stored lower-cased; lookups are case-insensitive.

@@ -1,7 +1,7 @@
 import HearthSupport
 internal import COpenSSL
 
-/// Firebase Auth's modified scrypt (auth-api.md §7.2): the password hash is the project's signer key
+/// Firebase Auth's modified scrypt (docs/auth.md §7.2): the password hash is the project's signer key
 /// encrypted with AES-256-CTR (zero IV) under the first 32 bytes of scrypt(password, salt ‖ separator,
 /// N = 2^memCost, r = rounds, p = 1). Used to verify passwords of users imported from a Firebase export.
 public struct FirebaseScrypt: Codable, Sendable, Equatable {

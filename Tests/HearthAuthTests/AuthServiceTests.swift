@@ -444,7 +444,7 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect((claims["exp"] as? Int).map { $0 - (claims["iat"] as! Int) } == 3600)
 }
 
-/// Email-enumeration protection (auth-api.md §8.1): a direct email change is refused the same way whether the
+/// Email-enumeration protection (docs/auth.md §8.1): a direct email change is refused the same way whether the
 /// address is free or taken; verify-before-update still works; without protection the old behaviour stays.
 @Test func directEmailChangeIsRefusedUnderEnumerationProtection() throws {
     let harness = try Harness()

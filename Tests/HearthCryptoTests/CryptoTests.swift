@@ -64,7 +64,7 @@ import Testing
         == "/bq+HJ00cgB4VucZDQHp/nxq18vII3gw53N2Y0s3MWIurzDZLiKjiG/xCSedmDDaxyevuUqD7m2DYMvfoswGQA==")
 }
 
-/// The known-answer vectors of Firebase's scrypt fork (auth-api.md §7.2).
+/// The known-answer vectors of Firebase's scrypt fork (docs/auth.md §7.2).
 @Test func firebaseScryptMatchesTheKnownAnswers() throws {
     let parameters = FirebaseScrypt(
         signerKey: Base64URL.decode("jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==")!,

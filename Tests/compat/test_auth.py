@@ -1,5 +1,5 @@
 """Firebase Auth against the real `hearth serve --emulator`: firebase-admin's auth module, and the REST
-calls exactly as the JS SDK sends them (../shared/specs/js-sdk-transcript.log, auth-api.md §2)."""
+calls exactly as the JS SDK sends them (bodies, key styles and encodings as docs/auth.md §1.4 and §2 describe)."""
 
 import base64
 import json
@@ -251,7 +251,7 @@ def test_custom_token_from_firebase_admin(app, client):
 
 
 def test_import_users_with_firebase_scrypt_hashes(app, client):
-    """Firebase scrypt's published test vector (auth-api.md §7.2): imported users sign in with their old passwords."""
+    """Firebase scrypt's published test vector (docs/auth.md §7.2): imported users sign in with their old passwords."""
     address = email()
     uid = "imported-" + uuid.uuid4().hex[:8]
     record = auth.ImportUserRecord(
