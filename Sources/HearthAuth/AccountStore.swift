@@ -82,6 +82,8 @@ public protocol AccountStore: AnyObject, Sendable {
     @discardableResult func delete(id: String) throws -> Bool
     /// Users in `localId` order after `after`, at most `limit`.
     func users(after: String?, limit: Int) throws -> [UserRecord]
+    /// One page of users in `localId` order, highest first when `descending`: `limit` after skipping `offset`.
+    func users(offset: Int, limit: Int, descending: Bool) throws -> [UserRecord]
     func userCount() throws -> Int
     func deleteAllUsers() throws
 

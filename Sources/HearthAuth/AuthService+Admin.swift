@@ -200,9 +200,7 @@ extension AuthService {
         }
         let total = try store.userCount()
         if call.body.bool("returnUserInfo") == false { return ["recordsCount": String(total)] }
-        var users = try store.users(after: nil, limit: offset + limit)
-        users = Array(users.dropFirst(offset))
-        if call.body.string("order") == "DESC" { users.reverse() }
+        let users = try store.users(offset: offset, limit: limit, descending: call.body.string("order") == "DESC")
         return ["recordsCount": String(total), "userInfo": users.map(userInfo)]
     }
 }

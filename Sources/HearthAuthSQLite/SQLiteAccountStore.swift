@@ -213,6 +213,13 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
         return try rows.map { try decode($0[0]) }
     }
 
+    public func users(offset: Int, limit: Int, descending: Bool) throws -> [UserRecord] {
+        let rows = try database.query(
+            "SELECT record FROM auth_users ORDER BY uid \(descending ? "DESC" : "ASC") LIMIT ?1 OFFSET ?2",
+            [.integer(Int64(limit)), .integer(Int64(offset))])
+        return try rows.map { try decode($0[0]) }
+    }
+
     public func userCount() throws -> Int {
         Int(try database.query("SELECT count(*) FROM auth_users").first?.first?.integer ?? 0)
     }

@@ -50,3 +50,19 @@ private func claims(sub: String = "alice", _ extra: String) -> String {
     }
     #expect(harness.post(path, ["offset": 0, "limit": 10], admin: true).status == 200)
 }
+
+@Test("accounts:query pages in user-id order, and DESC starts from the highest id")
+func queryAccountsPagesAscendingAndDescending() throws {
+    let harness = try Harness(emulator: true)
+    let path = "/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:query"
+    for uid in ["u1", "u2", "u3", "u4", "u5"] {
+        #expect(harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts", ["localId": uid], admin: true).status == 200)
+    }
+    func page(_ body: [String: Any]) -> [String] {
+        let answer = harness.post(path, body, admin: true)
+        return (answer.json["userInfo"] as? [[String: Any]] ?? []).compactMap { $0["localId"] as? String }
+    }
+    #expect(page(["limit": 2, "offset": 1]) == ["u2", "u3"])
+    #expect(page(["limit": 2, "offset": 0, "order": "DESC"]) == ["u5", "u4"])
+    #expect(page(["limit": 2, "offset": 2, "order": "DESC"]) == ["u3", "u2"])
+}
