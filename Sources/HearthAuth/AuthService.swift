@@ -227,12 +227,19 @@ public final class AuthService: Sendable {
         claims["sub"] = user.localId
         claims["iat"] = issuedAt
         claims["exp"] = issuedAt + 3600
-        var identities: [String: Any] = [:]
+        // Every identity the account can be found by, as Firebase lists them: `email`, `phone`, and each
+        // linked provider's user id under the provider's name.
+        var identities: [String: [String]] = [:]
         if let email = user.email {
             claims["email"] = email
             claims["email_verified"] = user.emailVerified
             identities["email"] = [email]
         }
+        if let phone = user.phoneNumber {
+            claims["phone_number"] = phone
+            identities["phone"] = [phone]
+        }
+        for linked in user.linkedProviders ?? [] { identities[linked.providerId, default: []].append(linked.rawId) }
         if let name = user.displayName { claims["name"] = name }
         if let picture = user.photoUrl { claims["picture"] = picture }
         if provider == "anonymous" { claims["provider_id"] = "anonymous" }

@@ -469,3 +469,19 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect(errorMessage(harness.client("update", ["idToken": idToken, "email": "taken@b.co"]).json) == "EMAIL_EXISTS")
     #expect(harness.client("update", ["idToken": idToken, "email": "free@b.co"]).json["email"] as? String == "free@b.co")
 }
+
+/// An ID token names every identity of its account, as Firebase's do: the rules' `auth.token` sees them.
+@Test func idTokensCarryPhoneNumbersAndLinkedIdentities() throws {
+    let harness = try Harness()
+    let imported = harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:batchCreate", [
+        "users": [["localId": "p1", "email": "p1@test.com", "phoneNumber": "+15555550100",
+                   "providerUserInfo": [["providerId": "google.com", "rawId": "g-123"]]]],
+    ], admin: true)
+    #expect(imported.status == 200 && imported.json["error"] == nil, "\(imported.json)")
+    let signIn = harness.client("signInWithCustomToken", ["token": try harness.service.createCustomToken(uid: "p1"), "returnSecureToken": true])
+    let claims = try harness.service.verifier.verify(try #require(signIn.json["idToken"] as? String)).claims
+    #expect(claims.child("phone_number").stringValue == "+15555550100")
+    #expect(claims.child(at: "firebase/identities/phone/0").stringValue == "+15555550100")
+    #expect(claims.child(at: "firebase/identities/email/0").stringValue == "p1@test.com")
+    #expect(claims.child(at: "firebase/identities/google.com/0").stringValue == "g-123")
+}
