@@ -287,6 +287,7 @@ extension HearthCommand {
               JS SDK:     connectDatabaseEmulator(db, "\(hostForURL)", \(transport.boundPort)) or databaseURL \(scheme)://\(address)?ns=<namespace>
 
             """
+        banner += "  Metrics:    \(scheme)://\(address)/metrics (Prometheus text; admin only, as the Access line says)\n"
         if let site = server.site {
             banner += "  Web app:    \(scheme)://\(address)/ serves \(site.root) (any path not ending in .json)\n"
         }
