@@ -255,7 +255,13 @@ extension HearthCommand {
             return .failure
         }
         if let publicDirectory = settings.publicDirectory {
-            guard let site = StaticSite(directory: publicDirectory) else {
+            // The data directory holds the admin token, every database and the accounts: never a web file.
+            if StaticSite.lies(publicDirectory, inside: directory) {
+                print("hearth serve: --public \(publicDirectory) is the data directory or inside it; serve a directory of web files.",
+                      to: &errorOutput)
+                return .failure
+            }
+            guard let site = StaticSite(directory: publicDirectory, excluding: [directory]) else {
                 print("hearth serve: --public \(publicDirectory) is not a directory this user can read.", to: &errorOutput)
                 return .failure
             }

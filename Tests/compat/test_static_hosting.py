@@ -96,3 +96,32 @@ def test_the_database_still_answers_json_paths_beside_the_site(site):
     assert requests.put(url + "/jokes/j1.json?ns=demo", json={"text": "knock knock"}).status_code == 200
     assert requests.get(url + "/jokes/j1/text.json?ns=demo").json() == "knock knock"
     assert requests.post(url + "/index.html").status_code == 404  # writes never go to the files
+
+
+def test_the_data_directory_inside_the_site_is_never_served(hearth_binary, tmp_path):
+    # `hearth serve --public .` from a project whose data directory is ./hearth-data (the default).
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "index.html").write_text("<h1>app</h1>")
+    data = project / "hearth-data"
+    process, port = start_hearth(hearth_binary, "--data", str(data), "--public", str(project))
+    try:
+        assert process.poll() is None, process.stderr.read()
+        assert raw_get(port, "/")[0] == 200
+        token = (data / "admin-token").read_text().strip()
+        for path in ["/hearth-data/admin-token", "/hearth-data/auth.sqlite", "/hearth-data/"]:
+            status, body = raw_get(port, path)
+            assert status == 404, (path, status)
+            assert token.encode() not in body
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
+
+
+def test_serving_the_data_directory_itself_is_refused(hearth_binary, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    process, _ = start_hearth(hearth_binary, "--data", str(data), "--public", str(data), seconds=5)
+    out, err = process.communicate(timeout=20)
+    assert process.returncode != 0
+    assert "is the data directory or inside it" in err

@@ -12,16 +12,30 @@ public import HearthProtocol
 public final class StaticSite: Sendable {
     /// The directory, resolved (symbolic links followed), with a trailing `/`.
     public let root: String
+    /// Directories inside `root` never served, resolved with a trailing `/`: the server's data directory
+    /// (admin token, databases, accounts) when someone serves the directory that holds it.
+    let excluded: [String]
     private let queue = DispatchQueue(label: "hearth.static", qos: .userInitiated, attributes: .concurrent)
 
-    /// Nil when `directory` is not a readable directory.
-    public init?(directory: String) {
+    /// Nil when `directory` is not a readable directory. Files in `excluding` (directories, such as the
+    /// data directory) are never served, even when they lie inside `directory`.
+    public init?(directory: String, excluding: [String] = []) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
             let resolved = Self.resolve(directory)
         else { return nil }
-        root = resolved.hasSuffix("/") ? resolved : resolved + "/"
+        root = Self.slashed(resolved)
+        excluded = excluding.compactMap(Self.resolve).map(Self.slashed)
     }
+
+    /// Whether serving `directory` would serve all of `excluded` (it is the directory or inside it): then
+    /// nothing could be served safely and `hearth serve` refuses to start.
+    public static func lies(_ directory: String, inside other: String) -> Bool {
+        guard let directory = resolve(directory), let other = resolve(other) else { return false }
+        return slashed(directory).hasPrefix(slashed(other))
+    }
+
+    private static func slashed(_ path: String) -> String { path.hasSuffix("/") ? path : path + "/" }
 
     /// Whether `request` is the site's to answer.
     static func serves(_ request: HTTPRequest) -> Bool {
@@ -77,7 +91,7 @@ public final class StaticSite: Sendable {
 
     /// The regular file at `path`, if it resolves inside the directory and is within the size limit.
     private func file(at path: String) -> Lookup {
-        guard let resolved = Self.resolve(path), resolved.hasPrefix(root),
+        guard let resolved = Self.resolve(path), resolved.hasPrefix(root), !excluded.contains(where: { resolved.hasPrefix($0) }),
             let attributes = try? FileManager.default.attributesOfItem(atPath: resolved),
             attributes[.type] as? FileAttributeType == .typeRegular, let size = attributes[.size] as? Int
         else { return .missing }

@@ -38,8 +38,11 @@ final class Namespace {
         guard !fanOut.isEmpty else { return }
         var slow: [ObjectIdentifier: any FanOutTarget] = [:]
         for delivery in fanOut.plan(change) {
-            metrics?.countDeliveries(delivery.messages)
-            if !delivery.target.deliver(delivery.messages) { slow[ObjectIdentifier(delivery.target)] = delivery.target }
+            if delivery.target.deliver(delivery.messages) {
+                metrics?.countDeliveries(delivery.messages)
+            } else {
+                slow[ObjectIdentifier(delivery.target)] = delivery.target
+            }
         }
         for target in slow.values { target.disconnectSlowReader() }
     }

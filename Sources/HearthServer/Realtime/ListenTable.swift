@@ -36,6 +36,9 @@ struct ListenTable {
     var isEmpty: Bool { listens.isEmpty }
     var count: Int { listens.count }
 
+    /// Whether a listen at `key` would be taken: it replaces one, or there is room.
+    func admits(_ key: Key) -> Bool { listens[key] != nil || listens.count < limit }
+
     mutating func add(_ listen: Listen) -> Addition {
         if listens[listen.key] != nil {
             listens[listen.key] = listen

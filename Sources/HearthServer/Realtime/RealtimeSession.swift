@@ -247,15 +247,16 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
             return
         }
+        guard listens.admits(ListenTable.Key(path: path, tag: tag)) else {
+            reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(listens.limit))"))
+            return
+        }
         let root = namespace.database.root
         // A tagged listen with a query is served its window; anything else the whole location.
         let query = tag == nil ? nil : params
         let data = query.map { QueryWindow.node(of: root.child(at: path), params: $0) } ?? root.child(at: path)
         let listen = ListenTable.Listen(path: path, tag: tag, params: query, queryJSON: query == nil ? nil : request.fields[Wire.query])
-        guard addListen(listen, window: query == nil ? .empty : data) != .overLimit else {
-            reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(listens.limit))"))
-            return
-        }
+        _ = addListen(listen, window: query == nil ? .empty : data)
         let indexed = params.map { namespace.prepareIndex(for: $0, at: path) } ?? true
         server.metrics.countRead(.realtime)
         // `h`: the hash of what the client has cached for this view. When it is what the server would

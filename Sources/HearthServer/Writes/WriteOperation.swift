@@ -1,4 +1,5 @@
 import HearthCore
+import HearthStorage
 import HearthProtocol
 
 /// A parsed write, whichever protocol sent it: what the pipeline authorises, applies and commits.
@@ -52,7 +53,8 @@ enum WriteFailure: Error, Equatable {
         case let error as DataError where error.code == .hashMismatch: self = .stale
         case let error as DataError: self = .invalid(error.message)
         case is PermissionDenied: self = .permissionDenied
-        default: self = .storage("\(error)")
+        case let error as StorageError: self = .storage(error.message)
+        default: self = .storage("Internal error")
         }
     }
 }
