@@ -3,8 +3,8 @@ import HearthProtocol
 import HearthServer
 
 /// Request paths as `hearth serve --public` reads them: whatever a client puts in a GET, percent-decoded.
-/// Property: no path answers with a byte of the file kept beside the public directory (reached with
-/// `..`, encoded dots, links or hidden names), and nothing crashes.
+/// Property: no path answers with the secret kept beside the public directory (reached with `..`,
+/// encoded dots, links or hidden names) or in the data directory inside it, and nothing crashes.
 ///
 /// Input: the request path.
 enum StaticPathFuzzing {
@@ -21,9 +21,12 @@ enum StaticPathFuzzing {
         _ = FileManager.default.createFile(atPath: public_.appendingPathComponent("index.html").path, contents: Data("<h1>hi</h1>".utf8))
         _ = FileManager.default.createFile(atPath: public_.appendingPathComponent(".env").path, contents: Data(secret))
         _ = FileManager.default.createFile(atPath: base.appendingPathComponent("secret.txt").path, contents: Data(secret))
+        // A data directory inside the site, as with `hearth serve --public .`: excluded.
+        try? FileManager.default.createDirectory(at: public_.appendingPathComponent("hearth-data"), withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: public_.appendingPathComponent("hearth-data/admin-token").path, contents: Data(secret))
         try? FileManager.default.createSymbolicLink(
             atPath: public_.appendingPathComponent("link").path, withDestinationPath: base.appendingPathComponent("secret.txt").path)
-        return StaticSite(directory: public_.path)
+        return StaticSite(directory: public_.path, excluding: [public_.appendingPathComponent("hearth-data").path])
     }()
 
     static func run(_ bytes: [UInt8]) {
