@@ -72,7 +72,9 @@ let package = Package(
         .target(name: "HearthProtocol", dependencies: ["HearthCore"], swiftSettings: strict),
         /// Firebase's REST API, SSE streams, realtime sessions, namespaces and access rules; no C, no sockets.
         .target(
-            name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthRules", "HearthSupport"],
+            name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthRules", "HearthBolt", "HearthSupport"],
+            // The console's pages (docs/console.md), served from the bundle beside the binary.
+            resources: [.copy("Console/Assets")],
             swiftSettings: strict),
         /// The Bolt compiler: Bolt source to Firebase rules JSON; pure Swift, no Foundation.
         .target(name: "HearthBolt", swiftSettings: strict),

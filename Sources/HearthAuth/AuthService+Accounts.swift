@@ -46,7 +46,7 @@ extension AuthService {
             }
         }
         if email == nil && password == nil && idToken == nil {
-            guard configuration.allowAnonymousSignUp else { throw AuthError.invalid("ADMIN_ONLY_OPERATION") }
+            guard signInMethods.anonymous else { throw AuthError.invalid("ADMIN_ONLY_OPERATION") }
             let user = UserRecord(localId: Self.newLocalID(), createdAt: now)
             try store.insert(user)
             var response: [String: Any] = ["kind": "identitytoolkit#SignupNewUserResponse", "localId": user.localId]
@@ -55,6 +55,9 @@ extension AuthService {
         }
         guard let rawEmail = email else { throw AuthError.missingEmail }
         guard let password else { throw AuthError.missingPassword }
+        guard signInMethods.emailPassword else {
+            throw AuthError.invalid("OPERATION_NOT_ALLOWED", "Password sign-in is disabled for this project.")
+        }
         guard let canonical = Self.canonicalEmail(rawEmail) else { throw AuthError.invalidEmail }
         if try store.user(email: canonical) != nil { throw AuthError.emailExists }
         try Self.checkPasswordStrength(password)
@@ -178,6 +181,9 @@ extension AuthService {
         guard let rawEmail = body.string("email") else { throw AuthError.missingEmail }
         guard let email = Self.canonicalEmail(rawEmail) else { throw AuthError.invalidEmail }
         guard let password = body.string("password"), !password.isEmpty else { throw AuthError.missingPassword }
+        guard signInMethods.emailPassword else {
+            throw AuthError.invalid("PASSWORD_LOGIN_DISABLED", "Password sign-in is disabled for this project.")
+        }
         let time = now
         if let address = call.request.remoteAddress, !configuration.emulator,
             !attemptsPerIP.take(address, nowMilliseconds: time)

@@ -40,6 +40,9 @@ extension AuthService {
             requestType != "OOB_REQ_TYPE_UNSPECIFIED"
         else { throw AuthError.invalid("MISSING_REQ_TYPE") }
         let returnLink = body.bool("returnOobLink") == true
+        if requestType == "EMAIL_SIGNIN" && !call.isAdmin && !signInMethods.emailLink {
+            throw AuthError.invalid("OPERATION_NOT_ALLOWED", "Email link sign-in is disabled for this project.")
+        }
         if returnLink && !call.isAdmin { throw AuthError.invalid("INSUFFICIENT_PERMISSION") }
         let continueUrl = body.string("continueUrl")
         if let continueUrl { try checkContinueURL(continueUrl) }
@@ -241,6 +244,9 @@ extension AuthService {
 
     func signInWithEmailLink(_ call: AuthCall) throws -> [String: Any] {
         let body = call.body
+        guard signInMethods.emailLink else {
+            throw AuthError.invalid("OPERATION_NOT_ALLOWED", "Email link sign-in is disabled for this project.")
+        }
         guard let code = body.string("oobCode") else { throw AuthError.missingOobCode }
         guard let rawEmail = body.string("email") else { throw AuthError.missingEmail }
         guard let email = Self.canonicalEmail(rawEmail) else { throw AuthError.invalidEmail }

@@ -94,6 +94,9 @@ extension AuthService {
         }
 
         let isAdmin = try adminCredential(request)
+        if path.hasPrefix("/identitytoolkit.googleapis.com/admin/v2/projects/") {
+            return try projectConfig(path, request, isAdmin: isAdmin)
+        }
         var operation: String
         var projectPath = false
         if path == "/securetoken.googleapis.com/v1/token" {

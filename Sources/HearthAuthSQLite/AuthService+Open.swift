@@ -5,6 +5,8 @@ extension AuthService {
     /// key in `<directory>/auth-signing-key.pem` (made on first use).
     public static func open(dataDirectory: String, configuration: AuthConfiguration) throws -> AuthService {
         let directory = dataDirectory.hasSuffix("/") ? dataDirectory : dataDirectory + "/"
+        var configuration = configuration
+        if configuration.signInMethodsFile == nil { configuration.signInMethodsFile = directory + "auth-sign-in-methods.json" }
         return try AuthService(
             configuration: configuration, store: SQLiteAccountStore(path: directory + "auth.sqlite"),
             key: SigningKey.loadOrCreate(in: directory))

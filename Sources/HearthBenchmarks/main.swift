@@ -26,6 +26,7 @@ let scenarios: [Scenario] = [
     .wsWrites,
     .wsReconnect,
     .restReadWrite,
+    .consoleOpen,
     .sseFanout,
     .sseLatency,
     .rulesEval,

@@ -223,15 +223,13 @@ extension HearthCommand {
         }
         let server = DatabaseServer(
             configuration: ServerConfiguration(
-                emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace),
+                emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace,
+                project: settings.project),
             rulesDirectory: directory,
-            namespaceBytes: { namespace in
-                // The database and its write-ahead log: what loading reads.
-                let base = (directory.hasSuffix("/") ? directory : directory + "/") + namespace + ".sqlite"
-                return [base, base + "-wal"].reduce(0) { total, file in
-                    total + ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
-                }
-            },
+            files: {
+                let files = SQLiteNamespaceFiles(directory: directory)
+                return NamespaceFiles(bytes: files.bytes, names: files.names, delete: files.delete)
+            }(),
             openEngine: { namespace in try SQLiteStorageEngine(directory: directory, namespace: namespace) })
         var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
         authConfiguration.publicURL = settings.publicURL
@@ -267,6 +265,7 @@ extension HearthCommand {
             }
             server.site = site
         }
+        server.secureCookies = settings.certificatePath != nil
         let transport = HTTPServerTransport(
             configuration: TransportConfiguration(
                 host: settings.host, port: settings.port, certificatePath: settings.certificatePath,
@@ -282,6 +281,8 @@ extension HearthCommand {
         let absolute = URL(fileURLWithPath: directory).standardizedFileURL.path
         var banner = """
             hearth \(HearthVersion.string) is serving Firebase Realtime Database clients\(settings.emulator ? " (emulator mode)" : "").
+              Console:    \(server.consoleSignInLink(base: "\(scheme)://\(address)"))
+                          (signs in one browser once; each use prints the next link. Or paste the admin token at /console/)
               Data:       \(absolute) (one SQLite file per namespace; hearth export/backup read them)
               REST:       \(scheme)://\(address)/<path>.json?ns=<namespace>   (default namespace \(settings.defaultNamespace))
               Streaming:  the same URLs with 'Accept: text/event-stream'

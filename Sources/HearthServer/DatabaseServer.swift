@@ -39,6 +39,12 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     var executor: (any LoopExecutor)?
     /// The static files of `hearth serve --public DIR`; nil serves none.
     public var site: StaticSite?
+    /// The console's pages (nil when their files are missing), sign-ins, and usage history.
+    public var consoleAssets: StaticSite? = ConsoleAssets.directory().flatMap { StaticSite(directory: $0) }
+    var consoleSessions = ConsoleSessions()
+    var usage = UsageHistory()
+    /// Served over TLS: the console's cookie is marked `Secure`.
+    public var secureCookies = false
     /// Long-poll sessions (`/.lp`) by connection id.
     var longPolls: [String: LongPollConnection] = [:]
     private var lastKeepAlive: Int64 = 0
@@ -51,7 +57,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     public init(
         configuration: ServerConfiguration, rulesDirectory: String? = nil,
-        namespaceBytes: @escaping (String) -> Int = { _ in 0 }, log: Log = .standardError,
+        files: NamespaceFiles = .none, log: Log = .standardError,
         openEngine: @escaping @Sendable (String) throws -> any StorageEngine
     ) {
         self.configuration = configuration
@@ -59,7 +65,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         let metrics = ServerMetrics(startedAt: serverClock.read())
         self.metrics = metrics
         namespaces = NamespaceRegistry(
-            emulator: configuration.emulator, rulesDirectory: rulesDirectory, namespaceBytes: namespaceBytes, log: log,
+            emulator: configuration.emulator, rulesDirectory: rulesDirectory, files: files, log: log,
             metrics: metrics, openEngine: openEngine)
         credentials = Credentials(emulator: configuration.emulator, adminToken: configuration.adminToken)
         let now = { [serverClock] in serverClock.read() }
@@ -86,6 +92,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         for connection in Array(longPolls.values) { connection.end() }
         for namespace in namespaces.all {
             for stream in Array(namespace.streams.values) { stream.finish() }
+            for feed in Array(namespace.consoleFeeds.values) { feed.finish() }
         }
     }
 
@@ -94,6 +101,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public func tick(nowMilliseconds: Int64) {
         tickLongPolls(now: nowMilliseconds)
         expireCredentials(now: nowMilliseconds)
+        recordUsage(now: nowMilliseconds)
         guard nowMilliseconds - lastKeepAlive >= Int64(configuration.keepAliveIntervalSeconds) * 1000 else { return }
         lastKeepAlive = nowMilliseconds
         for namespace in namespaces.all {
@@ -102,6 +110,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
                 cutOff.append(stream)
             }
             for stream in cutOff { stream.disconnectSlowReader() }
+            for feed in Array(namespace.consoleFeeds.values) { feed.keepAlive() }
         }
     }
 
@@ -123,6 +132,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     private func route(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
         if routeAuth(request, responder: responder) { return }
+        if try routeConsole(request, responder: responder) { return }
         if request.method == .options {
             responder.respond(RESTResponses.preflight(request))
             return
@@ -133,9 +143,11 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
         if request.path == "/metrics" {
             // Admins only: the numbers describe every namespace.
-            guard let credential = Self.credential(of: request, target: nil),
-                case .success(let caller) = credentials.caller(credential: credential, authVariable: nil), caller.isAdmin
-            else { throw .permissionDenied }
+            var caller = try consoleCaller(request)
+            if let credential = Self.credential(of: request, target: nil) {
+                caller = try? credentials.caller(credential: credential, authVariable: nil).get()
+            }
+            guard caller?.isAdmin == true else { throw .permissionDenied }
             let endpoint = MetricsEndpoint(metrics: metrics, registry: namespaces, longPolls: longPolls.count, now: clock())
             responder.respond(endpoint.response())
             return
@@ -222,11 +234,22 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// Who a REST request acts as: its credential (`Authorization: Bearer`, `auth=`, `access_token=`)
     /// and, for an admin, `auth_variable_override`.
     private func caller(of request: HTTPRequest, target: RESTTarget) throws(RESTError) -> Caller {
-        guard let credential = Self.credential(of: request, target: target) else { return .signedOut }
+        guard let credential = Self.credential(of: request, target: target) else { return try consoleCaller(request) ?? .signedOut }
         switch credentials.caller(credential: credential, authVariable: target.authVariableOverride) {
         case .success(let caller): return caller
         case .failure(let refusal) where refusal.revoked: throw RESTError(refusal)
         case .failure: throw RESTError(CredentialRefusal.unparsable)
+        }
+    }
+
+    /// The admin, for a request with the console's cookie (and, for a change, its CSRF token); nil
+    /// without the cookie or with one of an ended session (then the request is signed out).
+    func consoleCaller(_ request: HTTPRequest) throws(RESTError) -> Caller? {
+        guard request.headers["cookie"] != nil else { return nil }
+        switch consoleSession(of: request) {
+        case .success: return .admin
+        case .failure(.noSession): return nil
+        case .failure(.csrf): throw Self.csrfRefusal
         }
     }
 
@@ -243,7 +266,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// any credential that is not a user's ID token (firebase-admin for Node sends its own OAuth token
     /// there), but nobody without one.
     private func mayManageRules(_ request: HTTPRequest, target: RESTTarget) -> Bool {
-        guard let credential = Self.credential(of: request, target: target) else { return false }
+        guard let credential = Self.credential(of: request, target: target) else { return (try? consoleCaller(request))??.isAdmin ?? false }
         if case .success(let caller) = credentials.caller(credential: credential, authVariable: nil), caller.isAdmin { return true }
         return configuration.emulator && Credentials.isNotAnIDToken(credential)
     }

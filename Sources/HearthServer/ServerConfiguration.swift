@@ -9,10 +9,16 @@ public struct ServerConfiguration: Sendable {
     public var adminToken: String?
     /// The namespace of requests with neither `?ns=` nor a three-label Host (§1.2).
     public var defaultNamespace: String
+    /// The Firebase project ID Auth serves (`/v1/projects/<project>/…`): the console manages its users.
+    public var project: String
     /// Seconds between SSE `keep-alive` events (§6.7: about 30 s).
     public var keepAliveIntervalSeconds: Int
 
-    public init(emulator: Bool, adminToken: String?, defaultNamespace: String, keepAliveIntervalSeconds: Int = 30) {
+    public init(
+        emulator: Bool, adminToken: String?, defaultNamespace: String, project: String = "demo-hearth",
+        keepAliveIntervalSeconds: Int = 30
+    ) {
+        self.project = project
         self.emulator = emulator
         self.adminToken = adminToken
         self.defaultNamespace = defaultNamespace

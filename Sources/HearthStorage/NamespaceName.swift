@@ -6,8 +6,12 @@ public enum NamespaceName {
     /// 63 characters: the longest DNS label.
     public static let lengthMax = 63
 
+    /// Names whose files the server keeps for itself beside the namespaces': `auth` is the accounts
+    /// database (`auth.sqlite`), which a namespace of that name would open as its own.
+    public static let reserved: Set<String> = ["auth"]
+
     public static func isValid(_ name: String) -> Bool {
-        guard !name.isEmpty, name.utf8.count <= lengthMax, name.first != "-" else { return false }
+        guard !name.isEmpty, name.utf8.count <= lengthMax, name.first != "-", !reserved.contains(name) else { return false }
         return name.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
@@ -16,6 +20,7 @@ public enum NamespaceName {
 
     /// What to tell someone who used an invalid name.
     public static func invalidMessage(_ name: String) -> String {
-        "'\(name.prefix(80))' is not a valid namespace name: use 1–63 letters, digits or hyphens (like a Firebase database name)."
+        if reserved.contains(name) { return "'\(name)' is reserved for the server's own files: choose another namespace name." }
+        return "'\(name.prefix(80))' is not a valid namespace name: use 1–63 letters, digits or hyphens (like a Firebase database name)."
     }
 }

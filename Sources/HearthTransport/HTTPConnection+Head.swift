@@ -46,7 +46,7 @@ extension HTTPConnection {
             ("content-type", WSI_TOKEN_HTTP_CONTENT_TYPE), ("content-length", WSI_TOKEN_HTTP_CONTENT_LENGTH),
             ("if-match", WSI_TOKEN_HTTP_IF_MATCH), ("if-none-match", WSI_TOKEN_HTTP_IF_NONE_MATCH),
             ("origin", WSI_TOKEN_ORIGIN), ("access-control-request-headers", WSI_TOKEN_HTTP_AC_REQUEST_HEADERS),
-            ("x-forwarded-for", WSI_TOKEN_X_FORWARDED_FOR),
+            ("x-forwarded-for", WSI_TOKEN_X_FORWARDED_FOR), ("cookie", WSI_TOKEN_HTTP_COOKIE),
         ]
         return (name, known.first { $0.0 == name }?.1)
     }

@@ -230,7 +230,7 @@ final class SlowLoadingEngine: StorageEngine, @unchecked Sendable {
     let slow = SlowLoadingEngine()
     let server = DatabaseServer(
         configuration: ServerConfiguration(emulator: true, adminToken: nil, defaultNamespace: "demo"),
-        namespaceBytes: { $0 == "big" ? 1 << 30 : 0 },
+        files: NamespaceFiles(bytes: { $0 == "big" ? 1 << 30 : 0 }, names: { [] }, delete: { _ in }),
         openEngine: { $0 == "big" ? slow as any StorageEngine : InMemoryStorageEngine() })
     server.loopStarted(executor: ImmediateExecutor())
     let waiting = RecordingResponder()

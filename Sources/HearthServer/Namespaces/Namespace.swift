@@ -14,6 +14,8 @@ final class Namespace {
     var realtimeSessions: [UInt64: RealtimeSession] = [:]
     /// Their handshake session ids (`s`), for a reconnect's `ls`.
     var realtimeSessionIDs: [String: UInt64] = [:]
+    /// The console's change feeds (``ConsoleFeed``) by id.
+    var consoleFeeds: [UInt64: ConsoleFeed] = [:]
     /// Every stream's and every realtime listen's subscription: what a committed write is sent to.
     var fanOut = FanOut()
     /// The security rules every read and write of a non-admin caller is decided by; `source` is the text
@@ -35,6 +37,10 @@ final class Namespace {
     /// Sends what a committed write means to every stream and listen it reaches, then cuts off the
     /// targets over their outbound budget (ARCHITECTURE.md, "Slow readers").
     func publish(_ change: CommittedChange) {
+        if !consoleFeeds.isEmpty {
+            let locations = change.write.locations
+            for feed in Array(consoleFeeds.values) { feed.changed(locations) }
+        }
         guard !fanOut.isEmpty else { return }
         var slow: [ObjectIdentifier: any FanOutTarget] = [:]
         for delivery in fanOut.plan(change) {

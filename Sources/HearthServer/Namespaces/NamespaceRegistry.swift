@@ -26,9 +26,12 @@ final class NamespaceRegistry: @unchecked Sendable {
     // Sendable only to come back to the loop from a loading thread (`withNamespace`); used on the loop alone.
     private let emulator: Bool
     private let openEngine: @Sendable (String) throws -> any StorageEngine
-    /// Bytes a namespace's files hold before it is opened (0 when unknown): decides where it loads.
-    private let namespaceBytes: (String) -> Int
+    /// The namespaces' files: bytes before one is opened (decides where it loads), which exist, removal.
+    private let files: NamespaceFiles
     private let rulesStore: RulesStore?
+    private let rulesHistory: RulesHistory
+    /// Each namespace's deployed versions, loaded from ``rulesHistory`` when first asked for.
+    private var histories: [String: [RulesVersion]] = [:]
     private let log: Log
     /// Counts what the namespaces' fan-out delivers.
     let metrics: ServerMetrics?
@@ -43,15 +46,16 @@ final class NamespaceRegistry: @unchecked Sendable {
     static let backgroundLoadBytesMin = 4 << 20
 
     init(
-        emulator: Bool, rulesDirectory: String?, namespaceBytes: @escaping (String) -> Int, log: Log,
+        emulator: Bool, rulesDirectory: String?, files: NamespaceFiles = .none, log: Log,
         metrics: ServerMetrics? = nil, openEngine: @escaping @Sendable (String) throws -> any StorageEngine
     ) {
         self.metrics = metrics
         self.emulator = emulator
         self.openEngine = openEngine
-        self.namespaceBytes = namespaceBytes
+        self.files = files
         self.log = log
         rulesStore = rulesDirectory.map(RulesStore.init(directory:))
+        rulesHistory = RulesHistory(directory: rulesDirectory)
     }
 
     subscript(name: String) -> Namespace? { namespaces[name] }
@@ -61,7 +65,10 @@ final class NamespaceRegistry: @unchecked Sendable {
     var names: [String] { namespaces.keys.sorted() }
 
     /// Bytes of `name`'s files on disk (0 when unknown).
-    func storedBytes(_ name: String) -> Int { namespaceBytes(name) }
+    func storedBytes(_ name: String) -> Int { files.bytes(name) }
+
+    /// Every namespace stored or open, sorted.
+    var knownNames: [String] { Array(Set(files.names()).union(namespaces.keys)).sorted() }
 
     /// Closes every namespace's engine, waiting for queued commits. Call after the loop has stopped.
     func close() {
@@ -73,7 +80,7 @@ final class NamespaceRegistry: @unchecked Sendable {
     /// emulator does); otherwise one that exists, unless an admin creates it. Strangers cannot make the
     /// server create databases (disk, file descriptors) by naming them.
     func mayOpen(_ name: String, isAdmin: Bool) -> Bool {
-        emulator || isAdmin || namespaces[name] != nil || loading[name] != nil || namespaceBytes(name) > 0
+        emulator || isAdmin || namespaces[name] != nil || loading[name] != nil || files.bytes(name) > 0
     }
 
     /// Firebase's answer for a database that does not exist, with what to do about it.
@@ -99,11 +106,11 @@ final class NamespaceRegistry: @unchecked Sendable {
         guard NamespaceName.isValid(name) else {
             return body(.failure(NamespaceUnavailable(reason: .invalidName, message: NamespaceName.invalidMessage(name))))
         }
-        guard let executor, namespaceBytes(name) > Self.backgroundLoadBytesMin else {
+        guard let executor, files.bytes(name) > Self.backgroundLoadBytesMin else {
             return body(adopt(name, Self.openAndLoad(name, openEngine)))
         }
         loading[name] = [body]
-        log("hearth: loading namespace '\(name)' (\(namespaceBytes(name) >> 20) MB)…")
+        log("hearth: loading namespace '\(name)' (\(files.bytes(name) >> 20) MB)…")
         let openEngine = openEngine
         let thread = Thread {
             let result = Self.openAndLoad(name, openEngine)
@@ -153,6 +160,32 @@ final class NamespaceRegistry: @unchecked Sendable {
         }
     }
 
+    // MARK: Creating and deleting (the console's Namespaces page)
+
+    /// Whether `name` is stored, open or loading.
+    func exists(_ name: String) -> Bool { namespaces[name] != nil || loading[name] != nil || files.bytes(name) > 0 }
+
+    /// Deletes a namespace: its clients are told and disconnected (realtime `s`, streams `cancel`), its
+    /// engine closed (queued commits finish first), then its files, rules and rules history removed.
+    func delete(_ name: String) throws(NamespaceUnavailable) {
+        guard loading[name] == nil else {
+            throw NamespaceUnavailable(reason: .cannotOpen, message: "'\(name)' is still loading; delete it once it has loaded")
+        }
+        if let namespace = namespaces.removeValue(forKey: name) {
+            for stream in Array(namespace.streams.values) { stream.cancel() }
+            for session in Array(namespace.realtimeSessions.values) { session.namespaceDeleted() }
+            for feed in Array(namespace.consoleFeeds.values) { feed.finish() }
+            namespace.database.engine.close()
+        }
+        do { try files.delete(name) } catch {
+            throw NamespaceUnavailable(reason: .cannotOpen, message: "Could not delete the files of '\(name)': \(error)")
+        }
+        rulesStore?.delete(name)
+        rulesHistory.delete(name)
+        histories[name] = nil
+        log("hearth: namespace '\(name)' deleted.")
+    }
+
     // MARK: Rules files
 
     /// The rules uploaded for `name`, else the mode's default (open in emulator mode, locked otherwise).
@@ -166,9 +199,31 @@ final class NamespaceRegistry: @unchecked Sendable {
     }
 
     /// Stores `source` as `namespace`'s rules, before they apply: no decision is made under rules a
-    /// restart would not bring back.
-    func saveRules(_ source: String, for namespace: String) throws {
+    /// restart would not bring back. Adds a version to the history, with `deployed` as what was deployed
+    /// (the Bolt text the JSON `source` was compiled from); returns its number.
+    @discardableResult
+    func saveRules(_ source: String, for namespace: String, deployed: (RulesVersion.Format, String)? = nil, now: Int64) throws -> Int {
         try rulesStore?.save(source, for: namespace)
+        var versions = history(namespace)
+        let version = RulesVersion(
+            version: (versions.last?.version ?? 0) + 1, deployedAt: now, format: deployed?.0 ?? .json,
+            source: deployed?.1 ?? source)
+        versions.append(version)
+        if versions.count > RulesHistory.versionsMax { versions.removeFirst(versions.count - RulesHistory.versionsMax) }
+        histories[namespace] = versions
+        // The rules are stored and apply either way; a history that cannot be written is said, not fatal.
+        do { try rulesHistory.save(versions, added: version, for: namespace) } catch {
+            log("hearth: the rules history of '\(namespace)' could not be written: \(error)")
+        }
+        return version.version
+    }
+
+    /// `namespace`'s deployed rules versions, oldest first.
+    func history(_ namespace: String) -> [RulesVersion] {
+        if let known = histories[namespace] { return known }
+        let loaded = rulesHistory.load(namespace)
+        histories[namespace] = loaded
+        return loaded
     }
 
     /// A namespace's rules until some are deployed: open in emulator mode (as Firebase's emulator),

@@ -14,6 +14,8 @@ struct RulesStore {
         return String(decoding: data, as: UTF8.self)
     }
 
+    func delete(_ namespace: String) { try? FileManager.default.removeItem(atPath: file(namespace)) }
+
     /// Writes a temporary file, owner-only (rules describe who may read what), and renames it over the
     /// old one.
     func save(_ source: String, for namespace: String) throws {

@@ -31,7 +31,7 @@ struct RulesEndpoint {
                 // firebase-tools prints this string and expects the line in it (§8.1).
                 throw RESTError(400, "Error saving rules - Line \(error.line), column \(error.column): \(error.message)")
             }
-            do { try registry.saveRules(source, for: namespace.name) } catch {
+            do { try registry.saveRules(source, for: namespace.name, now: clock()) } catch {
                 throw RESTError(500, "Could not store the rules: \(error)")
             }
             namespace.replaceRules(rules, now: clock())

@@ -62,6 +62,19 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         runOnDisconnect(namespace)
     }
 
+    /// Its namespace is being deleted: told so (`s`, as for a database that does not exist) and closed.
+    /// Its onDisconnect operations go with the data.
+    func namespaceDeleted() {
+        _ = sink.sendMessage([WireEncoder.control(.shutdown, "This database was deleted by its admin")])
+        sink.close(reason: "namespace deleted", immediately: false)
+        guard !isClosed else { return }
+        isClosed = true
+        machine.close(reason: "namespace deleted")
+        removeAllListens()
+        namespace?.realtimeSessions[id] = nil
+        namespace?.realtimeSessionIDs[sessionID] = nil
+    }
+
     /// A newer connection of the same client (`ls`) took over.
     func replaced() {
         sink.close(reason: "replaced by a newer connection of this client", immediately: false)

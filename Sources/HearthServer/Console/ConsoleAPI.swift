@@ -1,0 +1,188 @@
+import Foundation
+import HearthCore
+import HearthProtocol
+import HearthStorage
+import HearthSupport
+
+/// `/console/api/…` (docs/console-api.md): the calls the console's pages make besides the database's
+/// own REST API. All for a console session only; changes need its CSRF token.
+extension DatabaseServer {
+    func consoleAPI(_ request: HTTPRequest, endpoint: String, responder: any HTTPResponder) throws(RESTError) {
+        if endpoint == "signin" {
+            guard request.method == .post else { throw RESTError(405, "Sign in with POST") }
+            return responder.respond(try signIn(withToken: request))
+        }
+        let session: ConsoleSessions.Session
+        switch consoleSession(of: request) {
+        case .success(let found): session = found
+        case .failure(.noSession): throw Self.noConsoleSession
+        case .failure(.csrf): throw Self.csrfRefusal
+        }
+        let method = request.method
+        switch endpoint {
+        case "session":
+            let body = Node([
+                "csrf": Node(session.csrf), "project": Node(configuration.project),
+                "authProject": Node(configuration.project), "defaultNamespace": Node(configuration.defaultNamespace),
+                "emulator": Node(configuration.emulator), "version": Node(HearthVersion.string),
+                "auth": Node(identity != nil),
+            ])
+            responder.respond(RESTResponses.json(200, Array(body.json().utf8)))
+        case "signout":
+            guard method == .post else { throw RESTError(405, "Sign out with POST") }
+            if let id = ConsoleCookie.sessionID(in: request.headers["cookie"]) { consoleSessions.close(id) }
+            responder.respond(RESTResponses.json(200, Array(#"{"ok":true}"#.utf8), headers: [("set-cookie", ConsoleCookie.clear)]))
+        case "children":
+            let ns = try consoleNamespaceName(request)
+            let path = Path(Self.parameter("path", of: request) ?? "/")
+            let after = Self.parameter("after", of: request)
+            let limit = Self.parameter("limit", of: request).flatMap { Int($0) }
+            withConsoleNamespace(ns, responder: responder) { namespace in
+                let page = ConsoleTreePage(root: namespace.database.root, path: path, after: after, limit: limit)
+                responder.respond(RESTResponses.json(200, Array(page.json().utf8)))
+            }
+        case "changes":
+            let ns = try consoleNamespaceName(request)
+            withConsoleNamespace(ns, responder: responder) { [subscriberIDs] namespace in
+                let feed = ConsoleFeed(id: subscriberIDs.next(), responder: responder, namespace: namespace)
+                responder.startStream(status: 200, headers: [
+                    ("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("x-content-type-options", "nosniff"),
+                ])
+                namespace.consoleFeeds[feed.id] = feed
+                responder.onClose = { [weak namespace] in namespace?.consoleFeeds[feed.id] = nil }
+            }
+        case "usage":
+            responder.respond(RESTResponses.json(200, Array(usageJSON(request).utf8)))
+        case "namespaces":
+            switch method {
+            case .get: responder.respond(RESTResponses.json(200, Array(namespacesJSON().utf8)))
+            case .post: responder.respond(try createNamespace(request))
+            default: throw RESTError(405, "List namespaces with GET, create one with POST")
+            }
+        case _ where endpoint.hasPrefix("namespaces/"):
+            guard method == .delete else { throw RESTError(405, "Delete a namespace with DELETE") }
+            let raw = String(endpoint.dropFirst("namespaces/".count))
+            let name = raw.removingPercentEncoding ?? raw
+            responder.respond(try deleteNamespace(name, request: request))
+        case _ where endpoint.hasPrefix("rules"):
+            try consoleRules(request, endpoint: endpoint, responder: responder)
+        case _ where endpoint.hasPrefix("auth/"):
+            try forwardToAuth(request, path: "/" + endpoint.dropFirst("auth/".count), responder: responder)
+        default:
+            throw RESTError(404, "No console API \(endpoint.prefix(100))")
+        }
+    }
+
+    /// The first query parameter called `name`.
+    static func parameter(_ name: String, of request: HTTPRequest) -> String? {
+        request.queryItems.first { $0.name == name }?.value
+    }
+
+    /// `?ns=`, else the default namespace.
+    func consoleNamespaceName(_ request: HTTPRequest) throws(RESTError) -> String {
+        let name = Self.parameter("ns", of: request) ?? configuration.defaultNamespace
+        guard NamespaceName.isValid(name) else { throw RESTError(400, NamespaceName.invalidMessage(name)) }
+        return name
+    }
+
+    /// Runs `body` with a namespace that exists, or the default one (the console creates no other by
+    /// looking at it).
+    func withConsoleNamespace(_ name: String, responder: any HTTPResponder, _ body: @escaping (Namespace) throws(RESTError) -> Void) {
+        guard name == configuration.defaultNamespace || namespaces.mayOpen(name, isAdmin: false) else {
+            return responder.respond(RESTResponses.error(RESTError(404, "There is no namespace '\(name)'. Create it on the Namespaces page.")))
+        }
+        namespaces.withNamespace(name) { result in
+            do throws(RESTError) {
+                switch result {
+                case .success(let namespace): try body(namespace)
+                case .failure(let unavailable): throw RESTError(unavailable)
+                }
+            } catch {
+                responder.respond(RESTResponses.error(error))
+            }
+        }
+    }
+
+    // MARK: Usage
+
+    /// Once a second from `tick`: the running totals the usage charts are drawn from.
+    func recordUsage(now: Int64) {
+        var connections = longPolls.count
+        for namespace in namespaces.all { connections += namespace.realtimeSessions.count + namespace.streams.count }
+        // Long-poll sessions are realtime sessions too: counted once.
+        connections -= min(longPolls.count, connections)
+        usage.record(UsageHistory.Totals(
+            t: now, connections: connections, reads: metrics.reads.values.reduce(0, &+),
+            writes: metrics.writes.values.reduce(0, &+), bytes: metrics.deliveredBytes))
+    }
+
+    private func usageJSON(_ request: HTTPRequest) -> String {
+        let range = Self.parameter("range", of: request).flatMap { UsageHistory.Range(rawValue: $0) } ?? .minute
+        let points = usage.points(range).map { point in
+            "{\"t\":\(point.t),\"connections\":\(point.connections),\"reads\":\(Node(point.reads).json()),"
+                + "\"writes\":\(Node(point.writes).json()),\"bytes\":\(Node(point.bytes).json())}"
+        }
+        let storage = namespaces.knownNames.map { "{\"namespace\":\(Node($0).json()),\"bytes\":\(namespaces.storedBytes($0))}" }
+        var listeners = 0
+        var connections = 0
+        for namespace in namespaces.all {
+            listeners += namespace.fanOut.count
+            connections += namespace.realtimeSessions.count + namespace.streams.count
+        }
+        let uptime = max(0, clock() - metrics.startedAt) / 1000
+        return "{\"range\":\"\(range.rawValue)\",\"stepSeconds\":\(range.stepMilliseconds / 1000),\"points\":[\(points.joined(separator: ","))],"
+            + "\"storage\":[\(storage.joined(separator: ","))],"
+            + "\"now\":{\"connections\":\(connections),\"listeners\":\(listeners),\"uptimeSeconds\":\(uptime)}}"
+    }
+
+    // MARK: Namespaces
+
+    private func namespacesJSON() -> String {
+        let rows = namespaces.knownNames.union(configuration.defaultNamespace).map { name in
+            let open = namespaces[name]
+            let connections = open.map { $0.realtimeSessions.count + $0.streams.count } ?? 0
+            return "{\"name\":\(Node(name).json()),\"bytes\":\(namespaces.storedBytes(name)),\"loaded\":\(open != nil),"
+                + "\"connections\":\(connections),\"default\":\(name == configuration.defaultNamespace)}"
+        }
+        return "{\"namespaces\":[\(rows.joined(separator: ","))]}"
+    }
+
+    private func createNamespace(_ request: HTTPRequest) throws(RESTError) -> HTTPResponse {
+        guard let body = try? Node(jsonBytes: request.body), let name = body.child("name").stringValue else {
+            throw RESTError(400, "Send {\"name\": \"…\"}")
+        }
+        guard NamespaceName.isValid(name) else { throw RESTError(400, NamespaceName.invalidMessage(name)) }
+        guard !namespaces.exists(name) else { throw RESTError(409, "There is already a namespace '\(name)'.") }
+        do { _ = try namespaces.open(name) } catch { throw RESTError(error) }
+        log("hearth: namespace '\(name)' created from the console.")
+        return RESTResponses.json(201, Array("{\"name\":\(Node(name).json())}".utf8))
+    }
+
+    private func deleteNamespace(_ name: String, request: HTTPRequest) throws(RESTError) -> HTTPResponse {
+        guard NamespaceName.isValid(name) else { throw RESTError(400, NamespaceName.invalidMessage(name)) }
+        guard let body = try? Node(jsonBytes: request.body), body.child("confirm").stringValue == name else {
+            throw RESTError(400, "Confirm by sending {\"confirm\": \"\(name)\"}: deleting a namespace deletes its data.")
+        }
+        guard namespaces.exists(name) else { throw RESTError(404, "There is no namespace '\(name)'.") }
+        do { try namespaces.delete(name) } catch { throw RESTError(error) }
+        return RESTResponses.json(200, Array("{\"deleted\":\(Node(name).json())}".utf8))
+    }
+
+    // MARK: Auth
+
+    /// Sends an auth request on as the admin (the console's session stands for the admin credential).
+    private func forwardToAuth(_ request: HTTPRequest, path: String, responder: any HTTPResponder) throws(RESTError) {
+        guard let identity, identity.handles(path: path) else { throw RESTError(404, "This server does not serve Firebase Auth at \(path.prefix(100))") }
+        var forwarded = request
+        forwarded.path = path
+        forwarded.headers["cookie"] = nil
+        forwarded.headers["x-hearth-csrf"] = nil
+        forwarded.headers["authorization"] = "Bearer " + (configuration.adminToken ?? "owner")
+        _ = routeAuth(forwarded, responder: responder)
+    }
+}
+
+extension Array where Element == String {
+    /// The names with `name` added when missing, sorted.
+    func union(_ name: String) -> [String] { contains(name) ? self : (self + [name]).sorted() }
+}

@@ -1,0 +1,136 @@
+import HearthCore
+import HearthProtocol
+import HearthSupport
+
+/// The console (docs/console.md): its pages under `/console/`, its sign-in, and its API under
+/// `/console/api/` (docs/console-api.md). `/` leads to it unless `--public` serves a site there.
+extension DatabaseServer {
+    /// Whether `request` was the console's (then it has been answered, or will be).
+    func routeConsole(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) -> Bool {
+        let path = request.path
+        if path == "/" && site == nil && (request.method == .get || request.method == .head) {
+            responder.respond(Self.redirect(to: "/console/"))
+            return true
+        }
+        guard path == "/console" || path.hasPrefix("/console/") else { return false }
+        if path == "/console" {
+            responder.respond(Self.redirect(to: "/console/"))
+        } else if path == "/console/signin" {
+            responder.respond(signIn(code: request.queryItems.first { $0.name == "code" }?.value ?? "", secure: isSecure(request)))
+        } else if path.hasPrefix("/console/api/") {
+            try consoleAPI(request, endpoint: String(path.dropFirst("/console/api/".count)), responder: responder)
+        } else {
+            serveConsolePage(request, responder: responder)
+        }
+        return true
+    }
+
+    /// The link `hearth serve` prints: it signs the admin in once.
+    public func consoleSignInLink(base: String) -> String { base + "/console/signin?code=" + consoleSessions.signInCode }
+
+    // MARK: Signing in
+
+    private func signIn(code: String, secure: Bool) -> HTTPResponse {
+        guard let id = consoleSessions.redeem(code: code, now: clock()) else {
+            return Self.redirect(to: "/console/?signin=failed")
+        }
+        // The link is spent: the next browser needs the new one.
+        log("hearth: a browser signed in to the console. The next sign-in link: /console/signin?code=\(consoleSessions.signInCode)")
+        var response = Self.redirect(to: "/console/")
+        response.headers.append(("set-cookie", ConsoleCookie.set(id, secure: secure)))
+        return response
+    }
+
+    /// `POST /console/api/signin` with the admin token: for a browser without the printed link.
+    func signIn(withToken request: HTTPRequest) throws(RESTError) -> HTTPResponse {
+        guard let body = try? Node(jsonBytes: request.body), let token = body.child("token").stringValue,
+            case .success(let caller) = credentials.caller(credential: token, authVariable: nil), caller.isAdmin
+        else { throw RESTError(401, "That is not the admin token. It is in the data directory's admin-token file (owner in emulator mode).") }
+        let id = consoleSessions.open(now: clock())
+        return RESTResponses.json(200, Array(#"{"ok":true}"#.utf8), headers: [("set-cookie", ConsoleCookie.set(id, secure: isSecure(request)))])
+    }
+
+    /// Whether the request came over TLS (then the cookie is `Secure`).
+    private func isSecure(_ request: HTTPRequest) -> Bool { secureCookies }
+
+    // MARK: The session a request carries
+
+    /// Why a request with the console's cookie is not an admin's.
+    enum ConsoleRefusal: Error {
+        case noSession
+        case csrf
+    }
+
+    /// The console session behind `request`'s cookie, if any. Changes (anything but GET and HEAD) must
+    /// carry the session's CSRF token too: a page on another site can make a browser send a cookie, but
+    /// cannot read the token to send with it.
+    func consoleSession(of request: HTTPRequest) -> Result<ConsoleSessions.Session, ConsoleRefusal> {
+        guard let id = ConsoleCookie.sessionID(in: request.headers["cookie"]),
+            let session = consoleSessions.session(id, now: clock())
+        else { return .failure(.noSession) }
+        if request.method != .get && request.method != .head {
+            guard let token = request.headers["x-hearth-csrf"], ConstantTime.equal(token, session.csrf) else {
+                return .failure(.csrf)
+            }
+        }
+        return .success(session)
+    }
+
+    static let csrfRefusal = RESTError(403, "The console's CSRF token is missing or wrong: reload the console page.")
+    static let noConsoleSession = RESTError(
+        401, "Not signed in to the console: open the sign-in link hearth serve printed, or sign in with the admin token.")
+
+    // MARK: Pages
+
+    private func serveConsolePage(_ request: HTTPRequest, responder: any HTTPResponder) {
+        guard request.method == .get || request.method == .head else {
+            return responder.respond(RESTResponses.error(RESTError(405, "The console's pages are read with GET")))
+        }
+        guard let assets = consoleAssets else {
+            return responder.respond(HTTPResponse(
+                status: 500, headers: [("content-type", "text/plain; charset=utf-8"), ("cache-control", "no-cache")],
+                body: Array(("The console's files were not found next to the hearth binary. Set HEARTH_CONSOLE_DIR to the "
+                    + "directory Sources/HearthServer/Console/Assets of Hearth's source.\n").utf8)))
+        }
+        var page = request
+        page.path = String(request.path.dropFirst("/console".count))
+        assets.answer(page, executor: executor, responder: ConsoleHeadersResponder(responder))
+    }
+
+    static func redirect(to location: String) -> HTTPResponse {
+        HTTPResponse(status: 303, headers: [("location", location), ("cache-control", "no-store"), ("content-length", "0")])
+    }
+
+    /// The console's pages may run only their own scripts, load only from this server, and never be
+    /// framed (clickjacking).
+    static let consolePageHeaders: [(String, String)] = [
+        ("content-security-policy",
+         "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"),
+        ("x-frame-options", "DENY"),
+        ("referrer-policy", "same-origin"),
+    ]
+}
+
+/// Adds the console's security headers to the page a ``StaticSite`` answers with.
+private final class ConsoleHeadersResponder: HTTPResponder {
+    let wrapped: any HTTPResponder
+
+    init(_ wrapped: any HTTPResponder) { self.wrapped = wrapped }
+
+    func respond(_ response: HTTPResponse) {
+        var response = response
+        response.headers += DatabaseServer.consolePageHeaders
+        wrapped.respond(response)
+    }
+
+    func startStream(status: Int, headers: [(String, String)]) { wrapped.startStream(status: status, headers: headers) }
+    func send(_ bytes: [UInt8]) -> Bool { wrapped.send(bytes) }
+    func sendFinal(_ bytes: [UInt8]) { wrapped.sendFinal(bytes) }
+    func finish() { wrapped.finish() }
+    func abort() { wrapped.abort() }
+    var onClose: (() -> Void)? {
+        get { wrapped.onClose }
+        set { wrapped.onClose = newValue }
+    }
+    var queuedByteCount: Int { wrapped.queuedByteCount }
+}

@@ -1,0 +1,244 @@
+"""The console's API through the real binary (docs/console.md, docs/console-api.md): signing in with the
+printed link, the cookie session and its CSRF token, and everything the pages do, each checked the way a
+user would check it: over REST, with a real user's token, or on disk. The pages themselves are driven in
+Chromium by test_console_browser.py."""
+
+import json
+import threading
+import time
+
+import pytest
+import requests
+
+from console_support import NEXT_LINK, Console, start_console_server
+
+
+@pytest.fixture(scope="module")
+def server(hearth_binary, tmp_path_factory):
+    server = start_console_server(hearth_binary, tmp_path_factory.mktemp("console-data"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def console(server):
+    return Console(server)
+
+
+def api_key() -> dict:
+    return {"key": "console-test-key"}
+
+
+def sign_up(server, email: str, password: str = "secret123") -> dict:
+    answer = requests.post(
+        f"{server.url}/identitytoolkit.googleapis.com/v1/accounts:signUp", params=api_key(),
+        json={"email": email, "password": password, "returnSecureToken": True})
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_the_printed_link_signs_in_once_and_the_next_one_is_printed(server, console):
+    # `console` used the banner's link: it is spent.
+    again = requests.get(server.link, allow_redirects=False)
+    assert again.status_code == 303 and again.headers["location"] == "/console/?signin=failed"
+    assert "set-cookie" not in again.headers
+    following = NEXT_LINK.search(server.read_stderr(NEXT_LINK).group(0)).group(1)
+    Console(server, server.url + following)
+    # `/` leads to the console, whose page is served with a policy that keeps other sites out.
+    root = requests.get(server.url + "/", allow_redirects=False)
+    assert root.status_code == 303 and root.headers["location"] == "/console/"
+    page = requests.get(server.url + "/console/")
+    assert page.status_code == 200 and "<html" in page.text.lower()
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    cookie = console.http.cookies.get("hearth_console")
+    assert cookie
+    raw = requests.get(server.link, allow_redirects=False)  # spent, but shows no cookie either way
+    assert raw.status_code == 303
+
+
+def test_the_admin_token_signs_in_too(server):
+    http = requests.Session()
+    assert http.post(server.url + "/console/api/signin", json={"token": "wrong"}).status_code == 401
+    answer = http.post(server.url + "/console/api/signin", json={"token": server.admin_token})
+    assert answer.status_code == 200
+    assert "HttpOnly" in answer.headers["set-cookie"] and "SameSite=Strict" in answer.headers["set-cookie"]
+    assert http.get(server.url + "/console/api/session").status_code == 200
+
+
+def test_nothing_in_the_console_works_for_a_non_admin(server, console):
+    user = sign_up(server, "stranger@example.com")
+    as_user = {"Authorization": f"Bearer {user['idToken']}"}
+    forged = {"Cookie": "hearth_console=" + "0" * 64}
+    gets = ["session", "usage", "namespaces", "rules", "children", "changes",
+            "auth/emulator/v1/projects/console-test/oobCodes"]
+    for headers in (as_user, forged, {}):
+        for endpoint in gets:
+            answer = requests.get(f"{server.url}/console/api/{endpoint}", headers=headers, timeout=5)
+            assert answer.status_code == 401, (endpoint, headers, answer.text)
+        for endpoint in ("namespaces", "rules/deploy", "rules/simulate", "rules/rollback",
+                         "auth/identitytoolkit.googleapis.com/v1/projects/console-test/accounts:query"):
+            answer = requests.post(f"{server.url}/console/api/{endpoint}", headers=headers, json={"name": "x"}, timeout=5)
+            assert answer.status_code == 401, (endpoint, headers, answer.text)
+    # A forged cookie is no credential for the data either.
+    assert requests.put(f"{server.url}/private.json", json=1, headers=server.admin()).status_code == 200
+    assert requests.get(f"{server.url}/.json", headers=forged).status_code == 401
+
+
+def test_changes_need_the_csrf_token(server, console):
+    assert console.send("PUT", "/csrf.json", json="kept").status_code == 200
+    for headers in ({}, {"X-Hearth-CSRF": "0" * 64}):
+        bare = console.http.put(server.url + "/csrf.json", json="replaced", headers=headers)
+        assert bare.status_code == 403, bare.text
+        assert "CSRF" in bare.json()["error"]
+        assert console.http.post(server.url + "/console/api/namespaces", json={"name": "sneaky"}, headers=headers).status_code == 403
+    assert requests.get(server.url + "/csrf.json", headers=server.admin()).json() == "kept"
+    assert "sneaky" not in [row["name"] for row in console.get("/console/api/namespaces").json()["namespaces"]]
+
+
+def test_the_tree_is_read_a_page_at_a_time(server, console):
+    leaves = {f"k{index:05d}": index for index in range(1200)}
+    assert requests.put(f"{server.url}/big.json", json={"list": leaves, "leaf": "v"}, headers=server.admin()).status_code == 200
+    first = console.get("/console/api/children", params={"path": "/big/list", "limit": 500}).json()
+    assert first["total"] == 1200 and first["more"] is True and len(first["children"]) == 500
+    assert first["children"][0] == {"key": "k00000", "leaf": True, "value": 0}
+    seen = [row["key"] for row in first["children"]]
+    while first["more"]:
+        first = console.get("/console/api/children", params={"path": "/big/list", "after": seen[-1], "limit": 500}).json()
+        seen += [row["key"] for row in first["children"]]
+    assert seen == sorted(leaves)
+    top = console.get("/console/api/children", params={"path": "/big"}).json()
+    assert top["children"] == [{"key": "leaf", "leaf": True, "value": "v"}, {"key": "list", "leaf": False, "count": 1200}]
+
+
+def test_the_change_feed_names_written_paths_within_a_second(server, console):
+    events: list = []
+    opened = threading.Event()
+
+    def listen():
+        with console.http.get(server.url + "/console/api/changes", stream=True, timeout=10) as stream:
+            opened.set()
+            for line in stream.iter_lines(decode_unicode=True):
+                if line.startswith("data: "):
+                    events.append((time.monotonic(), json.loads(line[6:])))
+                    return
+
+    thread = threading.Thread(target=listen, daemon=True)
+    thread.start()
+    assert opened.wait(5)
+    time.sleep(0.2)
+    written = time.monotonic()
+    assert requests.patch(f"{server.url}/feed.json", json={"a/b": 1, "c": 2}, headers=server.admin()).status_code == 200
+    thread.join(5)
+    assert events, "no change event"
+    arrived, data = events[0]
+    assert sorted(data["paths"]) == ["/feed/a/b", "/feed/c"]
+    assert arrived - written < 1.0
+
+
+def test_rules_errors_deploys_history_rollback_and_the_simulator(server, console):
+    broken = '{\n  "rules": {\n    "notes": {\n      ".read": "auth != nul"\n    }\n  }\n}'
+    refused = console.send("POST", "/console/api/rules/deploy", json={"source": broken, "format": "json"})
+    assert refused.status_code == 400
+    error = refused.json()["error"]
+    assert error["line"] == 4 and error["column"] > 1, error
+    checked = console.send("POST", "/console/api/rules/check", json={"source": broken, "format": "json"}).json()
+    assert checked["ok"] is False and checked["error"]["line"] == 4
+
+    rules = ('{\n  "rules": {\n    "notes": {\n      "$uid": {\n        ".read": "auth != null && auth.uid == $uid",\n'
+             '        ".write": "auth != null && auth.uid == $uid"\n      }\n    }\n  }\n}')
+    deployed = console.send("POST", "/console/api/rules/deploy", json={"source": rules, "format": "json"})
+    assert deployed.status_code == 200, deployed.text
+    # The same rules over the REST rules endpoint, as the CLI reads them.
+    assert requests.get(f"{server.url}/.settings/rules.json", headers=server.admin()).text == rules
+
+    user = sign_up(server, "rules@example.com")
+    uid = user["localId"]
+    for (uid_as, path) in ((uid, f"/notes/{uid}"), (uid, "/notes/other"), (None, f"/notes/{uid}")):
+        simulated = console.send("POST", "/console/api/rules/simulate", json={
+            "operation": "read", "path": path, "auth": {"uid": uid_as} if uid_as else None}).json()
+        params = {"auth": user["idToken"]} if uid_as else {}
+        real = requests.get(f"{server.url}{path}.json", params=params)
+        assert simulated["allowed"] == (real.status_code == 200), (path, uid_as, simulated, real.text)
+        assert simulated["rule"]["line"] == 5, simulated
+    write = console.send("POST", "/console/api/rules/simulate", json={
+        "operation": "set", "path": f"/notes/{uid}", "auth": {"uid": uid}, "value": {"text": "hi"}}).json()
+    real_write = requests.put(f"{server.url}/notes/{uid}.json", params={"auth": user["idToken"]}, json={"text": "hi"})
+    assert write["allowed"] is True and real_write.status_code == 200
+
+    bolt = "path /notes/{uid} {\n  read() { false }\n}\n"
+    assert console.send("POST", "/console/api/rules/deploy", json={"source": bolt, "format": "bolt"}).status_code == 200
+    assert requests.get(f"{server.url}/notes/{uid}.json", params={"auth": user["idToken"]}).status_code == 401
+    listed = console.get("/console/api/rules").json()
+    assert listed["format"] == "bolt" and listed["source"] == bolt
+    versions = [row["version"] for row in listed["history"]]
+    assert versions == sorted(versions, reverse=True) and len(versions) >= 2
+    previous = versions[1]
+    assert console.get("/console/api/rules/version", params={"version": previous}).json()["source"] == rules
+    rolled = console.send("POST", "/console/api/rules/rollback", json={"version": previous})
+    assert rolled.status_code == 200 and rolled.json()["version"] == versions[0] + 1
+    assert requests.get(f"{server.url}/notes/{uid}.json", params={"auth": user["idToken"]}).status_code == 200
+    # The history is on disk: it survives a restart of the console's view of it.
+    assert (server.data / "console-test-default-rtdb.rules-history.jsonl").exists()
+
+
+def test_users_are_managed_through_the_console(server, console):
+    created = console.auth("accounts", {"email": "made@example.com", "password": "secret123"})
+    assert created.status_code == 200, created.text
+    uid = created.json()["localId"]
+    sign_in = f"{server.url}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword"
+    credentials = {"email": "made@example.com", "password": "secret123", "returnSecureToken": True}
+    assert requests.post(sign_in, params=api_key(), json=credentials).status_code == 200
+    assert console.auth("accounts:update", {"localId": uid, "disableUser": True}).status_code == 200
+    refused = requests.post(sign_in, params=api_key(), json=credentials)
+    assert refused.json()["error"]["message"] == "USER_DISABLED"
+    listed = console.auth("accounts:query", {"returnUserInfo": True, "limit": 25}).json()
+    assert any(user["localId"] == uid and user.get("disabled") for user in listed["userInfo"])
+    found = console.auth("accounts:lookup", {"email": ["made@example.com"]}).json()
+    assert found["users"][0]["localId"] == uid
+    assert console.auth("accounts:sendOobCode", {"requestType": "PASSWORD_RESET", "email": "made@example.com"}).status_code == 200
+    outbox = console.get("/console/api/auth/emulator/v1/projects/console-test/oobCodes").json()["oobCodes"]
+    assert any(code["email"] == "made@example.com" and code["requestType"] == "PASSWORD_RESET" for code in outbox)
+    assert console.auth("accounts:delete", {"localId": uid}).status_code == 200
+    assert console.auth("accounts:lookup", {"localId": [uid]}).json().get("users") is None
+
+
+def test_sign_in_methods_switch_off_and_on(server, console):
+    config = "/console/api/auth/identitytoolkit.googleapis.com/admin/v2/projects/console-test/config"
+    sign_up_url = f"{server.url}/identitytoolkit.googleapis.com/v1/accounts:signUp"
+    assert console.send("PATCH", config, json={"signIn": {"anonymous": {"enabled": False}}}).status_code == 200
+    assert requests.post(sign_up_url, params=api_key(), json={}).json()["error"]["message"] == "ADMIN_ONLY_OPERATION"
+    assert console.get(config).json()["signIn"]["anonymous"]["enabled"] is False
+    assert console.send("PATCH", config, json={"signIn": {"anonymous": {"enabled": True}}}).status_code == 200
+    assert requests.post(sign_up_url, params=api_key(), json={}).status_code == 200
+
+
+def test_usage_moves_under_load(server, console):
+    def latest_writes() -> float:
+        points = console.get("/console/api/usage", params={"range": "minute"}).json()["points"]
+        return max((point["writes"] for point in points[-3:]), default=0)
+
+    for index in range(200):
+        requests.put(f"{server.url}/load/{index}.json", json=index, headers=server.admin())
+    deadline = time.monotonic() + 5
+    while latest_writes() == 0 and time.monotonic() < deadline:
+        time.sleep(0.3)
+    assert latest_writes() > 0
+    usage = console.get("/console/api/usage", params={"range": "hour"}).json()
+    assert usage["stepSeconds"] == 60
+    assert any(row["namespace"] == "console-test-default-rtdb" and row["bytes"] > 0 for row in usage["storage"])
+
+
+def test_namespaces_are_created_and_deleted(server, console):
+    assert console.send("POST", "/console/api/namespaces", json={"name": "shop"}).status_code == 201
+    assert console.send("POST", "/console/api/namespaces", json={"name": "shop"}).status_code == 409
+    assert console.send("POST", "/console/api/namespaces", json={"name": "auth"}).status_code == 400
+    assert requests.put(f"{server.url}/item.json?ns=shop", json=1, headers=server.admin()).status_code == 200
+    names = {row["name"]: row for row in console.get("/console/api/namespaces").json()["namespaces"]}
+    assert names["shop"]["bytes"] > 0 and names["console-test-default-rtdb"]["default"] is True
+    assert "auth" not in names
+    wrong = console.send("DELETE", "/console/api/namespaces/shop", json={"confirm": "shops"})
+    assert wrong.status_code == 400
+    assert console.send("DELETE", "/console/api/namespaces/shop", json={"confirm": "shop"}).status_code == 200
+    assert not (server.data / "shop.sqlite").exists()
+    assert requests.get(f"{server.url}/item.json?ns=shop", headers={"Authorization": "Bearer nobody"}).status_code in (401, 404)
+    assert "shop" not in [row["name"] for row in console.get("/console/api/namespaces").json()["namespaces"]]

@@ -1,0 +1,263 @@
+"""The console in a real browser: Debian's headless Chromium driven by selenium (docs/console.md). Each
+test does what a person would, through the pages, and checks the outcome the way they would: over REST,
+with a real user's token, or by looking. Screenshots of every screen at 1280×800 and 390×844 are saved
+under .build/test-artifacts/console (HEARTH_ARTIFACTS to change it)."""
+
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from console_support import start_console_server
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.common.keys import Keys  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("HEARTH_ARTIFACTS", ROOT / ".build" / "test-artifacts" / "console"))
+NS = "console-test-default-rtdb"
+SIZES = {"desktop": (1280, 800), "phone": (390, 844)}
+
+
+def chromium_paths() -> tuple[str, str]:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not browser or not driver:
+        pytest.fail("Chromium and chromedriver are needed (Debian: apt-get install chromium chromium-driver; "
+                    "scripts/setup installs them)", pytrace=False)
+    return browser, driver
+
+
+@pytest.fixture(scope="module")
+def server(hearth_binary, tmp_path_factory):
+    server = start_console_server(hearth_binary, tmp_path_factory.mktemp("console-browser-data"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(server):
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver_path = chromium_paths()
+    options = Options()
+    options.binary_location = binary
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,800"):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.set_window_size(*SIZES["desktop"])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    driver.get(server.link)
+    wait(driver).until(lambda d: d.find_elements(By.ID, "nav-data"))
+    yield driver
+    errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    driver.quit()
+    # The tests provoke some errors on purpose (a 400 for broken rules): those are the server's answers,
+    # logged by the browser as failed requests, not errors in the page's scripts.
+    script_errors = [entry for entry in errors if "Failed to load resource" not in entry["message"]]
+    assert not script_errors, script_errors
+
+
+def wait(driver, seconds: float = 10) -> WebDriverWait:
+    return WebDriverWait(driver, seconds, poll_frequency=0.05,
+                         ignored_exceptions=(StaleElementReferenceException,))
+
+
+def go(driver, route: str) -> None:
+    driver.execute_script("location.hash = arguments[0]", route)
+
+
+def row(driver, path: str):
+    found = driver.find_elements(By.CSS_SELECTOR, f'.row[data-path="{path}"]')
+    return found[0] if found else None
+
+
+def screenshots(driver, name: str) -> None:
+    """Saves the screen at both sizes (the phone size first, then back to the desktop)."""
+    for size, (width, height) in (("phone", SIZES["phone"]), ("desktop", SIZES["desktop"])):
+        driver.set_window_size(width, height)
+        time.sleep(0.4)
+        driver.save_screenshot(str(ARTIFACTS / f"{name}-{size}.png"))
+
+
+def set_editor(driver, element_id: str, text: str) -> None:
+    """Replaces a textarea's text as typing would (the page listens to `input`)."""
+    driver.execute_script(
+        "const e = document.getElementById(arguments[0]); e.value = arguments[1];"
+        "e.dispatchEvent(new Event('input', {bubbles: true}));", element_id, text)
+
+
+def sign_up(server, email: str) -> dict:
+    answer = requests.post(f"{server.url}/identitytoolkit.googleapis.com/v1/accounts:signUp",
+                           params={"key": "browser"}, json={"email": email, "password": "secret123", "returnSecureToken": True})
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_signing_in_through_the_printed_link_opens_the_console(server, browser):
+    assert "/console/" in browser.current_url
+    assert browser.find_element(By.ID, "signout").is_displayed() or browser.find_element(By.ID, "signout")
+    # The link is spent: a second browser session would get the sign-in screen with the reason.
+    assert requests.get(server.link, allow_redirects=False).headers["location"] == "/console/?signin=failed"
+
+
+def test_a_rest_write_shows_up_in_the_open_data_view_within_a_second(server, browser):
+    admin = server.admin()
+    assert requests.put(f"{server.url}/greeting.json", json="hello", headers=admin).status_code == 200
+    assert requests.put(f"{server.url}/rooms.json", json={"r1": {"name": "Lobby", "size": 3}}, headers=admin).status_code == 200
+    go(browser, f"#/data/{NS}/")
+    wait(browser).until(lambda d: row(d, "/greeting"))
+    written = time.monotonic()
+    assert requests.put(f"{server.url}/arrived.json", json={"at": 1}, headers=admin).status_code == 200
+    wait(browser, 3).until(lambda d: row(d, "/arrived"))
+    shown = time.monotonic() - written
+    assert shown < 1.0, f"the write took {shown:.2f} s to show"
+    assert "flash-added" in row(browser, "/arrived").get_attribute("class")
+    # A change to a shown leaf flashes as changed.
+    assert requests.put(f"{server.url}/greeting.json", json="hello again", headers=admin).status_code == 200
+    wait(browser, 3).until(lambda d: "hello again" in row(d, "/greeting").text)
+    assert "flash-changed" in row(browser, "/greeting").get_attribute("class")
+    screenshots(browser, "data")
+
+
+def test_a_value_edited_in_the_page_reads_back_over_rest(server, browser):
+    go(browser, f"#/data/{NS}/")
+    wait(browser).until(lambda d: row(d, "/greeting"))
+    row(browser, "/greeting").find_element(By.CSS_SELECTOR, ".value").click()
+    editor = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, ".value-editor"))
+    editor.send_keys(Keys.CONTROL, "a")
+    editor.send_keys('"edited in the console"', Keys.ENTER)
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        if requests.get(f"{server.url}/greeting.json", headers=server.admin()).json() == "edited in the console":
+            break
+        time.sleep(0.05)
+    assert requests.get(f"{server.url}/greeting.json", headers=server.admin()).json() == "edited in the console"
+
+
+def test_rules_with_an_error_show_it_at_its_line_then_deploy_once_fixed(server, browser):
+    go(browser, f"#/rules/{NS}")
+    wait(browser).until(lambda d: d.find_element(By.ID, "rules-editor").get_attribute("value"))
+    broken = ('{\n  "rules": {\n    "notes": {\n      "$uid": {\n        ".read": "auth.uid == $uid &&",\n'
+              '        ".write": "auth != null && auth.uid == $uid"\n      }\n    }\n  }\n}\n')
+    Select(browser.find_element(By.ID, "rules-format")).select_by_value("json")
+    set_editor(browser, "rules-editor", broken)
+    browser.find_element(By.ID, "rules-deploy").click()
+    wait(browser).until(lambda d: "Line 5" in d.find_element(By.ID, "rules-error").text)
+    assert browser.find_elements(By.CSS_SELECTOR, '[data-line="5"].error-line')
+    screenshots(browser, "rules-error")
+    fixed = broken.replace("auth.uid == $uid &&", "auth != null && auth.uid == $uid")
+    set_editor(browser, "rules-editor", fixed)
+    browser.find_element(By.ID, "rules-deploy").click()
+    wait(browser).until(lambda d: requests.get(f"{server.url}/.settings/rules.json", headers=server.admin()).text == fixed)
+    wait(browser).until(lambda d: "Line" not in d.find_element(By.ID, "rules-error").text)
+    wait(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#rules-history [data-version]")) >= 1)
+
+
+def test_the_simulator_answers_as_a_real_request_does(server, browser):
+    user = sign_up(server, "simulated@example.com")
+    uid = user["localId"]
+    requests.put(f"{server.url}/notes/{uid}.json", json={"text": "mine"}, headers=server.admin())
+    go(browser, f"#/rules/{NS}")
+    wait(browser).until(lambda d: d.find_element(By.ID, "sim-run"))
+    cases = [(uid, f"/notes/{uid}"), ("", f"/notes/{uid}"), (uid, "/notes/someone-else")]
+    for as_uid, path in cases:
+        Select(browser.find_element(By.ID, "sim-operation")).select_by_value("read")
+        for element_id, value in (("sim-path", path), ("sim-uid", as_uid)):
+            field = browser.find_element(By.ID, element_id)
+            field.clear()
+            if value:
+                field.send_keys(value)
+        draft = browser.find_element(By.ID, "sim-draft")
+        if draft.is_selected():
+            draft.click()
+        before = browser.find_element(By.ID, "sim-result").text
+        browser.find_element(By.ID, "sim-run").click()
+        wait(browser).until(lambda d: d.find_element(By.ID, "sim-result").text not in ("", before)
+                            or ("Allowed" in d.find_element(By.ID, "sim-result").text) != ("Allowed" in before))
+        time.sleep(0.2)
+        result = browser.find_element(By.ID, "sim-result").text
+        real = requests.get(f"{server.url}{path}.json", params={"auth": user["idToken"]} if as_uid else {})
+        expected = "Allowed" if real.status_code == 200 else "Denied"
+        assert expected in result, (as_uid, path, result, real.status_code)
+        if as_uid == "":
+            browser.execute_script("document.getElementById('sim-result').scrollIntoView({block: 'center'})")
+            screenshots(browser, "rules-simulator")
+
+
+def test_creating_and_disabling_a_user(server, browser):
+    go(browser, "#/auth")
+    wait(browser).until(lambda d: d.find_element(By.ID, "create-user"))
+    browser.find_element(By.ID, "create-user").click()
+    wait(browser).until(lambda d: d.find_element(By.ID, "new-email").is_displayed())
+    browser.find_element(By.ID, "new-email").send_keys("ada@example.com")
+    browser.find_element(By.ID, "new-password").send_keys("lovelace1")
+    browser.find_element(By.ID, "new-name").send_keys("Ada")
+    browser.find_element(By.ID, "new-submit").click()
+    sign_in = f"{server.url}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword"
+    credentials = {"email": "ada@example.com", "password": "lovelace1", "returnSecureToken": True}
+    wait(browser).until(lambda d: requests.post(sign_in, params={"key": "k"}, json=credentials).status_code == 200)
+    uid = requests.post(sign_in, params={"key": "k"}, json=credentials).json()["localId"]
+    user_row = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, f'#users-table [data-uid="{uid}"]'))
+    user_row.find_element(By.CSS_SELECTOR, ".disable-user").click()
+    confirm = browser.find_elements(By.ID, "confirm-ok")
+    if confirm and confirm[0].is_displayed():
+        confirm[0].click()
+    wait(browser).until(lambda d: requests.post(sign_in, params={"key": "k"}, json=credentials).json()
+                        .get("error", {}).get("message") == "USER_DISABLED")
+    wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#users-table [data-uid="{uid}"] .enable-user'))
+    screenshots(browser, "auth")
+
+
+def test_the_usage_chart_moves_under_load(server, browser):
+    go(browser, "#/usage")
+    chart = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, "#chart-writes path.series"))
+    before = chart.get_attribute("d")
+    session = requests.Session()
+    deadline = time.monotonic() + 3
+    index = 0
+    while time.monotonic() < deadline:
+        session.put(f"{server.url}/load/{index % 50}.json", json=index, headers=server.admin())
+        index += 1
+    wait(browser, 5).until(lambda d: d.find_element(By.CSS_SELECTOR, "#chart-writes path.series").get_attribute("d") != before)
+    current = browser.find_element(By.CSS_SELECTOR, "#chart-writes .current").text
+    assert any(character.isdigit() and character != "0" for character in current), current
+    screenshots(browser, "usage")
+
+
+def test_namespaces_and_the_other_screens_look_finished(server, browser):
+    go(browser, "#/namespaces")
+    wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#namespaces-table [data-namespace="{NS}"]'))
+    field = browser.find_element(By.ID, "new-namespace")
+    field.send_keys("shop")
+    browser.find_element(By.ID, "create-namespace").click()
+    wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, '#namespaces-table [data-namespace="shop"]'))
+    assert (server.data / "shop.sqlite").exists()
+    screenshots(browser, "namespaces")
+    shop = browser.find_element(By.CSS_SELECTOR, '#namespaces-table [data-namespace="shop"]')
+    shop.find_element(By.CSS_SELECTOR, ".delete-namespace").click()
+    ok = wait(browser).until(lambda d: d.find_element(By.ID, "confirm-ok"))
+    assert not ok.is_enabled(), "deleting must wait for the name to be typed"
+    browser.find_element(By.ID, "confirm-name").send_keys("shop")
+    wait(browser).until(lambda d: d.find_element(By.ID, "confirm-ok").is_enabled())
+    browser.find_element(By.ID, "confirm-ok").click()
+    wait(browser).until(lambda d: not d.find_elements(By.CSS_SELECTOR, '#namespaces-table [data-namespace="shop"]'))
+    assert not (server.data / "shop.sqlite").exists()
+    go(browser, "#/auth")
+    wait(browser).until(lambda d: d.find_element(By.ID, "outbox"))
+    go(browser, f"#/rules/{NS}")
+    wait(browser).until(lambda d: d.find_element(By.ID, "rules-editor").get_attribute("value"))
+    screenshots(browser, "rules")
+    # The sign-in screen, as a browser without a session sees it.
+    browser.delete_all_cookies()
+    browser.get(server.url + "/console/?signin=failed")
+    wait(browser).until(lambda d: d.find_elements(By.ID, "signin-token"))
+    screenshots(browser, "signin")
