@@ -123,12 +123,11 @@ public struct RuleSet: Sendable {
     public func canUpdate(at path: Path, children: [(Path, Node)], root: Node, auth: Node?, now: Int64) -> RuleDecision {
         var writes: [(Path, Node)] = []
         var locations: [Path] = []
+        if let (a, b) = Path.firstOverlap(in: children.map { path.appending(path: $0.0) }) {
+            return RuleDecision(allowed: false, rule: nil, detail: .text("invalid update: \(b.slashed) overlaps \(a.slashed)"))
+        }
         for (relative, value) in children {
             let location = path.appending(path: relative)
-            for other in locations where other.overlaps(location) {
-                return RuleDecision(
-                    allowed: false, rule: nil, detail: .text("invalid update: \(location.slashed) overlaps \(other.slashed)"))
-            }
             do {
                 writes.append((location, try ServerValues.resolve(value, at: location, in: root, now: now)))
             } catch {

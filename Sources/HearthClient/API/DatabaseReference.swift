@@ -220,10 +220,8 @@ open class DatabaseReference: DatabaseQuery, @unchecked Sendable {  // immutable
             children.append((relative, try FoundationValues.node(from: value, at: full)))
         }
         children.sort { $0.0 < $1.0 }
-        for (index, (a, _)) in children.enumerated() {
-            for (b, _) in children[(index + 1)...] where a.overlaps(b) {
-                throw FoundationValues.Invalid(message: "updateChildValues: paths '\(a)' and '\(b)' overlap")
-            }
+        if let (a, b) = Path.firstOverlap(in: children.map(\.0)) {
+            throw FoundationValues.Invalid(message: "updateChildValues: paths '\(a)' and '\(b)' overlap")
         }
         return children
     }

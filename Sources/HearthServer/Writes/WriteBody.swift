@@ -32,10 +32,8 @@ enum WriteBody {
                 throw .invalid(error.code == .invalidJSON ? unparsable : error.message)
             }
         }
-        for (index, (a, _)) in values.enumerated() {
-            for (b, _) in values[(index + 1)...] where a.overlaps(b) {
-                throw .invalid("Invalid data; paths '\(a)' and '\(b)' overlap in one update")
-            }
+        if let (a, b) = Path.firstOverlap(in: values.map(\.0)) {
+            throw .invalid("Invalid data; paths '\(a)' and '\(b)' overlap in one update")
         }
         return values
     }
