@@ -33,6 +33,9 @@ public enum BoltCompiler {
 
     /// The compiled rules as an ordered tree (tests compare it structurally).
     static func compileToTree(source: String) throws(BoltError) -> (RulesJSON, [BoltWarning]) {
+        guard source.utf8.count <= BoltLimits.sourceBytesMax else {
+            throw BoltError(.parse, "The Bolt source is larger than \(BoltLimits.sourceBytesMax) bytes.", at: nil)
+        }
         let (program, parseWarnings) = try Parser.parse(source)
         let generator = try RulesGenerator(program)
         let rules = try generator.generate()

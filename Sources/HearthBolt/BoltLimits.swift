@@ -16,4 +16,13 @@ public enum BoltLimits {
     /// How deeply type validators may nest (a property's type inside its owner's, a base type under its
     /// derived type). Firebase paths have at most 32 levels, so deeper validators could never apply.
     public static let typeNestingMax = 128
+
+    /// How many locations (rule keys and child locations) one type's validator may hold once its
+    /// properties' types are expanded into it. A type whose two properties are of the next type, n deep,
+    /// expands to 2^n locations from a few hundred bytes of source (19 levels took gigabytes); the rules
+    /// it would print could never load anyway (256 KB of rules is about 10,000 locations).
+    public static let validatorLocationsMax = 50_000
+
+    /// The most Bolt source one compilation reads, the size JSON rules are limited to.
+    public static let sourceBytesMax = 256 * 1024
 }

@@ -17,6 +17,10 @@ extension RulesGenerator {
         allowUndefinedFunctions = true
         defer { allowUndefinedFunctions = savedAllowance }
         let created = try createValidator(for: type)
+        guard created.locationCount <= BoltLimits.validatorLocationsMax else {
+            throw error("The type \(key) expands to more than \(BoltLimits.validatorLocationsMax) rule locations "
+                + "(types that use the next type several times, many levels deep, multiply); simplify the types")
+        }
         validators[key] = created
         return created
     }

@@ -24,6 +24,9 @@ final class RulesGenerator {
     var activeCalls: Set<String> = []
     /// Function calls inlined so far, bounded by ``BoltLimits/inlinedCallsMax``.
     var inlinedCalls = 0
+    /// Locations grafted by path statements so far, bounded by ``BoltLimits/validatorLocationsMax``
+    /// (many paths of one large type multiply as nested types do).
+    var graftedLocations = 0
 
     static let builtinTypeNames = ["Any", "Null", "String", "Number", "Boolean", "Object", "Map"]
 
@@ -99,6 +102,10 @@ final class RulesGenerator {
     /// Grafts a path statement's type validator, scope, methods and index at its location.
     private func addRules(for path: PathStatement, to rules: inout Validator) throws(BoltError) {
         let typeValidator = try validator(for: path.type)
+        graftedLocations += typeValidator.locationCount
+        guard graftedLocations <= BoltLimits.validatorLocationsMax else {
+            throw BoltError(.generate, "The path statements' types add up to more than \(BoltLimits.validatorLocationsMax) rule locations; simplify the types", at: path.location)
+        }
         var indexOn: [String]?
         if let index = path.methods["index"] {
             indexOn = try Self.indexNames(index)

@@ -18,6 +18,14 @@ struct Validator: Sendable {
 
     var isEmpty: Bool { keys.isEmpty }
 
+    /// Keys here and below: what expanding types into this validator has cost.
+    var locationCount: Int {
+        entries.values.reduce(keys.count) { total, entry in
+            if case .child(let child) = entry { return total + child.locationCount }
+            return total
+        }
+    }
+
     subscript(key: String) -> Entry? { entries[key] }
 
     /// A validator holding one list of terms.

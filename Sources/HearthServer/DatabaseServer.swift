@@ -41,7 +41,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public var site: StaticSite?
     /// The console's pages (nil when their files are missing), sign-ins, and usage history.
     public var consoleAssets: StaticSite? = ConsoleAssets.directory().flatMap { StaticSite(directory: $0) }
-    var consoleSessions = ConsoleSessions()
+    lazy var consoleSessions = ConsoleSessions(now: clock())
     var usage = UsageHistory()
     /// Served over TLS: the console's cookie is marked `Secure`.
     public var secureCookies = false
@@ -102,6 +102,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         tickLongPolls(now: nowMilliseconds)
         expireCredentials(now: nowMilliseconds)
         recordUsage(now: nowMilliseconds)
+        endStreamsOfEndedConsoleSessions(now: nowMilliseconds)
         guard nowMilliseconds - lastKeepAlive >= Int64(configuration.keepAliveIntervalSeconds) * 1000 else { return }
         lastKeepAlive = nowMilliseconds
         for namespace in namespaces.all {
@@ -242,12 +243,15 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
     }
 
-    /// The admin, for a request with the console's cookie (and, for a change, its CSRF token); nil
+    /// The admin, for a request with the console's cookie and its CSRF token; nil
     /// without the cookie or with one of an ended session (then the request is signed out).
     func consoleCaller(_ request: HTTPRequest) throws(RESTError) -> Caller? {
         guard request.headers["cookie"] != nil else { return nil }
         switch consoleSession(of: request) {
-        case .success: return .admin
+        case .success(let found):
+            var admin = Caller.admin
+            admin.consoleSession = found.id
+            return admin
         case .failure(.noSession): return nil
         case .failure(.csrf): throw Self.csrfRefusal
         }

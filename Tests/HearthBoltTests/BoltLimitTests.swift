@@ -48,4 +48,28 @@ import Testing
         let source = "path / { read() { " + String(repeating: "(", count: depth) + "true" + String(repeating: ")", count: depth) + " } }"
         #expect(try BoltCompiler.compile(source: source).contains("\".read\": \"true\""))
     }
+
+    /// `type T0 {a: T1, b: T1}`, `type T1 {a: T2, b: T2}`, …: a few hundred bytes that expand to 2^n
+    /// locations (19 levels took gigabytes before the budget).
+    static func doubling(_ levels: Int) -> String {
+        var source = "path /x is T0;\n"
+        for level in 0..<levels { source += "type T\(level) { a: T\(level + 1), b: T\(level + 1) }\n" }
+        return source + "type T\(levels) extends String {}\n"
+    }
+
+    @Test func typesThatDoubleAtEachLevelAreRejected() {
+        #expect(message(Self.doubling(8)) == nil)
+        #expect(message(Self.doubling(40))?.contains("rule locations") == true)
+    }
+
+    @Test func manyPathsOfALargeTypeAreRejected() {
+        var source = Self.doubling(12)
+        for index in 0..<200 { source += "path /p\(index) is T0;\n" }
+        #expect(message(source)?.contains("rule locations") == true)
+    }
+
+    @Test func oversizedSourcesAreRejected() {
+        let source = "path /x {}\n" + String(repeating: "// padding\n", count: 30_000)
+        #expect(message(source)?.contains("larger than") == true)
+    }
 }

@@ -27,6 +27,9 @@ import Testing
         #expect(sessions.redeem(code: "", now: 1) == nil)
         #expect(sessions.session(id, now: 2) != nil)
         #expect(sessions.session("t999", now: 2) == nil)
+        // A link not used within a day no longer works.
+        var late = ConsoleSessions(random: Self.counting(), now: 0)
+        #expect(late.redeem(code: late.signInCode, now: ConsoleSessions.codeLifetime) == nil)
     }
 
     @Test func sessionsEndWhenIdleOrOld() {
@@ -212,12 +215,19 @@ import Testing
         let (cookie, csrf) = try await Self.signedIn(server)
         // The link is spent.
         #expect(try await send(server, .get, "/console/signin?code=x").header("location") == "/console/?signin=failed")
+        // Data under a key called `console` is still the database's.
+        #expect(try await send(server, .put, "/console/x.json", body: "1", headers: ["authorization": "Bearer secret"]).status == 200)
+        #expect(try await send(server, .get, "/console/x.json", headers: ["authorization": "Bearer secret"]).bodyText == "1")
         for path in ["session", "usage", "namespaces", "rules", "children"] {
             #expect(try await send(server, .get, "/console/api/\(path)").status == 401)
             #expect(try await send(server, .get, "/console/api/\(path)", headers: ["cookie": "hearth_console=forged"]).status == 401)
         }
-        // The cookie is the admin for REST reads; writes need the CSRF token as well.
-        #expect(try await send(server, .get, "/a.json", headers: ["cookie": cookie]).status == 200)
+        // The cookie is the admin only with its CSRF token, reads included (a page of another site on
+        // this host could otherwise read with it: `<script src=…?callback=…>`).
+        #expect(try await send(server, .get, "/a.json", headers: ["cookie": cookie]).status == 403)
+        #expect(try await send(server, .get, "/a.json?callback=leak", headers: ["cookie": cookie]).status == 403)
+        #expect(try await send(server, .get, "/console/api/usage", headers: ["cookie": cookie]).status == 403)
+        #expect(try await send(server, .get, "/a.json", headers: ["cookie": cookie, "x-hearth-csrf": csrf]).status == 200)
         #expect(try await send(server, .put, "/a.json", body: "1", headers: ["cookie": cookie]).status == 403)
         #expect(try await send(server, .put, "/a.json", body: "1", headers: ["cookie": cookie, "x-hearth-csrf": "wrong"]).status == 403)
         #expect(try await send(server, .put, "/a.json", body: "1", headers: ["cookie": cookie, "x-hearth-csrf": csrf]).status == 200)
@@ -226,8 +236,14 @@ import Testing
         let create = #"{"name":"made"}"#
         #expect(try await send(server, .post, "/console/api/namespaces", body: create, headers: ["cookie": cookie]).status == 403)
         #expect(try await send(server, .post, "/console/api/namespaces", body: create, headers: ["cookie": cookie, "x-hearth-csrf": csrf]).status == 201)
-        // Signing out ends the session.
+        // Signing out ends the session, and the streams it opened.
+        let feed = RecordingResponder()
+        server.handle(
+            HTTPRequest(method: .get, path: "/console/api/changes", queryItems: [("csrf", csrf)], headers: ["cookie": cookie]),
+            responder: feed)
+        #expect(feed.streamStatus == 200)
         #expect(try await send(server, .post, "/console/api/signout", headers: ["cookie": cookie, "x-hearth-csrf": csrf]).status == 200)
+        #expect(feed.finished)
         #expect(try await send(server, .get, "/console/api/session", headers: ["cookie": cookie]).status == 401)
     }
 

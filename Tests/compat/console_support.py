@@ -14,7 +14,7 @@ import requests
 from conftest import start_hearth
 
 LINK = re.compile(r"(http://\S+/console/signin\?code=[0-9a-f]+)")
-NEXT_LINK = re.compile(r"next sign-in link: (/console/signin\?code=[0-9a-f]+)")
+SPENT = re.compile(r"console with the printed link, which is now spent[^\n]*")
 
 
 @dataclass
@@ -89,7 +89,8 @@ class Console:
         self.csrf = session.json()["csrf"]
 
     def get(self, path: str, **kwargs) -> requests.Response:
-        return self.http.get(self.server.url + path, **kwargs)
+        headers = {"X-Hearth-CSRF": self.csrf, **kwargs.pop("headers", {})}
+        return self.http.get(self.server.url + path, headers=headers, **kwargs)
 
     def send(self, method: str, path: str, **kwargs) -> requests.Response:
         headers = {"X-Hearth-CSRF": self.csrf, **kwargs.pop("headers", {})}

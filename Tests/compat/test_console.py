@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 
-from console_support import NEXT_LINK, Console, start_console_server
+from console_support import SPENT, Console, start_console_server
 
 
 @pytest.fixture(scope="module")
@@ -37,13 +37,13 @@ def sign_up(server, email: str, password: str = "secret123") -> dict:
     return answer.json()
 
 
-def test_the_printed_link_signs_in_once_and_the_next_one_is_printed(server, console):
-    # `console` used the banner's link: it is spent.
+def test_the_printed_link_signs_in_once_and_no_other_code_is_told(server, console):
+    # `console` used the banner's link: it is spent, and the log says so without a new code.
     again = requests.get(server.link, allow_redirects=False)
     assert again.status_code == 303 and again.headers["location"] == "/console/?signin=failed"
     assert "set-cookie" not in again.headers
-    following = NEXT_LINK.search(server.read_stderr(NEXT_LINK).group(0)).group(1)
-    Console(server, server.url + following)
+    said = server.read_stderr(SPENT).group(0)
+    assert "code=" not in said and "admin token" in said
     # `/` leads to the console, whose page is served with a policy that keeps other sites out.
     root = requests.get(server.url + "/", allow_redirects=False)
     assert root.status_code == 303 and root.headers["location"] == "/console/"
@@ -84,6 +84,23 @@ def test_nothing_in_the_console_works_for_a_non_admin(server, console):
     assert requests.get(f"{server.url}/.json", headers=forged).status_code == 401
 
 
+def test_the_cookie_alone_reads_nothing(server, console):
+    """Another port of this host is the same site: its pages make the browser send the cookie (JSONP with
+    `callback=`, an `<img>` naming a new namespace). Without the CSRF token the cookie is no one."""
+    assert requests.put(f"{server.url}/secret.json", json={"apiKey": "top"}, headers=server.admin()).status_code == 200
+    cookie_only = console.http.get(f"{server.url}/.json", params={"callback": "leak", "format": "export"})
+    assert cookie_only.status_code == 403 and "top" not in cookie_only.text
+    assert console.http.get(f"{server.url}/x.json", params={"ns": "planted"}).status_code == 403
+    assert not (server.data / "planted.sqlite").exists()
+    assert console.http.get(f"{server.url}/console/api/usage").status_code == 403
+    assert console.get("/secret.json").json() == {"apiKey": "top"}
+
+
+def test_data_under_a_key_named_console_is_still_data(server, console):
+    assert requests.put(f"{server.url}/console/settings.json", json={"theme": "dark"}, headers=server.admin()).status_code == 200
+    assert requests.get(f"{server.url}/console/settings.json", headers=server.admin()).json() == {"theme": "dark"}
+
+
 def test_changes_need_the_csrf_token(server, console):
     assert console.send("PUT", "/csrf.json", json="kept").status_code == 200
     for headers in ({}, {"X-Hearth-CSRF": "0" * 64}):
@@ -108,6 +125,13 @@ def test_the_tree_is_read_a_page_at_a_time(server, console):
     assert seen == sorted(leaves)
     top = console.get("/console/api/children", params={"path": "/big"}).json()
     assert top["children"] == [{"key": "leaf", "leaf": True, "value": "v"}, {"key": "list", "leaf": False, "count": 1200}]
+    # A long value is shown in part, with its size: a page of big leaves stays small.
+    long_text = "é" * 300_000
+    assert requests.put(f"{server.url}/big/long.json", json=long_text, headers=server.admin()).status_code == 200
+    page = console.get("/console/api/children", params={"path": "/big"})
+    long_row = next(row for row in page.json()["children"] if row["key"] == "long")
+    assert long_row["truncated"] is True and long_row["bytes"] == 600_000 and long_row["value"] == "é" * 1000
+    assert len(page.content) < 10_000
 
 
 def test_the_change_feed_names_written_paths_within_a_second(server, console):
@@ -115,7 +139,8 @@ def test_the_change_feed_names_written_paths_within_a_second(server, console):
     opened = threading.Event()
 
     def listen():
-        with console.http.get(server.url + "/console/api/changes", stream=True, timeout=10) as stream:
+        assert console.http.get(server.url + "/console/api/changes", timeout=5).status_code == 403
+        with console.http.get(server.url + "/console/api/changes", params={"csrf": console.csrf}, stream=True, timeout=10) as stream:
             opened.set()
             for line in stream.iter_lines(decode_unicode=True):
                 if line.startswith("data: "):
@@ -160,6 +185,11 @@ def test_rules_errors_deploys_history_rollback_and_the_simulator(server, console
         real = requests.get(f"{server.url}{path}.json", params=params)
         assert simulated["allowed"] == (real.status_code == 200), (path, uid_as, simulated, real.text)
         assert simulated["rule"]["line"] == 5, simulated
+    # Bad keys are refused as a real request refuses them, before any rule.
+    bad = console.send("POST", "/console/api/rules/simulate", json={
+        "operation": "set", "path": "/notes/a.b", "auth": {"uid": uid}, "value": 1})
+    real_bad = requests.put(f"{server.url}/notes/a.b.json", params={"auth": user["idToken"]}, json=1)
+    assert bad.status_code == 400 and real_bad.status_code == 400
     write = console.send("POST", "/console/api/rules/simulate", json={
         "operation": "set", "path": f"/notes/{uid}", "auth": {"uid": uid}, "value": {"text": "hi"}}).json()
     real_write = requests.put(f"{server.url}/notes/{uid}.json", params={"auth": user["idToken"]}, json={"text": "hi"})
@@ -242,3 +272,15 @@ def test_namespaces_are_created_and_deleted(server, console):
     assert not (server.data / "shop.sqlite").exists()
     assert requests.get(f"{server.url}/item.json?ns=shop", headers={"Authorization": "Bearer nobody"}).status_code in (401, 404)
     assert "shop" not in [row["name"] for row in console.get("/console/api/namespaces").json()["namespaces"]]
+
+
+def test_bolt_whose_types_multiply_is_refused_without_harm(server, console):
+    """`type T0 {a: T1, b: T1}`, `type T1 {a: T2, b: T2}`, … 40 levels: 2^40 locations from 2 KB of text.
+    It took the server's memory (19 levels: gigabytes); now it is an error at once."""
+    source = "path /x is T0;\n" + "".join(f"type T{n} {{ a: T{n + 1}, b: T{n + 1} }}\n" for n in range(40))
+    source += "type T40 extends String {}\n"
+    started = time.monotonic()
+    checked = console.send("POST", "/console/api/rules/check", json={"source": source, "format": "bolt"}, timeout=30).json()
+    assert checked["ok"] is False and "rule locations" in checked["error"]["message"]
+    assert time.monotonic() - started < 10
+    assert console.get("/console/api/session").status_code == 200

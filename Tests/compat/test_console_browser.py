@@ -129,7 +129,16 @@ def test_a_rest_write_shows_up_in_the_open_data_view_within_a_second(server, bro
 
 
 def test_a_value_edited_in_the_page_reads_back_over_rest(server, browser):
+    # A long value is listed in part; editing it starts from the whole of it.
+    assert requests.put(f"{server.url}/long.json", json="x" * 5000, headers=server.admin()).status_code == 200
     go(browser, f"#/data/{NS}/")
+    wait(browser).until(lambda d: row(d, "/long"))
+    assert "5,000 bytes" in row(browser, "/long").text
+    row(browser, "/long").find_element(By.CSS_SELECTOR, ".value").click()
+    long_editor = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, ".value-editor"))
+    assert "x" * 5000 in long_editor.get_attribute("value")
+    long_editor.send_keys(Keys.ESCAPE)
+    wait(browser).until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".value-editor"))
     wait(browser).until(lambda d: row(d, "/greeting"))
     row(browser, "/greeting").find_element(By.CSS_SELECTOR, ".value").click()
     editor = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, ".value-editor"))

@@ -16,6 +16,8 @@ struct Caller: Sendable {
     /// The account a signed ID token speaks for, and when the token was issued (seconds): checked again
     /// once a second, so a disabled or deleted account or a changed password ends the caller's access.
     var account: (uid: String, issuedAt: Int64)? = nil
+    /// The console session whose cookie made this caller the admin: its streams end with the session.
+    var consoleSession: String? = nil
 
     func hasExpired(now: Int64) -> Bool { expiresAt.map { now >= $0 } ?? false }
 

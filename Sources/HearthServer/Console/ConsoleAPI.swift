@@ -13,8 +13,11 @@ extension DatabaseServer {
             return responder.respond(try signIn(withToken: request))
         }
         let session: ConsoleSessions.Session
-        switch consoleSession(of: request) {
-        case .success(let found): session = found
+        let sessionID: String
+        // The token itself is fetched with the cookie alone (another site's page cannot read the answer:
+        // no CORS grant); the change feed is an EventSource, which sends it as a parameter.
+        switch consoleSession(of: request, requireToken: endpoint != "session", tokenInQuery: endpoint == "changes") {
+        case .success(let found): (sessionID, session) = found
         case .failure(.noSession): throw Self.noConsoleSession
         case .failure(.csrf): throw Self.csrfRefusal
         }
@@ -30,7 +33,8 @@ extension DatabaseServer {
             responder.respond(RESTResponses.json(200, Array(body.json().utf8)))
         case "signout":
             guard method == .post else { throw RESTError(405, "Sign out with POST") }
-            if let id = ConsoleCookie.sessionID(in: request.headers["cookie"]) { consoleSessions.close(id) }
+            consoleSessions.close(sessionID)
+            endStreamsOfEndedConsoleSessions(now: clock())
             responder.respond(RESTResponses.json(200, Array(#"{"ok":true}"#.utf8), headers: [("set-cookie", ConsoleCookie.clear)]))
         case "children":
             let ns = try consoleNamespaceName(request)
@@ -44,7 +48,7 @@ extension DatabaseServer {
         case "changes":
             let ns = try consoleNamespaceName(request)
             withConsoleNamespace(ns, responder: responder) { [subscriberIDs] namespace in
-                let feed = ConsoleFeed(id: subscriberIDs.next(), responder: responder, namespace: namespace)
+                let feed = ConsoleFeed(id: subscriberIDs.next(), session: sessionID, responder: responder, namespace: namespace)
                 responder.startStream(status: 200, headers: [
                     ("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("x-content-type-options", "nosniff"),
                 ])
@@ -164,6 +168,7 @@ extension DatabaseServer {
             throw RESTError(400, "Confirm by sending {\"confirm\": \"\(name)\"}: deleting a namespace deletes its data.")
         }
         guard namespaces.exists(name) else { throw RESTError(404, "There is no namespace '\(name)'.") }
+        guard !namespaces.isLoading(name) else { throw RESTError(409, "'\(name)' is still loading; delete it once it has loaded.") }
         do { try namespaces.delete(name) } catch { throw RESTError(error) }
         return RESTResponses.json(200, Array("{\"deleted\":\(Node(name).json())}".utf8))
     }

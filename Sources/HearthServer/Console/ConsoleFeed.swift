@@ -6,11 +6,14 @@ import HearthProtocol
 /// from them, so watching a busy namespace costs a path per write, not a copy of the data.
 final class ConsoleFeed {
     let id: UInt64
+    /// The console session that opened it: the feed ends with it.
+    let session: String
     let responder: any HTTPResponder
     weak var namespace: Namespace?
 
-    init(id: UInt64, responder: any HTTPResponder, namespace: Namespace) {
+    init(id: UInt64, session: String, responder: any HTTPResponder, namespace: Namespace) {
         self.id = id
+        self.session = session
         self.responder = responder
         self.namespace = namespace
     }

@@ -12,7 +12,9 @@ extension DatabaseServer {
             responder.respond(Self.redirect(to: "/console/"))
             return true
         }
-        guard path == "/console" || path.hasPrefix("/console/") else { return false }
+        // Data under a top-level key `console` stays the database's: REST paths end in `.json`, and no
+        // console path does.
+        guard path == "/console" || path.hasPrefix("/console/"), !path.hasSuffix(".json") else { return false }
         if path == "/console" {
             responder.respond(Self.redirect(to: "/console/"))
         } else if path == "/console/signin" {
@@ -25,7 +27,7 @@ extension DatabaseServer {
         return true
     }
 
-    /// The link `hearth serve` prints: it signs the admin in once.
+    /// The link `hearth serve` prints: it signs the admin in once, within a day.
     public func consoleSignInLink(base: String) -> String { base + "/console/signin?code=" + consoleSessions.signInCode }
 
     // MARK: Signing in
@@ -34,8 +36,9 @@ extension DatabaseServer {
         guard let id = consoleSessions.redeem(code: code, now: clock()) else {
             return Self.redirect(to: "/console/?signin=failed")
         }
-        // The link is spent: the next browser needs the new one.
-        log("hearth: a browser signed in to the console. The next sign-in link: /console/signin?code=\(consoleSessions.signInCode)")
+        // The link is spent. The new code is not printed: logs are read by more people than should be
+        // admins. Other browsers sign in with the admin token, or after a restart with its new link.
+        log("hearth: a browser signed in to the console with the printed link, which is now spent; other browsers sign in with the admin token.")
         var response = Self.redirect(to: "/console/")
         response.headers.append(("set-cookie", ConsoleCookie.set(id, secure: secure)))
         return response
@@ -61,22 +64,38 @@ extension DatabaseServer {
         case csrf
     }
 
-    /// The console session behind `request`'s cookie, if any. Changes (anything but GET and HEAD) must
-    /// carry the session's CSRF token too: a page on another site can make a browser send a cookie, but
-    /// cannot read the token to send with it.
-    func consoleSession(of request: HTTPRequest) -> Result<ConsoleSessions.Session, ConsoleRefusal> {
+    /// The console session behind `request`'s cookie, with its id. Every request but the one that
+    /// fetches the token (`/console/api/session`) must carry the session's CSRF token in
+    /// `X-Hearth-CSRF` (an EventSource, which sends no headers, in `?csrf=` where `tokenInQuery`): a
+    /// page of another site can make a browser send the cookie (SameSite=Strict still sends it from
+    /// another port of the same host) but cannot read the token to send with it.
+    func consoleSession(of request: HTTPRequest, requireToken: Bool = true, tokenInQuery: Bool = false)
+        -> Result<(id: String, session: ConsoleSessions.Session), ConsoleRefusal>
+    {
         guard let id = ConsoleCookie.sessionID(in: request.headers["cookie"]),
             let session = consoleSessions.session(id, now: clock())
         else { return .failure(.noSession) }
-        if request.method != .get && request.method != .head {
-            guard let token = request.headers["x-hearth-csrf"], ConstantTime.equal(token, session.csrf) else {
-                return .failure(.csrf)
-            }
-        }
-        return .success(session)
+        guard requireToken else { return .success((id, session)) }
+        let token = request.headers["x-hearth-csrf"] ?? (tokenInQuery ? Self.parameter("csrf", of: request) : nil)
+        guard let token, ConstantTime.equal(token, session.csrf) else { return .failure(.csrf) }
+        return .success((id, session))
     }
 
-    static let csrfRefusal = RESTError(403, "The console's CSRF token is missing or wrong: reload the console page.")
+    /// Ends the console feeds and cookie-opened streams of sessions that ended (signed out, idle,
+    /// too old): from `tick`, and at once on sign-out.
+    func endStreamsOfEndedConsoleSessions(now: Int64) {
+        for namespace in namespaces.all {
+            for feed in Array(namespace.consoleFeeds.values) where !consoleSessions.isLive(feed.session, now: now) {
+                feed.finish()
+            }
+            for stream in Array(namespace.streams.values) {
+                if let session = stream.caller.consoleSession, !consoleSessions.isLive(session, now: now) { stream.revokeAuth() }
+            }
+        }
+    }
+
+    static let csrfRefusal = RESTError(
+        403, "The console's cookie needs its CSRF token (X-Hearth-CSRF) on every request: reload the console page.")
     static let noConsoleSession = RESTError(
         401, "Not signed in to the console: open the sign-in link hearth serve printed, or sign in with the admin token.")
 

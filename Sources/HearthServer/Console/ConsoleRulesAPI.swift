@@ -120,6 +120,28 @@ extension DatabaseServer {
         if operation == .update && !simulation.value.hasChildren {
             throw RESTError(400, "An update's value is an object of paths (relative to the path) and their new values")
         }
+        // What a real request would refuse before the rules are asked is refused here too, the same way.
+        do throws(DataError) {
+            switch operation {
+            case .read: try KeyValidation.validate(readPath: path)
+            case .set:
+                try KeyValidation.validate(writePath: path)
+                try KeyValidation.validate(value: simulation.value, at: path)
+            case .update:
+                var entries: [Path] = []
+                for (key, child) in simulation.value.children {
+                    let full = path.appending(path: Path(key.string))
+                    try KeyValidation.validate(writePath: full)
+                    try KeyValidation.validate(value: child, at: full)
+                    entries.append(full)
+                }
+                if let (a, b) = Path.firstOverlap(in: entries) {
+                    throw DataError(.overlappingPaths, "Paths '\(a)' and '\(b)' overlap in one update")
+                }
+            }
+        } catch {
+            throw RESTError(400, error.message)
+        }
         let draft = node.child("source").stringValue.map { source in
             RulesDraft(source: source, format: node.child("format").stringValue.flatMap(RulesVersion.Format.init(rawValue:)) ?? .json)
         }

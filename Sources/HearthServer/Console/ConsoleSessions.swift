@@ -21,21 +21,26 @@ struct ConsoleSessions {
     /// At most this many sessions; signing in past it ends the least recently used.
     static let maxSessions = 64
 
-    /// The code the next sign-in link carries; replaced once used.
+    /// The code the next sign-in link carries; replaced once used, and good for ``codeLifetime`` from
+    /// when it was made.
     private(set) var signInCode: String
+    private var codeIssuedAt: Int64
+    static let codeLifetime: Int64 = 24 * 3600 * 1000
     private var sessions: [String: Session] = [:]
     private let random: () -> String
 
-    init(random: @escaping () -> String = ConsoleSessions.randomToken) {
+    init(random: @escaping () -> String = ConsoleSessions.randomToken, now: Int64 = 0) {
         self.random = random
         signInCode = random()
+        codeIssuedAt = now
     }
 
-    /// Opens a session for the holder of `code` when it is the current one-time code, which is then
-    /// replaced (the new link is printed for the next browser). Returns the session id.
+    /// Opens a session for the holder of `code` when it is the current one-time code and not a day old;
+    /// the code is then replaced by one nobody is told (a restart prints a new link). Returns the session id.
     mutating func redeem(code: String, now: Int64) -> String? {
-        guard !code.isEmpty, ConstantTime.equal(code, signInCode) else { return nil }
+        guard !code.isEmpty, ConstantTime.equal(code, signInCode), now - codeIssuedAt < Self.codeLifetime else { return nil }
         signInCode = random()
+        codeIssuedAt = now
         return open(now: now)
     }
 
@@ -63,6 +68,13 @@ struct ConsoleSessions {
     }
 
     mutating func close(_ id: String) { sessions.removeValue(forKey: id) }
+
+    /// Whether `id` names a live session, without marking it used (the once-a-second sweep of open
+    /// streams asks this).
+    func isLive(_ id: String, now: Int64) -> Bool {
+        guard let session = sessions[id] else { return false }
+        return now - session.lastUsed < Self.idleLimit && now - session.createdAt < Self.absoluteLimit
+    }
 
     private mutating func expire(now: Int64) {
         sessions = sessions.filter { now - $0.value.lastUsed < Self.idleLimit && now - $0.value.createdAt < Self.absoluteLimit }

@@ -162,6 +162,9 @@ final class NamespaceRegistry: @unchecked Sendable {
 
     // MARK: Creating and deleting (the console's Namespaces page)
 
+    /// Whether `name` is being loaded off the loop now.
+    func isLoading(_ name: String) -> Bool { loading[name] != nil }
+
     /// Whether `name` is stored, open or loading.
     func exists(_ name: String) -> Bool { namespaces[name] != nil || loading[name] != nil || files.bytes(name) > 0 }
 

@@ -47,7 +47,9 @@ export async function request(method, url, { json, body, headers = {}, raw = fal
   } else if (body !== undefined) {
     init.body = body;
   }
-  if (method !== 'GET' && method !== 'HEAD' && csrfToken) init.headers['X-Hearth-CSRF'] = csrfToken;
+  // On reads too: the cookie alone is refused, so a page of another site on this host (another port, a
+  // sibling subdomain) cannot make the browser read data with it (a <script src=…?callback=…>).
+  if (csrfToken) init.headers['X-Hearth-CSRF'] = csrfToken;
   let response;
   try {
     response = await fetch(url, init);

@@ -1,6 +1,6 @@
 // The Data screen: the jump field, the tree, its dialogs, and the change feed that keeps it live.
 
-import { api, apiUrl, restUrl } from './api.js';
+import { api, apiUrl, csrf, restUrl } from './api.js';
 import { confirmAction, field, formDialog } from './dialog.js';
 import { h, toast } from './dom.js';
 import { parseInput } from './format.js';
@@ -148,7 +148,8 @@ function openFeed(ns, tree, status) {
     status.className = `live-status ${kind}`;
   };
   const connect = () => {
-    source = new EventSource(apiUrl('/console/api/changes', { ns }));
+    // EventSource sends no headers: the feed takes the CSRF token as a parameter instead.
+    source = new EventSource(apiUrl('/console/api/changes', { ns, csrf: csrf() }));
     source.addEventListener('open', () => {
       show('Live', 'live');
       if (everOpened) tree.refreshAll();

@@ -18,7 +18,7 @@ export function fillRow(node, tree) {
     node.toggleEl.setAttribute('aria-label', `${node.expanded ? 'Collapse' : 'Expand'} ${node.path}`);
   }
   if (node.leaf) {
-    const text = formatValue(node.value);
+    const text = formatValue(node.value) + (node.truncated ? ` … (${node.bytes.toLocaleString()} bytes in all)` : '');
     node.valueEl.textContent = text;
     node.valueEl.className = `value type-${valueType(node.value)}`;
     node.valueEl.title = `${text}\n(click to edit)`;

@@ -1,7 +1,7 @@
 // The data tree: rows for the nodes on screen, each inner node's children loaded a page at a time
 // and refreshed (never re-downloaded as a subtree) when the change feed names a path near it.
 
-import { api, apiUrl } from './api.js';
+import { api, apiUrl, restUrl } from './api.js';
 import { h, toast } from './dom.js';
 import { plural } from './format.js';
 import { childPath, compareKeys, isAtOrAbove, lastKey, splitPath } from './paths.js';
@@ -50,6 +50,9 @@ export class DataTree {
       parent,
       leaf: entry.leaf,
       value: entry.leaf ? entry.value : null,
+      // A long string arrives cut short (docs/console-api.md): shown so, read whole before editing.
+      truncated: Boolean(entry.truncated),
+      bytes: entry.bytes || 0,
       count: entry.leaf ? 0 : entry.count || 0,
       expanded: false,
       loading: null,
@@ -223,8 +226,10 @@ export class DataTree {
         child.leaf = true;
         changed = true;
       }
-      if (JSON.stringify(child.value) !== JSON.stringify(entry.value)) changed = true;
+      if (JSON.stringify(child.value) !== JSON.stringify(entry.value) || (child.bytes || 0) !== (entry.bytes || 0)) changed = true;
       child.value = entry.value;
+      child.truncated = Boolean(entry.truncated);
+      child.bytes = entry.bytes || 0;
     } else {
       if (child.leaf) changed = true;
       if (child.count !== entry.count) changed = true;
@@ -295,6 +300,8 @@ export class DataTree {
       || (!leaf && root.count !== answer.total);
     root.leaf = leaf;
     root.value = leaf ? answer.value : null;
+    root.truncated = Boolean(answer.truncated);
+    root.bytes = answer.bytes || 0;
     root.count = leaf ? 0 : answer.total;
     if (changed && !root.editing) fillRow(root, this);
     if (changed && !quiet) flash(root, 'changed');
@@ -361,8 +368,18 @@ export class DataTree {
 
   // MARK: Editing
 
-  startEdit(node) {
+  async startEdit(node) {
     if (node.editing || !node.valueEl) return;
+    if (node.truncated) {
+      // The listing holds the first characters only: edit the whole value.
+      try {
+        node.value = await api.get(restUrl(this.ns, node.path));
+        node.truncated = false;
+      } catch (error) {
+        toast(`${node.path} could not be read for editing: ${error.message}`, 'error');
+        return;
+      }
+    }
     node.editing = true;
     node.row.classList.add('editing');
     editInPlace(node.valueEl, {
@@ -410,7 +427,9 @@ export class DataTree {
     const answer = await this.page(childPath(parent.path, key), null, 1);
     if (!answer.exists || !parent.expanded) return null;
     if (parent.byKey.has(key)) return parent.byKey.get(key);
-    const entry = answer.value !== null ? { key, leaf: true, value: answer.value } : { key, leaf: false, count: answer.total };
+    const entry = answer.value !== null
+      ? { key, leaf: true, value: answer.value, truncated: answer.truncated, bytes: answer.bytes }
+      : { key, leaf: false, count: answer.total };
     const node = this.addChild(parent, entry);
     node.pinned = true;
     this.renderStatus(parent);
