@@ -282,7 +282,7 @@ extension HearthCommand {
         var banner = """
             hearth \(HearthVersion.string) is serving Firebase Realtime Database clients\(settings.emulator ? " (emulator mode)" : "").
               Console:    \(server.consoleSignInLink(base: "\(scheme)://\(address)"))
-                          (signs in one browser once; each use prints the next link. Or paste the admin token at /console/)
+                          (signs in one browser, once, within a day; other browsers paste the admin token at /console/)
               Data:       \(absolute) (one SQLite file per namespace; hearth export/backup read them)
               REST:       \(scheme)://\(address)/<path>.json?ns=<namespace>   (default namespace \(settings.defaultNamespace))
               Streaming:  the same URLs with 'Accept: text/event-stream'

@@ -11,7 +11,9 @@ public enum NamespaceName {
     public static let reserved: Set<String> = ["auth"]
 
     public static func isValid(_ name: String) -> Bool {
-        guard !name.isEmpty, name.utf8.count <= lengthMax, name.first != "-", !reserved.contains(name) else { return false }
+        guard !name.isEmpty, name.utf8.count <= lengthMax, name.first != "-", !reserved.contains(name.lowercased()) else {
+            return false
+        }
         return name.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
@@ -20,7 +22,7 @@ public enum NamespaceName {
 
     /// What to tell someone who used an invalid name.
     public static func invalidMessage(_ name: String) -> String {
-        if reserved.contains(name) { return "'\(name)' is reserved for the server's own files: choose another namespace name." }
+        if reserved.contains(name.lowercased()) { return "'\(name)' is reserved for the server's own files: choose another namespace name." }
         return "'\(name.prefix(80))' is not a valid namespace name: use 1–63 letters, digits or hyphens (like a Firebase database name)."
     }
 }

@@ -627,3 +627,15 @@ def test_a_multi_path_update_with_many_keys_does_not_stall_the_server(emulator):
     # Generous: the point is minutes against seconds on a loaded CI machine.
     assert time.monotonic() - started < 20
     emulator.assert_alive()
+
+
+def test_a_namespace_named_auth_cannot_open_the_accounts_database(emulator):
+    """`auth.sqlite` beside the namespaces holds the accounts: `?ns=auth` (which the emulator creates on
+    first use) would have opened it as a database."""
+    for name in ("auth", "AUTH", "Auth"):
+        answer = requests.put(f"{emulator.url}/x.json?ns={name}", json=1, headers={"Authorization": "Bearer owner"}, timeout=TIMEOUT)
+        assert answer.status_code == 400 and "reserved" in answer.json()["error"]
+    signed_up = requests.post(f"{emulator.url}/identitytoolkit.googleapis.com/v1/accounts:signUp",
+                              params={"key": "k"}, json={"email": "still@example.com", "password": "secret123"}, timeout=TIMEOUT)
+    assert signed_up.status_code == 200
+    emulator.assert_alive()
