@@ -3,6 +3,7 @@ test does what a person would, through the pages, and checks the outcome the way
 with a real user's token, or by looking. Screenshots of every screen at 1280×800 and 390×844 are saved
 under .build/test-artifacts/console (HEARTH_ARTIFACTS to change it)."""
 
+import json
 import os
 import shutil
 import time
@@ -150,6 +151,45 @@ def test_a_value_edited_in_the_page_reads_back_over_rest(server, browser):
             break
         time.sleep(0.05)
     assert requests.get(f"{server.url}/greeting.json", headers=server.admin()).json() == "edited in the console"
+
+
+def test_jump_import_export_and_delete_a_subtree(server, browser, tmp_path):
+    go(browser, f"#/data/{NS}/")
+    wait(browser).until(lambda d: row(d, "/rooms"))
+    # Jump to a path: the tree opens down to it.
+    jump = browser.find_element(By.ID, "jump-path")
+    jump.clear()
+    jump.send_keys("/rooms/r1/name", Keys.ENTER)
+    wait(browser).until(lambda d: row(d, "/rooms/r1/name"))
+    # Import a file at a path, with its progress shown.
+    upload = tmp_path / "menu.json"
+    upload.write_text(json.dumps({"soup": {"price": 4}, "bread": {"price": 2}}))
+    row(browser, "/rooms").find_element(By.CSS_SELECTOR, ".import-node").click()
+    wait(browser).until(lambda d: d.find_element(By.ID, "import-file"))
+    browser.find_element(By.ID, "import-file").send_keys(str(upload))
+    wait(browser).until(lambda d: "Imported" in d.find_element(By.ID, "import-status").text)
+    progress = browser.find_element(By.ID, "import-progress")
+    assert float(progress.get_attribute("value")) == float(progress.get_attribute("max")) > 0
+    assert requests.get(f"{server.url}/rooms.json", headers=server.admin()).json() == {"soup": {"price": 4}, "bread": {"price": 2}}
+    close = browser.find_elements(By.ID, "import-close")
+    if close and close[0].is_displayed():
+        close[0].click()
+    # Export a subtree: the download is the subtree's JSON.
+    downloads = tmp_path / "downloads"
+    downloads.mkdir()
+    browser.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)})
+    wait(browser).until(lambda d: row(d, "/rooms"))
+    row(browser, "/rooms").find_element(By.CSS_SELECTOR, ".export-node").click()
+    exported = downloads / f"{NS}-rooms.json"
+    wait(browser).until(lambda d: exported.exists() and exported.stat().st_size > 0)
+    assert json.loads(exported.read_text()) == {"soup": {"price": 4}, "bread": {"price": 2}}
+    # Delete a subtree, after a confirmation naming it.
+    row(browser, "/rooms").find_element(By.CSS_SELECTOR, ".delete-node").click()
+    ok = wait(browser).until(lambda d: d.find_element(By.ID, "confirm-ok"))
+    assert "/rooms" in browser.find_element(By.ID, "confirm-dialog").text
+    ok.click()
+    wait(browser).until(lambda d: requests.get(f"{server.url}/rooms.json", headers=server.admin()).json() is None)
+    wait(browser).until(lambda d: row(d, "/rooms") is None)
 
 
 def test_rules_with_an_error_show_it_at_its_line_then_deploy_once_fixed(server, browser):
