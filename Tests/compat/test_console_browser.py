@@ -81,8 +81,22 @@ def row(driver, path: str):
     return found[0] if found else None
 
 
+UNLABELLED = """
+return [...document.querySelectorAll('input, select, textarea, button')].filter(e => {
+  if (e.type === 'hidden' || e.closest('[hidden]') || e.offsetParent === null) return false;
+  const labelled = e.getAttribute('aria-label') || e.getAttribute('aria-labelledby') || e.title
+    || (e.id && document.querySelector(`label[for="${e.id}"]`)) || e.closest('label')
+    || (e.tagName === 'BUTTON' && e.textContent.trim());
+  return !labelled;
+}).map(e => e.outerHTML.slice(0, 120));
+"""
+
+
 def screenshots(driver, name: str) -> None:
-    """Saves the screen at both sizes (the phone size first, then back to the desktop)."""
+    """Saves the screen at both sizes (the phone size first, then back to the desktop), having checked
+    that every control on it has a label a screen reader can say."""
+    unlabelled = driver.execute_script(UNLABELLED)
+    assert not unlabelled, f"controls without a label on {name}: {unlabelled}"
     for size, (width, height) in (("phone", SIZES["phone"]), ("desktop", SIZES["desktop"])):
         driver.set_window_size(width, height)
         time.sleep(0.4)
@@ -141,6 +155,17 @@ def test_a_value_edited_in_the_page_reads_back_over_rest(server, browser):
     long_editor.send_keys(Keys.ESCAPE)
     wait(browser).until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".value-editor"))
     wait(browser).until(lambda d: row(d, "/greeting"))
+    # By keyboard alone: the value takes focus, Enter opens the editor, Escape closes it and gives
+    # the focus back.
+    value = row(browser, "/greeting").find_element(By.CSS_SELECTOR, ".value")
+    browser.execute_script("arguments[0].focus()", value)
+    browser.switch_to.active_element.send_keys(Keys.ENTER)
+    editor = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, ".value-editor"))
+    assert browser.switch_to.active_element == editor
+    editor.send_keys(Keys.ESCAPE)
+    wait(browser).until(lambda d: not d.find_elements(By.CSS_SELECTOR, ".value-editor"))
+    assert "value" in (browser.switch_to.active_element.get_attribute("class") or "")
+    assert browser.find_element(By.CSS_SELECTOR, '.row[data-path="/greeting"] .value').get_attribute("aria-label")
     row(browser, "/greeting").find_element(By.CSS_SELECTOR, ".value").click()
     editor = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, ".value-editor"))
     editor.send_keys(Keys.CONTROL, "a")
