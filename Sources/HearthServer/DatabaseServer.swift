@@ -203,7 +203,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     /// Runs `body` once the namespace is loaded; its errors, and a namespace that cannot be served, are
     /// answered on `responder`.
-    private func withNamespace(
+    func withNamespace(
         _ name: String, responder: any HTTPResponder, _ body: @escaping (Namespace) throws(RESTError) -> Void
     ) {
         namespaces.withNamespace(name) { result in

@@ -95,16 +95,7 @@ extension DatabaseServer {
         guard name == configuration.defaultNamespace || namespaces.mayOpen(name, isAdmin: false) else {
             return responder.respond(RESTResponses.error(RESTError(404, "There is no namespace '\(name)'. Create it on the Namespaces page.")))
         }
-        namespaces.withNamespace(name) { result in
-            do throws(RESTError) {
-                switch result {
-                case .success(let namespace): try body(namespace)
-                case .failure(let unavailable): throw RESTError(unavailable)
-                }
-            } catch {
-                responder.respond(RESTResponses.error(error))
-            }
-        }
+        withNamespace(name, responder: responder, body)
     }
 
     // MARK: Usage
