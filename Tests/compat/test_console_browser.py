@@ -208,6 +208,13 @@ def test_jump_import_export_and_delete_a_subtree(server, browser, tmp_path):
     exported = downloads / f"{NS}-rooms.json"
     wait(browser).until(lambda d: exported.exists() and exported.stat().st_size > 0)
     assert json.loads(exported.read_text()) == {"soup": {"price": 4}, "bread": {"price": 2}}
+    # Add a child.
+    row(browser, "/rooms").find_element(By.CSS_SELECTOR, ".add-child").click()
+    wait(browser).until(lambda d: d.find_element(By.ID, "add-key").is_displayed())
+    browser.find_element(By.ID, "add-key").send_keys("tea")
+    browser.find_element(By.ID, "add-value").send_keys('{"price": 3}')
+    browser.find_element(By.ID, "add-submit").click()
+    wait(browser).until(lambda d: requests.get(f"{server.url}/rooms/tea.json", headers=server.admin()).json() == {"price": 3})
     # Delete a subtree, after a confirmation naming it.
     row(browser, "/rooms").find_element(By.CSS_SELECTOR, ".delete-node").click()
     ok = wait(browser).until(lambda d: d.find_element(By.ID, "confirm-ok"))
@@ -234,6 +241,24 @@ def test_rules_with_an_error_show_it_at_its_line_then_deploy_once_fixed(server, 
     wait(browser).until(lambda d: requests.get(f"{server.url}/.settings/rules.json", headers=server.admin()).text == fixed)
     wait(browser).until(lambda d: "Line" not in d.find_element(By.ID, "rules-error").text)
     wait(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#rules-history [data-version]")) >= 1)
+    # A second version, its diff against the first, and a rollback to the first.
+    second = fixed.replace('"auth != null && auth.uid == $uid",\n        ".write"', '"auth != null",\n        ".write"')
+    assert second != fixed
+    set_editor(browser, "rules-editor", second)
+    browser.find_element(By.ID, "rules-deploy").click()
+    wait(browser).until(lambda d: requests.get(f"{server.url}/.settings/rules.json", headers=server.admin()).text == second)
+    versions = wait(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#rules-history [data-version]")) >= 2
+                                   and d.find_elements(By.CSS_SELECTOR, "#rules-history [data-version]"))
+    first = versions[-1]
+    first.find_element(By.CSS_SELECTOR, ".diff-version").click()
+    wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#rules-diff .diff-add")
+                        and d.find_elements(By.CSS_SELECTOR, "#rules-diff .diff-del"))
+    screenshots(browser, "rules-diff")
+    first = browser.find_elements(By.CSS_SELECTOR, "#rules-history [data-version]")[-1]
+    first.find_element(By.CSS_SELECTOR, ".rollback-version").click()
+    wait(browser).until(lambda d: d.find_element(By.ID, "confirm-ok").is_displayed())
+    browser.find_element(By.ID, "confirm-ok").click()
+    wait(browser).until(lambda d: requests.get(f"{server.url}/.settings/rules.json", headers=server.admin()).text == fixed)
 
 
 def test_the_simulator_answers_as_a_real_request_does(server, browser):
