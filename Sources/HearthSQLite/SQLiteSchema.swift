@@ -1,4 +1,5 @@
 import HearthCore
+import HearthStorage
 
 /// The file layout (docs/storage.md has the numbers behind it).
 ///
@@ -43,30 +44,6 @@ enum SQLiteSchema {
     /// What version 2 added to version 1.
     static let createLog = "CREATE TABLE IF NOT EXISTS log(sequence INTEGER PRIMARY KEY AUTOINCREMENT, operations BLOB NOT NULL);"
 
-    /// Separator after every key in an encoded path.
-    static let separator: UInt8 = 0x01
-}
-
-/// Builds encoded paths in one reused buffer.
-struct EncodedPath {
-    var bytes: [UInt8] = []
-
-    init() { bytes.reserveCapacity(256) }
-
-    init(_ path: Path) {
-        self.init()
-        for key in path.keys { append(key) }
-    }
-
-    mutating func append(_ key: ChildKey) {
-        bytes.append(contentsOf: key.string.utf8)
-        bytes.append(SQLiteSchema.separator)
-    }
-
-    /// The first encoded path after every path in this one's subtree.
-    var subtreeEnd: [UInt8] {
-        var end = bytes
-        end[end.count - 1] = SQLiteSchema.separator + 1
-        return end
-    }
+    /// Separator after every key in an encoded path (`EncodedPath`, HearthStorage).
+    static let separator: UInt8 = EncodedPath.separator
 }

@@ -19,10 +19,11 @@ extension SQLiteStorageEngine {
             try reader.execute("BEGIN")  // one snapshot for the whole scan
             defer { try? reader.execute("COMMIT") }
             let statement = try reader.prepare("SELECT path, value, priority FROM nodes ORDER BY path")
-            var builder = TreeBuilder()
+            var builder = RecordTreeBuilder()
             var count = 0
             while try statement.step() {
-                try builder.add(statement)
+                let priority = try statement.recordPriority()
+                try builder.add(path: statement.bytes(0), leaf: try statement.recordLeaf(), priority: priority)
                 count += 1
                 if count % 100_000 == 0 { progress?(LoadProgress(done: count, total: nil)) }
             }
@@ -97,197 +98,35 @@ extension SQLiteStorageEngine {
     }
 }
 
-/// The children of an open node, in a buffer the finished node's map moves them out of (no retain
-/// and release of every key and value, as copying into the map would). One per depth, reused by
-/// every node at that depth.
-final class ChildBuffer {
-    typealias Element = (key: ChildKey, value: Node)
-    // Unchecked: only the builder's thread touches a buffer, and the runtime's access checks on
-    // every append cost more than the copy this buffer saves.
-    @exclusivity(unchecked) private(set) var base: UnsafeMutablePointer<Element>
-    @exclusivity(unchecked) private(set) var count = 0
-    @exclusivity(unchecked) private var capacity = 16
-
-    init() { base = .allocate(capacity: capacity) }
-
-    deinit {
-        base.deinitialize(count: count)
-        base.deallocate()
-    }
-
-    var lastKey: ChildKey? { count == 0 ? nil : base[count - 1].key }
-
-    func append(_ element: Element) {
-        if count == capacity {
-            let grown = UnsafeMutablePointer<Element>.allocate(capacity: capacity * 2)
-            grown.moveInitialize(from: base, count: count)
-            base.deallocate()
-            base = grown
-            capacity *= 2
-        }
-        (base + count).initialize(to: element)
-        count += 1
-    }
-
-    /// The children as a map, sorted first when `mayNeedSort`; the buffer is empty afterwards.
-    func takeMap(mayNeedSort: Bool) -> ChildrenMap {
-        var elements = UnsafeMutableBufferPointer(start: base, count: count)
-        // Records come in byte order; Firebase key order differs only for integer keys and some
-        // characters above U+FFFF, so check in one pass and sort only when needed.
-        if mayNeedSort, zip(elements, elements.dropFirst()).contains(where: { !($0.key < $1.key) }) {
-            elements.sort { $0.key < $1.key }
-        }
-        let map = ChildrenMap(movingSortedUnique: base, count: count)
-        count = 0
-        return map
-    }
-}
-
-/// Builds a `Node` from records in encoded-path order with a stack of open inner nodes.
-struct TreeBuilder {
-    struct Frame {
-        var keyBytes: [UInt8]
-        var key: ChildKey
-        var priority: Priority?
-        /// Some child key may order differently as a Firebase key than as bytes (see `ChildBuffer`).
-        var mayNeedSort = false
-    }
-
-    /// frames[0] is the root; frames[i] is the open node at depth i.
-    var frames: [Frame] = [Frame(keyBytes: [], key: ChildKey(""))]
-    /// children[i] holds the children of frames[i].
-    var children: [ChildBuffer] = [ChildBuffer()]
-    /// The encoded path of the innermost open node (every open frame's key and separator).
-    var open: [UInt8] = []
-    var rootLeaf: Node?
-    /// Segment boundaries of the current row, reused.
-    var segments: [Range<Int>] = []
-
-    mutating func add(_ statement: SQLiteStatement) throws(StorageError) {
-        let path = statement.bytes(0)
-        // Fast path, most rows: a leaf directly below the innermost open node (the previous row's
-        // parent). One prefix comparison and one scan of the last key; no segment list, no frame walk.
-        let openCount = open.count
-        if path.count > openCount + 1, path[path.count - 1] == SQLiteSchema.separator,
-            statement.type(1) != .null,
-            open.withUnsafeBufferPointer({ openBytes in
-                openCount == 0 || memcmp(openBytes.baseAddress!, path.baseAddress!, openCount) == 0
-            })
-        {
-            let last = UnsafeBufferPointer(rebasing: path[openCount..<(path.count - 1)])
-            if memchr(last.baseAddress!, Int32(SQLiteSchema.separator), last.count) == nil {
-                let priority = try self.priority(statement)
-                let node = try leaf(statement)
-                try appendChild(last, priority == nil ? node : node.withPriority(priority))
-                return
-            }
-        }
-        try addSlowly(statement, path)
-    }
-
-    private func priority(_ statement: SQLiteStatement) throws(StorageError) -> Priority? {
-        switch statement.type(2) {
+extension SQLiteStatement {
+    /// The leaf a `nodes` row holds, or nil for an inner node's priority marker (`value` NULL).
+    func recordLeaf() throws(StorageError) -> Node? {
+        switch type(1) {
         case .null: return nil
-        case .integer, .float: return .number(statement.double(2))
-        case .text: return .string(statement.text(2))
-        case .blob: throw corrupt("a priority stored as a blob")
-        }
-    }
-
-    private mutating func push(_ frame: Frame) {
-        open.append(contentsOf: frame.keyBytes)
-        open.append(SQLiteSchema.separator)
-        frames.append(frame)
-        if children.count < frames.count { children.append(ChildBuffer()) }
-    }
-
-    private mutating func addSlowly(_ statement: SQLiteStatement, _ path: UnsafeBufferPointer<UInt8>) throws(StorageError) {
-        segments.removeAll(keepingCapacity: true)
-        var start = 0
-        for index in 0..<path.count where path[index] == SQLiteSchema.separator {
-            segments.append(start..<index)
-            start = index + 1
-        }
-        guard start == path.count else { throw corrupt("a path that does not end with its separator") }
-
-        var common = 0
-        while common < frames.count - 1, common < segments.count,
-            frames[common + 1].keyBytes.elementsEqual(path[segments[common]])
-        {
-            common += 1
-        }
-        while frames.count - 1 > common { try closeTop() }
-
-        let priority = try self.priority(statement)
-        if segments.isEmpty {  // the root's own record
-            if statement.type(1) == .null { frames[0].priority = priority } else { rootLeaf = try leaf(statement).withPriority(priority) }
-            return
-        }
-        if common == segments.count { throw corrupt("a record after its own children") }
-        for index in common..<(segments.count - 1) {
-            let bytes = Array(path[segments[index]])
-            push(Frame(keyBytes: bytes, key: ChildKey(String(decoding: bytes, as: UTF8.self))))
-        }
-        let lastBytes = path[segments[segments.count - 1]]
-        if statement.type(1) == .null {
-            let bytes = Array(lastBytes)
-            push(Frame(keyBytes: bytes, key: ChildKey(String(decoding: bytes, as: UTF8.self)), priority: priority))
-        } else {
-            try appendChild(UnsafeBufferPointer(rebasing: lastBytes), try leaf(statement).withPriority(priority))
-        }
-    }
-
-    private func leaf(_ statement: SQLiteStatement) throws(StorageError) -> Node {
-        switch statement.type(1) {
-        case .integer: return Node(statement.int64(1))
-        case .float: return Node(statement.double(1))
-        case .text: return Node(statement.text(1))
+        case .integer: return Node(int64(1))
+        case .float:
+            // Node(Double) stops the process on infinity; SQLite stores one that was written as 1e999.
+            let value = double(1)
+            guard value.isFinite else { throw .corruptRecords("a number that is not finite") }
+            return Node(value)
+        case .text: return Node(text(1))
         case .blob:
-            let bytes = statement.bytes(1)
-            guard bytes.count == 1, bytes[0] <= 1 else { throw corrupt("a blob that is not a boolean") }
+            let bytes = bytes(1)
+            guard bytes.count == 1, bytes[0] <= 1 else { throw .corruptRecords("a blob that is not a boolean") }
             return Node(bytes[0] == 1)
-        case .null: preconditionFailure("markers are handled by the caller")
         }
     }
 
-    private mutating func appendChild(_ bytes: UnsafeBufferPointer<UInt8>, _ node: Node) throws(StorageError) {
-        // Byte order is Firebase key order unless a key may be an integer (a digit or '-' first) or
-        // holds non-ASCII characters (UTF-16 order differs above U+FFFF).
-        if let first = bytes.first, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39) || bytes.contains(where: { $0 >= 0x80 }) {
-            frames[frames.count - 1].mayNeedSort = true
+    /// The priority a `nodes` row holds.
+    func recordPriority() throws(StorageError) -> Priority? {
+        switch type(2) {
+        case .null: return nil
+        case .integer, .float:
+            let value = double(2)
+            guard value.isFinite else { throw .corruptRecords("a priority that is not finite") }
+            return .number(value)
+        case .text: return .string(text(2))
+        case .blob: throw .corruptRecords("a priority stored as a blob")
         }
-        try appendChild(ChildKey(String(decoding: bytes, as: UTF8.self)), node)
-    }
-
-    private mutating func appendChild(_ key: ChildKey, _ node: Node) throws(StorageError) {
-        let buffer = children[frames.count - 1]
-        if let last = buffer.lastKey, last == key {
-            throw corrupt("both a value and children at key '\(key.string)'")
-        }
-        buffer.append((key, node))
-    }
-
-    private mutating func closeTop() throws(StorageError) {
-        let frame = frames.removeLast()
-        open.removeLast(frame.keyBytes.count + 1)
-        let node = makeNode(frame, children[frames.count])
-        if !node.isEmpty { try frame.keyBytes.withUnsafeBufferPointer { bytes throws(StorageError) in try appendChild(bytes, node) } }
-    }
-
-    private func makeNode(_ frame: Frame, _ buffer: ChildBuffer) -> Node {
-        Node(children: buffer.takeMap(mayNeedSort: frame.mayNeedSort)).withPriority(frame.priority)
-    }
-
-    mutating func finish() throws(StorageError) -> Node {
-        while frames.count > 1 { try closeTop() }
-        if let rootLeaf {
-            guard children[0].count == 0 else { throw corrupt("both a value and children at the root") }
-            return rootLeaf
-        }
-        return makeNode(frames[0], children[0])
-    }
-
-    private func corrupt(_ what: String) -> StorageError {
-        StorageError(.corrupt, "the database holds \(what), which Hearth never writes. Restore the latest backup, or export and re-import the data.")
     }
 }
