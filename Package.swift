@@ -28,6 +28,7 @@ let package = Package(
         .library(name: "HearthCore", targets: ["HearthCore"]),
         .library(name: "HearthStorage", targets: ["HearthStorage"]),
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
+        .library(name: "HearthPostgres", targets: ["HearthPostgres"]),
         .library(name: "HearthRules", targets: ["HearthRules"]),
         /// The Swift SDK: Firebase's Database and Auth APIs for Hearth, on Linux and Apple platforms.
         .library(name: "HearthClient", targets: ["HearthClient"]),
@@ -50,6 +51,10 @@ let package = Package(
         .target(name: "HearthTesting", dependencies: ["HearthProtocol"], swiftSettings: strict),
         .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore", "HearthSupport"], swiftSettings: strict),
         .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "CSQLite"], swiftSettings: strict),
+        /// Debian's libpq (PostgreSQL 15's client; headers in /usr/include/postgresql); imported only by HearthPostgres.
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        /// The PostgreSQL engine: every namespace's records and change log in one database, group commit on its own thread.
+        .target(name: "HearthPostgres", dependencies: ["HearthStorage", "HearthCore", "HearthSupport", "CLibPQ"], swiftSettings: strict),
         /// Debian's libsodium (argon2id, CSPRNG, SHA-256); imported only by HearthCrypto.
         .systemLibrary(name: "CSodium", path: "Sources/CSodium", providers: [.apt(["libsodium-dev"])]),
         /// Debian's OpenSSL 3 libcrypto (RSA/RS256, scrypt, AES-CTR); imported only by HearthCrypto.
@@ -131,6 +136,10 @@ let package = Package(
         .testTarget(
             name: "HearthSQLiteTests",
             dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore", "HearthSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HearthPostgresTests",
+            dependencies: ["HearthPostgres", "HearthStorage", "HearthStorageTesting", "HearthCore", "HearthSupport", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(
             name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth", "HearthAuthSQLite", "HearthProtocol", "HearthTesting"],

@@ -1,7 +1,7 @@
 /// Why a storage operation failed, with what to do next.
 ///
-/// `code` is stable and machine-readable; `message` names the file involved and says what the operator
-/// should do. No value from the database is ever part of the message.
+/// `code` is stable and machine-readable; `message` names the file (or the PostgreSQL server, without
+/// its password) involved and says what the operator should do. No value from the database is ever part of the message.
 ///
 ///     do { try engine.load(progress: nil) } catch { print(error) }
 ///     // storage: the database file hearth-data/demo.sqlite is corrupted (…). Restore it from a backup …
@@ -20,6 +20,9 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
         case busy = "BUSY"
         /// Any other I/O error reported by the operating system.
         case io = "IO_ERROR"
+        /// The database server (PostgreSQL) cannot be reached, or stopped answering: check that it runs
+        /// and that the network and the URL are right. Writes fail until it is back.
+        case unavailable = "UNAVAILABLE"
         /// A commit failed earlier and this write was queued behind it, built on the failed state.
         case abortedAfterFailure = "ABORTED_AFTER_FAILURE"
         /// The engine was closed.

@@ -1,0 +1,143 @@
+public import HearthCore
+public import HearthStorage
+import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension PostgresStorageEngine {
+    /// Reads every record of the namespace in path order with one query, streamed row by row on a
+    /// connection of its own, and builds the tree (`RecordTreeBuilder`, as the SQLite engine does). One
+    /// query is one snapshot: commits made meanwhile are wholly in it or wholly not. `progress` gets the
+    /// records read every 100,000.
+    public func load(progress: ((LoadProgress) -> Void)?) throws(StorageError) -> Node {
+        let doing = "loading namespace '\(namespace)'"
+        let connection = try openConnection(doing: doing)
+        defer { connection.close() }
+        var builder = RecordTreeBuilder()
+        var count = 0
+        do throws(PostgresStreamError) {
+            try connection.stream(PostgresSchema.selectRecords(namespace: namespace), deadline: .afterSilence(PostgresTimeouts.silence)) {
+                row throws(PostgresStreamError) in
+                do throws(StorageError) {
+                    let record = try Self.record(row)
+                    guard let path = row.bytes(0) else { throw StorageError.corruptRecords("a record without a path") }
+                    try builder.add(path: path, leaf: record.leaf, priority: record.priority)
+                } catch {
+                    throw .rejected(error)
+                }
+                count += 1
+                if count % 100_000 == 0 { progress?(LoadProgress(done: count, total: nil)) }
+            }
+        } catch {
+            switch error {
+            case .postgres(let error): throw StorageError(error, at: endpoint, doing: doing)
+            case .rejected(let error): throw StorageError(error.code, "\(location): \(error.message)")
+            }
+        }
+        let root = try builder.finish()
+        progress?(LoadProgress(done: count, total: count))
+        return root
+    }
+
+    /// A `hearth_records` row's leaf (nil for a priority marker) and priority, each column decoded with
+    /// its length and value checked: a wrong size, invalid UTF-8 or a number that is not finite is
+    /// reported as corrupt data, never trusted.
+    static func record(_ row: PostgresRow) throws(StorageError) -> (leaf: Node?, priority: Priority?) {
+        var leaf: Node?
+        func set(_ node: Node) throws(StorageError) {
+            guard leaf == nil else { throw .corruptRecords("a record with two values") }
+            leaf = node
+        }
+        if let bytes = row.bytes(1) {
+            guard let value = PostgresBinary.decodeBoolean(bytes) else { throw .corruptRecords("a boolean that does not decode") }
+            try set(Node(value))
+        }
+        if let bytes = row.bytes(2) {
+            guard let value = PostgresBinary.decodeInt64(bytes) else { throw .corruptRecords("an integer that does not decode") }
+            try set(Node(value))
+        }
+        if let bytes = row.bytes(3) {
+            guard let value = PostgresBinary.decodeDouble(bytes), value.isFinite else { throw .corruptRecords("a number that is not finite") }
+            try set(Node(value))
+        }
+        if let bytes = row.bytes(4) {
+            guard let value = PostgresBinary.decodeString(bytes) else { throw .corruptRecords("a string that is not UTF-8") }
+            try set(Node(value))
+        }
+        var priority: Priority?
+        if let bytes = row.bytes(5) {
+            guard let value = PostgresBinary.decodeDouble(bytes), value.isFinite else { throw .corruptRecords("a priority that is not finite") }
+            priority = .number(value)
+        }
+        if let bytes = row.bytes(6) {
+            guard priority == nil, let value = PostgresBinary.decodeString(bytes) else { throw .corruptRecords("a priority that does not decode") }
+            priority = .string(value)
+        }
+        if leaf == nil && priority == nil { throw .corruptRecords("a record with neither a value nor a priority") }
+        return (leaf, priority)
+    }
+
+    /// Writes the namespace as Firebase's JSON export (what `hearth export` writes, and `hearth import`
+    /// reads back into any engine) to `destination`: one consistent snapshot (one query), written to
+    /// `destination.partial` (owner-only), synced, and renamed into place only when complete.
+    public func backup(to destination: String, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
+        let root = try load(progress: progress)
+        let partial = destination + ".partial"
+        unlink(partial)
+        let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw Self.fileError(errno, doing: "create \(partial)") }
+        do {
+            try StorageJSON.write(root) { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+                    if written < 0 {
+                        if errno == EINTR { continue }
+                        throw Self.fileError(errno, doing: "write \(partial)")
+                    }
+                    offset += written
+                }
+            }
+            guard fsync(descriptor) == 0 else { throw Self.fileError(errno, doing: "sync \(partial)") }
+        } catch {
+            Glibc.close(descriptor)
+            unlink(partial)
+            throw (error as? StorageError) ?? StorageError(.io, "cannot write \(partial): \(error).")
+        }
+        Glibc.close(descriptor)
+        guard rename(partial, destination) == 0 else {
+            let code = errno
+            unlink(partial)
+            throw Self.fileError(code, doing: "move the backup into place at \(destination)")
+        }
+    }
+
+    static func fileError(_ code: Int32, doing what: String) -> StorageError {
+        let reason = String(cString: strerror(code))
+        switch code {
+        case EACCES, EPERM, EROFS: return StorageError(.readOnly, "cannot \(what): \(reason). Choose a writable place for the backup.")
+        case ENOSPC, EDQUOT: return StorageError(.diskFull, "cannot \(what): the disk is full. Free some space and retry.")
+        case ENOENT: return StorageError(.notFound, "cannot \(what): a parent directory does not exist.")
+        default: return StorageError(.io, "cannot \(what): \(reason).")
+        }
+    }
+
+    /// `VACUUM (ANALYZE)` of Hearth's tables on a connection of its own, while commits go on (a plain
+    /// VACUUM does not block them). It makes the space of removed rows reusable and refreshes the
+    /// planner's statistics; it does not shrink the files (`VACUUM FULL` would, holding an exclusive lock
+    /// on every namespace's records meanwhile). The tables are shared, so this compacts every namespace.
+    /// PostgreSQL skips, with a warning only, tables the URL's user does not own: then this does nothing.
+    public func compact() throws(StorageError) {
+        let doing = "compacting (VACUUM) Hearth's tables"
+        let connection = try openConnection(doing: doing)
+        defer { connection.close() }
+        do {
+            for statement in PostgresSchema.vacuum() {
+                _ = try connection.execute(statement, deadline: .afterSilence(PostgresTimeouts.silence))
+            }
+        } catch {
+            throw StorageError(error, at: endpoint, doing: doing)
+        }
+    }
+}

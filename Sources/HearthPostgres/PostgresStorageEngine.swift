@@ -1,0 +1,81 @@
+public import HearthCore
+public import HearthStorage
+public import HearthSupport
+
+/// A namespace stored in PostgreSQL: its records in `hearth_records` and one `hearth_changes` row per
+/// commit, in tables every namespace of the database shares (`PostgresSchema`, docs/storage.md). Like
+/// the SQLite engine, one storage thread commits many batches per transaction (group commit) and
+/// acknowledges each only after PostgreSQL has committed it.
+///
+///     let engine = try PostgresStorageEngine(url: "postgresql://hearth:secret@db:5432/hearth", namespace: "demo")
+///     let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
+///
+/// While PostgreSQL is down or unreachable, writes fail within `PostgresTimeouts` (a refused connection
+/// at once) and the next write reconnects. Threads: the storage thread owns the writing connection;
+/// `load`, `backup` and `compact` open short-lived connections of their own on the calling thread. One
+/// engine writes a namespace at a time (two would fence each other out: `hearth_changes`' key).
+public final class PostgresStorageEngine: StorageEngine, @unchecked Sendable {
+    /// The namespace this engine reads and writes.
+    public let namespace: String
+    let endpoint: PostgresEndpoint
+    public var location: String { "PostgreSQL \(endpoint) namespace '\(namespace)'" }
+
+    /// Commits made and batches they carried, and commits that failed.
+    public struct Statistics: Sendable, Equatable {
+        public var commits = 0
+        public var batches = 0
+        public var failedCommits = 0
+    }
+
+    public var commitStatistics: Statistics { thread.statistics }
+
+    private let thread: PostgresStorageThread
+
+    /// An engine for `namespace` over the database at `url` (`postgresql://user:password@host:port/dbname`,
+    /// or anything else libpq accepts as a URL). Connects at once, creating Hearth's tables when they are
+    /// missing, so a wrong URL or a stopped server is reported here; `log` hears what an operator should
+    /// know later (a commit reported failed that PostgreSQL stored after all).
+    ///
+    /// - Throws: ``StorageError``: `.invalidData` for a bad URL or namespace, `.unavailable` when
+    ///   PostgreSQL cannot be reached (naming the URL without its password, and what to check),
+    ///   `.corrupt` for tables of a newer Hearth.
+    public init(url: String, namespace: String, log: Log = .silent) throws(StorageError) {
+        guard NamespaceName.isValid(namespace) else { throw StorageError(.invalidData, NamespaceName.invalidMessage(namespace)) }
+        let endpoint = try PostgresEndpoint(url: url)
+        self.endpoint = endpoint
+        self.namespace = namespace
+        let writer = PostgresWriter(endpoint: endpoint, namespace: namespace, log: log)
+        thread = PostgresStorageThread(writer: writer, location: "PostgreSQL \(endpoint) namespace '\(namespace)'")
+        // The first connect on the storage thread: the layout is made and checked before anyone writes.
+        do {
+            try thread.exclusive { writer throws(StorageError) in _ = try writer.connected(by: .now + PostgresTimeouts.connect) }
+        } catch {
+            thread.close()
+            throw error
+        }
+    }
+
+    deinit { thread.close() }
+
+    public func append(_ batch: WriteBatch, completion: @escaping @Sendable (Result<Void, StorageError>) -> Void) {
+        thread.append(batch, completion: completion)
+    }
+
+    public func replaceAll(with root: Node, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
+        nonisolated(unsafe) let progress = progress  // called on the storage thread while the caller waits
+        try thread.exclusive { writer throws(StorageError) in try writer.replaceAll(with: root, progress: progress) }
+    }
+
+    /// Waits for queued batches and their completions, then closes the connection.
+    public func close() { thread.close() }
+
+    /// A connection of the calling thread's own, for reads and maintenance beside the storage thread.
+    func openConnection(doing: String) throws(StorageError) -> PostgresConnection {
+        do {
+            let connection = try PostgresConnection(endpoint, deadline: .now + PostgresTimeouts.connect)
+            return connection
+        } catch {
+            throw StorageError(error, at: endpoint, doing: doing)
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import HearthCore
+import HearthStorage
+import HearthSupport
+
+/// The storage thread's side of the engine: its connection, where the namespace's change log stands,
+/// and how a group of batches becomes one transaction. Used on the storage thread alone.
+///
+/// A commit is one pipeline, one implicit transaction: the `hearth_changes` row with the next sequence
+/// first (its primary key fences out any other commit built on the same state), then the record changes
+/// (`RecordChanges`). When the connection is lost after a commit was sent, whether it landed is unknown;
+/// the writer reconnects within the commit's time (`PostgresTimeouts.commit`) and reads the sequence
+/// (`SequenceCheck`): stored means success, not stored means it is sent once more. When that cannot be
+/// told in time the batches fail, and the next connect tells the log what became of them.
+final class PostgresWriter: @unchecked Sendable {  // confined to the storage thread, which it is handed to
+    let endpoint: PostgresEndpoint
+    let namespace: String
+    private let log: Log
+    private var connection: PostgresConnection?
+    /// The namespace's last committed sequence, read on every connect; nil before the first.
+    private var lastSequence: Int64?
+    /// A commit whose answer was lost: its sequence and size, until a connect tells what became of it.
+    private var inDoubt: (sequence: Int64, batchCount: Int)?
+
+    /// Change-log rows kept per namespace: nothing reads them yet (the cluster will, docs/storage.md), so
+    /// they are bounded rather than kept forever. Commits prune every `changeLogPruneInterval` commits.
+    static let changeLogRetention: Int64 = 10_000
+    static let changeLogPruneInterval: Int64 = 1_000
+
+    init(endpoint: PostgresEndpoint, namespace: String, log: Log) {
+        self.endpoint = endpoint
+        self.namespace = namespace
+        self.log = log
+    }
+
+    /// Closes the connection (the engine is closing, or it broke).
+    func disconnect() {
+        connection?.close()
+        connection = nil
+    }
+
+    // MARK: Connecting
+
+    /// The open connection, or a new one with the layout checked and the sequence read, by `deadline`.
+    func connected(by deadline: ContinuousClock.Instant) throws(StorageError) -> (PostgresConnection, SequenceCheck) {
+        if let connection { return (connection, .unchanged) }
+        let limit = min(deadline, .now + PostgresTimeouts.connect)
+        let doing = "connecting for namespace '\(namespace)'"
+        do {
+            let fresh = try PostgresConnection(endpoint, deadline: limit)
+            let found = try Self.prepare(fresh, namespace: namespace, deadline: .at(deadline), endpoint: endpoint)
+            let check = adopt(found)
+            connection = fresh
+            return (fresh, check)
+        } catch let error as PostgresError {
+            throw StorageError(error, at: endpoint, doing: doing)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.io, "\(error)")
+        }
+    }
+
+    /// Creates the layout when it is missing, checks its version and sets up the session; returns the
+    /// namespace's last sequence.
+    static func prepare(
+        _ connection: PostgresConnection, namespace: String, deadline: PostgresDeadline, endpoint: PostgresEndpoint
+    ) throws -> Int64 {
+        let exists = try connection.run([PostgresSchema.exists], deadline: deadline)
+        if exists.first?.firstValue?.bytes(0).flatMap(PostgresBinary.decodeBoolean) != true {
+            _ = try connection.run(PostgresSchema.create, deadline: deadline)
+        }
+        let session = try connection.run(PostgresSchema.session(namespace: namespace), deadline: deadline)
+        guard session.count >= 2, let version = session[0].firstValue?.bytes(0).flatMap(PostgresBinary.decodeInt32),
+            let sequence = session[1].firstValue?.bytes(0).flatMap(PostgresBinary.decodeInt64)
+        else {
+            throw StorageError(.corrupt, "Hearth's tables at \(endpoint) have no layout version (hearth_schema is empty or altered). Check hearth_schema.")
+        }
+        if version > PostgresSchema.version {
+            throw StorageError(.corrupt, "Hearth's tables at \(endpoint) were made by a newer Hearth (layout \(version); this build reads up to \(PostgresSchema.version)). Upgrade hearth.")
+        }
+        return sequence
+    }
+
+    /// Takes the sequence a new connection found, and says what it means for a commit in doubt.
+    private func adopt(_ found: Int64) -> SequenceCheck {
+        defer { lastSequence = found }
+        guard let known = lastSequence else { return .unchanged }
+        let check = SequenceCheck(known: known, found: found, inDoubt: inDoubt?.sequence)
+        if let doubt = inDoubt {
+            inDoubt = nil
+            switch check {
+            case .landed:
+                log("hearth: PostgreSQL stored a commit of \(doubt.batchCount) writes to namespace '\(namespace)' that hearth reported failed (the connection was lost as it committed, change \(doubt.sequence)); they show after a restart.")
+            case .movedOn:
+                log("hearth: the change log of namespace '\(namespace)' moved from \(known) to \(found) while hearth was away: another writer, or a reset. Whether \(doubt.batchCount) writes reported failed are stored cannot be told; restart hearth to load what PostgreSQL holds.")
+            case .notLanded, .unchanged: break
+            }
+        } else if check == .movedOn {
+            log("hearth: the change log of namespace '\(namespace)' moved from \(known) to \(found) while hearth was away: another writer, or a reset. Restart hearth to load what PostgreSQL holds, and run one server per namespace.")
+        }
+        return check
+    }
+
+    // MARK: Committing
+
+    /// Commits `batches` in one transaction within `PostgresTimeouts.commit`, reconnecting once if the
+    /// connection is gone.
+    func commit(_ batches: [WriteBatch]) -> Result<Void, StorageError> {
+        if batches.allSatisfy(\.isEmpty) { return .success(()) }  // nothing to store, nothing to log
+        let deadline = ContinuousClock.now + PostgresTimeouts.commit
+        var changes = RecordChanges()
+        for batch in batches { changes.apply(batch) }
+        var encoded: [UInt8] = []
+        WriteBatch.encode(batches, into: &encoded)
+        let recordStatements = changes.statements(namespace: namespace)
+        let doing = "committing \(batches.count) write\(batches.count == 1 ? "" : "s") to namespace '\(namespace)'"
+        var retried = false
+        while true {
+            let connection: PostgresConnection
+            do {
+                (connection, _) = try connected(by: deadline)
+            } catch {
+                return .failure(StorageError(error.code, error.message + " Nothing from these writes was stored."))
+            }
+            let sequence = (lastSequence ?? 0) + 1
+            var statements = [PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded)] + recordStatements
+            if sequence % Self.changeLogPruneInterval == 0 && sequence > Self.changeLogRetention {
+                statements.append(PostgresSchema.pruneChanges(namespace: namespace, through: sequence - Self.changeLogRetention))
+            }
+            do {
+                _ = try connection.run(statements, deadline: .at(deadline))
+                lastSequence = sequence
+                return .success(())
+            } catch {
+                if !error.breaksConnection {
+                    // Refused and rolled back. After a fence violation the sequence is re-read on a new
+                    // connection.
+                    if error.kind == .server(sqlState: "23505") { disconnect() }
+                    let failure = StorageError(error, at: endpoint, doing: doing)
+                    return .failure(StorageError(failure.code, failure.message + " Nothing from these writes was stored."))
+                }
+                disconnect()
+                inDoubt = (sequence, batches.count)
+                if !retried && ContinuousClock.now < deadline {
+                    retried = true
+                    // Ask a new connection whether it landed, within the same deadline.
+                    if let reconnected = try? connected(by: deadline) {
+                        switch reconnected.1 {
+                        case .landed: return .success(())
+                        case .notLanded, .unchanged: continue  // not stored: send it again
+                        case .movedOn: break
+                        }
+                    }
+                }
+                let lost = StorageError(error, at: endpoint, doing: doing)
+                return .failure(StorageError(.unavailable, lost.message + " Whether PostgreSQL stored these writes is unknown: hearth checks when it reconnects and says so in its log."))
+            }
+        }
+    }
+
+    // MARK: Replacing everything
+
+    /// Replaces the namespace's records with `root`'s in one transaction, logged as one change (remove
+    /// the root, put the tree) so that followers see the import too.
+    func replaceAll(with root: Node, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
+        let doing = "replacing namespace '\(namespace)' (an import)"
+        let (connection, _) = try connected(by: .now + PostgresTimeouts.silence)
+        let sequence = (lastSequence ?? 0) + 1
+        let operations: [WriteBatch.Operation] = root.isEmpty ? [.removeSubtree(.root)] : [.removeSubtree(.root), .put(.root, root)]
+        var encoded: [UInt8] = []
+        WriteBatch.encode([WriteBatch(operations: operations)], into: &encoded)
+        let total = root.leafCount
+        do {
+            let pipeline = try PostgresConnection.Pipeline(connection, deadline: .afterSilence(PostgresTimeouts.silence))
+            try pipeline.send(PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded))
+            encoded = []
+            try pipeline.send(PostgresSchema.deleteAllRecords(namespace: namespace))
+            var columns = RecordColumns()
+            var path = EncodedPath()
+            var written = 0
+            try StoredRecord.forEach(in: root, at: &path) { (bytes, record) throws(PostgresError) in
+                columns.append(path: bytes, record)
+                if columns.count == RecordColumns.recordsPerStatementMax {
+                    written += columns.count
+                    try pipeline.send(PostgresSchema.upsertRecords(namespace: namespace, columns: columns))
+                    columns = RecordColumns()
+                    progress?(LoadProgress(done: written, total: total))
+                }
+            }
+            if columns.count > 0 { try pipeline.send(PostgresSchema.upsertRecords(namespace: namespace, columns: columns)) }
+            _ = try pipeline.finish()
+            lastSequence = sequence
+        } catch {
+            if error.breaksConnection {
+                disconnect()
+                inDoubt = (sequence, 1)
+            }
+            throw StorageError(error, at: endpoint, doing: doing)
+        }
+        progress?(LoadProgress(done: total, total: total))
+    }
+}
