@@ -1,0 +1,67 @@
+import HearthCore
+@testable import HearthPostgres
+import HearthStorage
+import Testing
+
+@Test func binaryNumbersRoundTripAndWrongLengthsAreRejected() {
+    for value: Int64 in [0, 1, -1, .max, .min, 1 << 53] {
+        let bytes = PostgresBinary.int64(value)
+        #expect(bytes.withUnsafeBufferPointer { PostgresBinary.decodeInt64($0) } == value)
+    }
+    for value in [0.0, -2.5, 1e300, .infinity] {
+        #expect(PostgresBinary.double(value).withUnsafeBufferPointer { PostgresBinary.decodeDouble($0) } == value)
+    }
+    #expect([UInt8](repeating: 0, count: 7).withUnsafeBufferPointer { PostgresBinary.decodeInt64($0) } == nil)
+    #expect([UInt8](repeating: 0, count: 9).withUnsafeBufferPointer { PostgresBinary.decodeDouble($0) } == nil)
+    #expect([UInt8]([2]).withUnsafeBufferPointer { PostgresBinary.decodeBoolean($0) } == nil)
+    #expect([UInt8]([0xFF, 0xFE]).withUnsafeBufferPointer { PostgresBinary.decodeString($0) } == nil)
+    #expect(Array("héllo\u{0}".utf8).withUnsafeBufferPointer { PostgresBinary.decodeString($0) } == "héllo\u{0}")
+}
+
+@Test func arraysAreEncodedAsArraySendWritesThem() {
+    var array = PostgresBinary.ArrayEncoder(of: .int8)
+    array.append(Int64(7))
+    array.appendNull()
+    let bytes = array.finish()
+    let header: [UInt8] = [0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 20, 0, 0, 0, 2, 0, 0, 0, 1]
+    #expect(Array(bytes.prefix(20)) == header)  // 1 dimension, has nulls, int8, 2 elements from 1
+    #expect(Array(bytes.dropFirst(20)) == [0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 7, 0xFF, 0xFF, 0xFF, 0xFF])
+    #expect(PostgresBinary.ArrayEncoder(of: .bytea).finish() == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 17])
+}
+
+@Test func aCommitInDoubtIsJudgedByTheSequenceFound() {
+    #expect(SequenceCheck(known: 41, found: 42, inDoubt: 42) == .landed)
+    #expect(SequenceCheck(known: 41, found: 41, inDoubt: 42) == .notLanded)
+    #expect(SequenceCheck(known: 41, found: 45, inDoubt: 42) == .movedOn)
+    #expect(SequenceCheck(known: 41, found: 0, inDoubt: 42) == .movedOn)
+    #expect(SequenceCheck(known: 41, found: 41, inDoubt: nil) == .unchanged)
+    #expect(SequenceCheck(known: 41, found: 43, inDoubt: nil) == .movedOn)
+}
+
+@Test func urlsAreShownWithoutTheirPassword() throws {
+    let endpoint = try PostgresEndpoint(url: "postgresql://hearth:s3cret@db.example:6543/app?sslmode=disable")
+    #expect(endpoint.description == "postgresql://hearth@db.example:6543/app")
+    #expect(try PostgresEndpoint(url: "postgres://localhost/app").description == "postgresql://localhost/app")
+    #expect(try PostgresEndpoint(url: "postgresql://u@/app?host=/run/postgresql").description == "postgresql://u@/run/postgresql/app")
+}
+
+@Test func badURLsAreRefusedWithoutRepeatingThem() {
+    for url in ["host=db password=s3cret", "mysql://u:s3cret@db/app", "postgresql://u:s3cret@db/app?nonsense=1"] {
+        #expect {
+            _ = try PostgresEndpoint(url: url)
+        } throws: { error in
+            guard let error = error as? StorageError else { return false }
+            return error.code == .invalidData && !error.message.contains("s3cret") && error.message.contains("postgresql://user:password@host:port/dbname")
+        }
+    }
+}
+
+@Test func sqlStatesMapToWhatTheOperatorDoes() {
+    #expect(StorageError.classify("53100").0 == .diskFull)
+    #expect(StorageError.classify("25006").0 == .readOnly)
+    #expect(StorageError.classify("23505").0 == .busy)
+    #expect(StorageError.classify("57P01").0 == .unavailable)
+    #expect(StorageError.classify("08006").0 == .unavailable)
+    #expect(StorageError.classify("XX001").0 == .corrupt)
+    #expect(StorageError.classify("22012").0 == .io)
+}
