@@ -14,7 +14,7 @@ public import HearthSupport
 /// at once) and the next write reconnects. Threads: the storage thread owns the writing connection;
 /// `load`, `backup` and `compact` open short-lived connections of their own on the calling thread. One
 /// engine writes a namespace at a time (two would fence each other out: `hearth_changes`' key).
-public final class PostgresStorageEngine: StorageEngine, @unchecked Sendable {
+public final class PostgresStorageEngine: StorageEngine {
     /// The namespace this engine reads and writes.
     public let namespace: String
     let endpoint: PostgresEndpoint

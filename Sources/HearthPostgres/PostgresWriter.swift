@@ -161,42 +161,65 @@ final class PostgresWriter: @unchecked Sendable {  // confined to the storage th
     // MARK: Replacing everything
 
     /// Replaces the namespace's records with `root`'s in one transaction, logged as one change (remove
-    /// the root, put the tree) so that followers see the import too.
+    /// the root, put the tree) so that followers see the import too. A connection found broken is
+    /// replaced and the import sent once more when the sequence says it did not land, as for commits.
     func replaceAll(with root: Node, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
         let doing = "replacing namespace '\(namespace)' (an import)"
-        let (connection, _) = try connected(by: .now + PostgresTimeouts.silence)
-        let sequence = (lastSequence ?? 0) + 1
         let operations: [WriteBatch.Operation] = root.isEmpty ? [.removeSubtree(.root)] : [.removeSubtree(.root), .put(.root, root)]
         var encoded: [UInt8] = []
         WriteBatch.encode([WriteBatch(operations: operations)], into: &encoded)
         let total = root.leafCount
-        do {
-            let pipeline = try PostgresConnection.Pipeline(connection, deadline: .afterSilence(PostgresTimeouts.silence))
-            try pipeline.send(PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded))
-            encoded = []
-            try pipeline.send(PostgresSchema.deleteAllRecords(namespace: namespace))
-            var columns = RecordColumns()
-            var path = EncodedPath()
-            var written = 0
-            try StoredRecord.forEach(in: root, at: &path) { (bytes, record) throws(PostgresError) in
-                columns.append(path: bytes, record)
-                if columns.count == RecordColumns.recordsPerStatementMax {
-                    written += columns.count
-                    try pipeline.send(PostgresSchema.upsertRecords(namespace: namespace, columns: columns))
-                    columns = RecordColumns()
-                    progress?(LoadProgress(done: written, total: total))
-                }
-            }
-            if columns.count > 0 { try pipeline.send(PostgresSchema.upsertRecords(namespace: namespace, columns: columns)) }
-            _ = try pipeline.finish()
-            lastSequence = sequence
-        } catch {
-            if error.breaksConnection {
+        var retried = false
+        while true {
+            let (connection, _) = try connected(by: .now + PostgresTimeouts.silence)
+            let sequence = (lastSequence ?? 0) + 1
+            do {
+                try send(root, as: sequence, change: encoded, on: connection, total: total, progress: progress)
+                lastSequence = sequence
+                progress?(LoadProgress(done: total, total: total))
+                return
+            } catch {
+                guard error.breaksConnection else { throw StorageError(error, at: endpoint, doing: doing) }
                 disconnect()
                 inDoubt = (sequence, 1)
+                if !retried, let reconnected = try? connected(by: .now + PostgresTimeouts.connect) {
+                    retried = true
+                    switch reconnected.1 {
+                    case .landed:
+                        progress?(LoadProgress(done: total, total: total))
+                        return
+                    case .notLanded, .unchanged: continue
+                    case .movedOn: break
+                    }
+                }
+                let lost = StorageError(error, at: endpoint, doing: doing)
+                throw StorageError(.unavailable, lost.message + " Whether PostgreSQL stored the import is unknown: load the namespace to see.")
             }
-            throw StorageError(error, at: endpoint, doing: doing)
         }
-        progress?(LoadProgress(done: total, total: total))
+    }
+
+    /// The import's pipeline: the change row, the removal of every record, then the tree's records in
+    /// chunks, sent while the tree is walked.
+    private func send(
+        _ root: Node, as sequence: Int64, change: [UInt8], on connection: PostgresConnection, total: Int,
+        progress: ((LoadProgress) -> Void)?
+    ) throws(PostgresError) {
+        let pipeline = try PostgresConnection.Pipeline(connection, deadline: .afterSilence(PostgresTimeouts.silence))
+        try pipeline.send(PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: change))
+        try pipeline.send(PostgresSchema.deleteAllRecords(namespace: namespace))
+        var columns = RecordColumns()
+        var path = EncodedPath()
+        var written = 0
+        try StoredRecord.forEach(in: root, at: &path) { (bytes, record) throws(PostgresError) in
+            columns.append(path: bytes, record)
+            if columns.count == RecordColumns.recordsPerStatementMax {
+                written += columns.count
+                try pipeline.send(PostgresSchema.upsertRecords(namespace: namespace, columns: columns))
+                columns = RecordColumns()
+                progress?(LoadProgress(done: written, total: total))
+            }
+        }
+        if columns.count > 0 { try pipeline.send(PostgresSchema.upsertRecords(namespace: namespace, columns: columns)) }
+        _ = try pipeline.finish()
     }
 }

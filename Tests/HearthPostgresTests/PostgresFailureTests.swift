@@ -21,6 +21,10 @@ struct PostgresFailureTests {
         try await database.set("after", to: Node(2))
         try await database.set("later", to: Node(3))
         #expect(try engine.load(progress: nil) == Node(["before": Node(1), "after": Node(2), "later": Node(3)]))
+        // An import after a restart reconnects the same way.
+        try server.restart()
+        try engine.replaceAll(with: Node(["imported": Node(true)]), progress: nil)
+        #expect(try engine.load(progress: nil) == Node(["imported": Node(true)]))
         #expect(engine.commitStatistics.failedCommits == 0)
     }
 
