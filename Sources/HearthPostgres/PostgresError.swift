@@ -1,3 +1,5 @@
+import HearthStorage
+
 /// A failed exchange with PostgreSQL, as the connection saw it: what kind of failure (which decides what
 /// the storage thread does next) and the server's or libpq's message. Turned into a `StorageError` for
 /// callers by `StorageError(_:at:)`.
@@ -30,4 +32,10 @@ struct PostgresError: Error, Sendable, CustomStringConvertible {
     }
 
     var description: String { "\(kind): \(message)" }
+}
+
+/// Why a streamed query stopped: PostgreSQL failed, or the row handler found data Hearth never writes.
+enum PostgresStreamError: Error {
+    case postgres(PostgresError)
+    case rejected(StorageError)
 }
