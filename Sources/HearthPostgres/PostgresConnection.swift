@@ -83,6 +83,8 @@ final class PostgresConnection {
     ///   usable); `.connectionLost` or `.timedOut` when the connection is gone (the caller closes it;
     ///   whether a sent commit landed is unknown).
     func run(_ statements: [PostgresStatement], deadline: PostgresDeadline) throws(PostgresError) -> [PostgresResult] {
+        // Checked before anything is sent, so a refusal leaves the connection as it was.
+        for statement in statements { try Self.checkSize(of: statement) }
         let pipeline = try Pipeline(self, deadline: deadline)
         for statement in statements { try pipeline.send(statement) }
         return try pipeline.finish()
@@ -102,7 +104,10 @@ final class PostgresConnection {
             guard PQenterPipelineMode(connection.connection) == 1 else { throw connection.lost() }
         }
 
+        /// Sends `statement`. A value over PostgreSQL's size limit is refused before anything is sent when
+        /// it is the first statement; later ones are kept below it by their makers (`RecordColumns`).
         func send(_ statement: PostgresStatement) throws(PostgresError) {
+            if sent == 0 { try PostgresConnection.checkSize(of: statement) }
             try connection.send(statement)
             sent += 1
             try connection.flush(deadline: deadline)
@@ -177,6 +182,18 @@ final class PostgresConnection {
         if let failure { throw .postgres(failure) }
     }
 
+    /// PostgreSQL's largest value (MaxAllocSize, 1 GB less a byte): a larger parameter fails on the
+    /// server, so it is refused here first, with a message that says why.
+    static let valueByteCountMax = (1 << 30) - 1
+
+    static func checkSize(of statement: PostgresStatement) throws(PostgresError) {
+        for parameter in statement.parameters {
+            if let count = parameter.bytes?.count, count > valueByteCountMax {
+                throw PostgresError(.server(sqlState: "54000"), "a value of \(count >> 20) MB is larger than PostgreSQL takes (1 GB)")
+            }
+        }
+    }
+
     // MARK: libpq calls
 
     private func send(_ statement: PostgresStatement) throws(PostgresError) {
@@ -191,7 +208,8 @@ final class PostgresConnection {
         for parameter in statement.parameters {
             offsets.append(storage.count)
             if let bytes = parameter.bytes {
-                guard let length = Int32(exactly: bytes.count) else { throw PostgresError(.server(sqlState: "54000"), "a value of \(bytes.count) bytes is larger than PostgreSQL accepts") }
+                // Never over Int32 after checkSize; a value that still is breaks the pipeline half sent.
+                guard let length = Int32(exactly: bytes.count) else { throw PostgresError(.connectionLost, "a value of \(bytes.count >> 20) MB is larger than PostgreSQL takes (1 GB)") }
                 lengths.append(length)
                 storage.append(contentsOf: bytes)
             } else {

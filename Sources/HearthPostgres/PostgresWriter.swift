@@ -212,7 +212,7 @@ final class PostgresWriter: @unchecked Sendable {  // confined to the storage th
         var written = 0
         try StoredRecord.forEach(in: root, at: &path) { (bytes, record) throws(PostgresError) in
             columns.append(path: bytes, record)
-            if columns.count == RecordColumns.recordsPerStatementMax {
+            if columns.isFull {
                 written += columns.count
                 try pipeline.send(PostgresSchema.upsertRecords(namespace: namespace, columns: columns))
                 columns = RecordColumns()

@@ -1,7 +1,7 @@
 extension RecordChanges {
     /// The statements that apply these changes to `namespace`'s records, removals first (see
     /// ``RecordChanges``); nothing for an empty kind of change. Upserts go in statements of at most
-    /// `RecordColumns.recordsPerStatementMax` records.
+    /// 10,000 records or 64 MB (`RecordColumns.isFull`).
     func statements(namespace: String) -> [PostgresStatement] {
         var statements: [PostgresStatement] = []
         if removedEverything { statements.append(PostgresSchema.deleteAllRecords(namespace: namespace)) }
@@ -22,7 +22,7 @@ extension RecordChanges {
         var columns = RecordColumns()
         upserts.forEach { key, record in
             columns.append(path: key.bytes, record)
-            if columns.count == RecordColumns.recordsPerStatementMax {
+            if columns.isFull {
                 statements.append(PostgresSchema.upsertRecords(namespace: namespace, columns: columns))
                 columns = RecordColumns()
             }

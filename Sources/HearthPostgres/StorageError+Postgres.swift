@@ -45,6 +45,7 @@ extension StorageError {
         case "42501": return (.readOnly, "The user in the URL lacks privileges on Hearth's tables (hearth_records, hearth_changes, hearth_schema): grant them.")
         case "23505": return (.busy, "Another writer committed to this namespace meanwhile (two hearth servers on one namespace, or a commit hearth gave up on that arrived late): run one server per namespace.")
         case "40001", "40P01", "55P03", "57014": return (.busy, "PostgreSQL was busy (a lock, a conflict or a timeout): retry.")
+        case "54000": return (.invalidData, "One value PostgreSQL stores can hold at most 1 GB: split the write or the import.")
         case "XX001", "XX002": return (.corrupt, "PostgreSQL reports damaged data: check the server and restore from a backup.")
         default:
             if state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" {

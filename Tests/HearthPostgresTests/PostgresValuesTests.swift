@@ -65,3 +65,24 @@ import Testing
     #expect(StorageError.classify("XX001").0 == .corrupt)
     #expect(StorageError.classify("22012").0 == .io)
 }
+
+@Test func recordColumnsStartANewStatementByCountOrBytes() {
+    var columns = RecordColumns()
+    columns.append(path: Array("a\u{1}".utf8), StoredRecord(leaf: .string(String(repeating: "x", count: 1000)), priority: .string("pp")))
+    #expect(columns.byteCount == 2 + 1000 + 2)
+    #expect(!columns.isFull)
+    for i in 1..<RecordColumns.recordsPerStatementMax {
+        columns.append(path: Array("k\(i)\u{1}".utf8), StoredRecord(leaf: .integer(Int64(i)), priority: nil))
+    }
+    #expect(columns.isFull)
+    var large = RecordColumns()
+    large.append(path: [1], StoredRecord(leaf: .string(String(repeating: "y", count: RecordColumns.bytesPerStatementMax)), priority: nil))
+    #expect(large.isFull && large.count == 1)
+}
+
+@Test func oversizedValuesAreRefusedBeforeAnythingIsSent() {
+    let statement = PostgresStatement("SELECT $1", [PostgresParameter(type: .bytea, bytes: [UInt8](repeating: 0, count: 8))])
+    #expect(throws: Never.self) { try PostgresConnection.checkSize(of: statement) }
+    #expect(PostgresConnection.valueByteCountMax == (1 << 30) - 1)
+    #expect(StorageError.classify("54000").0 == .invalidData)
+}
