@@ -20,11 +20,13 @@ public final class PostgresStorageEngine: StorageEngine {
     let endpoint: PostgresEndpoint
     public var location: String { "PostgreSQL \(endpoint) namespace '\(namespace)'" }
 
-    /// Commits made and batches they carried, and commits that failed.
+    /// Commits made and batches they carried, commits that failed, and connections the storage thread
+    /// opened (more than one means it reconnected).
     public struct Statistics: Sendable, Equatable {
         public var commits = 0
         public var batches = 0
         public var failedCommits = 0
+        public var connections = 0
     }
 
     public var commitStatistics: Statistics { thread.statistics }

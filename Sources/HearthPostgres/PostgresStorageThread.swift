@@ -152,6 +152,9 @@ final class PostgresStorageThread: @unchecked Sendable {
 
             if let exclusive {
                 exclusive(writer)
+                condition.lock()
+                statisticsStorage.connections = writer.connectionCount
+                condition.unlock()
                 continue
             }
             let aborted = group.prefix { $0.sequence <= abortThrough }
@@ -166,6 +169,7 @@ final class PostgresStorageThread: @unchecked Sendable {
             switch writer.commit(toCommit.map(\.batch)) {
             case .success:
                 condition.lock()
+                statisticsStorage.connections = writer.connectionCount
                 statisticsStorage.commits += 1
                 statisticsStorage.batches += toCommit.count
                 condition.unlock()
@@ -176,6 +180,7 @@ final class PostgresStorageThread: @unchecked Sendable {
                 completions.sync { for completion in completionsToRun { completion(.failure(error)) } }
                 condition.lock()
                 self.abortThrough = appended
+                statisticsStorage.connections = writer.connectionCount
                 statisticsStorage.failedCommits += 1
                 condition.unlock()
             }

@@ -20,6 +20,8 @@ final class PostgresWriter: @unchecked Sendable {  // confined to the storage th
     private var lastSequence: Int64?
     /// A commit whose answer was lost: its sequence and size, until a connect tells what became of it.
     private var inDoubt: (sequence: Int64, batchCount: Int)?
+    /// Connections opened so far (the first, then one per reconnect).
+    private(set) var connectionCount = 0
 
     /// Change-log rows kept per namespace: nothing reads them yet (the cluster will, docs/storage.md), so
     /// they are bounded rather than kept forever. Commits prune every `changeLogPruneInterval` commits.
@@ -50,6 +52,7 @@ final class PostgresWriter: @unchecked Sendable {  // confined to the storage th
             let found = try Self.prepare(fresh, namespace: namespace, deadline: .at(deadline), endpoint: endpoint)
             let check = adopt(found)
             connection = fresh
+            connectionCount += 1
             return (fresh, check)
         } catch let error as PostgresError {
             throw StorageError(error, at: endpoint, doing: doing)
