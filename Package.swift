@@ -129,13 +129,13 @@ let package = Package(
         .executableTarget(name: "board", dependencies: ["SeedApps", "SeedTerminal"], path: "Examples/board", swiftSettings: strict),
         .testTarget(name: "SeedAppsTests", dependencies: ["SeedApps", "SeedTerminal"], swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
-        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore", "HearthSupport"], swiftSettings: strict),
+        .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore", "HearthSupport", "HearthTesting"], swiftSettings: strict),
         .testTarget(
             name: "HearthStorageTests", dependencies: ["HearthStorage", "HearthStorageTesting", "HearthCore"],
             swiftSettings: strict),
         .testTarget(
             name: "HearthSQLiteTests",
-            dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore", "HearthSupport"],
+            dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore", "HearthSupport", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(
             name: "HearthPostgresTests",

@@ -8,10 +8,10 @@ import Synchronization
 /// on a free loopback port and on a Unix socket in that directory, stopped and removed when the test
 /// process ends (a watcher process sees to it even after a crash) or when ``destroy()`` is called.
 ///
-///     let postgres = try TemporaryPostgres.shared()      // one per test process, for most tests
+///     let postgres = try await TemporaryPostgres.shared()  // one per test process, for most tests
 ///     let engine = try PostgresStorageEngine(url: postgres.url, namespace: "t1")
-///     let own = try TemporaryPostgres()                   // one to stop and restart
-///     try own.stop(); try own.start()
+///     let own = try await TemporaryPostgres.make()          // one to stop and restart
+///     try await offThePool { try own.restart() }
 ///
 /// It uses Debian's server programs (`/usr/lib/postgresql/<version>/bin`, package `postgresql`).
 /// `initdb` refuses to run as root, so as root (CI) every server program runs as `nobody`, which owns the
@@ -44,19 +44,29 @@ public final class TemporaryPostgres: @unchecked Sendable {
         public let description: String
     }
 
-    private static let sharedServer = Mutex<Result<TemporaryPostgres, Unavailable>?>(nil)
+    private static let sharedServer = Mutex<Task<TemporaryPostgres, any Error>?>(nil)
 
     /// One server for the whole test process, started on first use. Tests on it use namespaces of their
-    /// own; tests that stop or restart a server make their own.
-    public static func shared() throws -> TemporaryPostgres {
-        try sharedServer.withLock { server in
-            if let server { return try server.get() }
-            let started: Result<TemporaryPostgres, Unavailable>
-            do { started = .success(try TemporaryPostgres()) } catch let error as Unavailable { started = .failure(error) } catch {
-                started = .failure(Unavailable(description: "\(error)"))
+    /// own; tests that stop or restart a server make their own (``make()``).
+    ///
+    /// The first caller starts it on a thread of its own (``offThePool(_:)``) and the others wait for
+    /// that start suspended, so a slow `initdb` never holds the test process's cooperative threads.
+    public static func shared() async throws -> TemporaryPostgres {
+        let start = sharedServer.withLock { task in
+            if let task { return task }
+            let started = Task { try await make() }
+            task = started
+            return started
+        }
+        return try await start.value
+    }
+
+    /// A server of the caller's own, made and started off the cooperative pool.
+    public static func make() async throws -> TemporaryPostgres {
+        try await offThePool {
+            do { return try TemporaryPostgres() } catch let error as Unavailable { throw error } catch {
+                throw Unavailable(description: "\(error)")
             }
-            server = started
-            return try started.get()
         }
     }
 

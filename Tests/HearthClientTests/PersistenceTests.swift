@@ -42,8 +42,8 @@ final class Probe: @unchecked Sendable {
 
     var text: String { output.value }
 
-    /// Waits up to `seconds` for a line containing `marker`.
-    func wait(for marker: String, seconds: Double = 20) async -> Bool {
+    /// Waits up to `seconds` for a line containing `marker` (a bound for "never", as Recorder.wait's).
+    func wait(for marker: String, seconds: Double = 120) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if text.contains(marker) { return true }

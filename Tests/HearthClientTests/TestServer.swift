@@ -132,10 +132,12 @@ final class Recorder<Value: Sendable>: Sendable {
     var last: Value? { all.last }
 
     /// Waits up to `seconds` for `condition`; true when it held.
-    /// Generous by default: under `swift test` every suite shares the cooperative threads, and long synchronous
-    /// tests elsewhere (storage conformance, crash tests) can hold them for 20 s on two cores.
+    /// Generous by default, as the bound is for "never": `swift test` runs every suite at once and keeps
+    /// both cores of a CI host busy for the whole minute it takes, so a step that takes 50 ms alone was
+    /// measured taking 30 s there (the tests that block for seconds already run off the cooperative
+    /// threads: see HearthTesting's offThePool).
     @discardableResult
-    func wait(seconds: Double = 30, _ condition: ([Value]) -> Bool) async -> Bool {
+    func wait(seconds: Double = 120, _ condition: ([Value]) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition(all) { return true }

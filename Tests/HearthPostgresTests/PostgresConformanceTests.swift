@@ -24,6 +24,6 @@ struct PostgresFixture: StorageEngineFixture {
 
 @Test("Storage engine conformance: PostgreSQL", .enabled(if: !TemporaryPostgres.isSkipped), arguments: StorageEngineConformance.caseNames)
 func postgresConformance(_ name: String) async throws {
-    let fixture = PostgresFixture(server: try TemporaryPostgres.shared())
+    let fixture = PostgresFixture(server: try await TemporaryPostgres.shared())
     try await StorageEngineConformance.run(name, on: fixture)
 }

@@ -9,13 +9,13 @@ import Testing
 @Suite(.enabled(if: !TemporaryPostgres.isSkipped))
 struct PostgresFailureTests {
     @Test func writesGoOnAfterPostgresRestarts() async throws {
-        let server = try TemporaryPostgres()
+        let server = try await TemporaryPostgres.make()
         defer { server.destroy() }
         let engine = try PostgresStorageEngine(url: server.url, namespace: "restart")
         defer { engine.close() }
         let database = DurableDatabase(engine: engine, root: .empty)
         try await database.set("before", to: Node(1))
-        try server.restart()
+        try await offThePool { try server.restart() }
         // The storage connection died with the server; the first write after it reconnects and
         // succeeds (the commit is checked by its sequence and sent again).
         try await database.set("after", to: Node(2))
@@ -23,7 +23,7 @@ struct PostgresFailureTests {
         try await database.set("later", to: Node(3))
         #expect(try engine.load(progress: nil) == Node(["before": Node(1), "after": Node(2), "later": Node(3)]))
         // An import after a restart reconnects the same way.
-        try server.restart()
+        try await offThePool { try server.restart() }
         try engine.replaceAll(with: Node(["imported": Node(true)]), progress: nil)
         #expect(try engine.load(progress: nil) == Node(["imported": Node(true)]))
         #expect(engine.commitStatistics.failedCommits == 0)
@@ -31,13 +31,13 @@ struct PostgresFailureTests {
     }
 
     @Test func writesWhilePostgresIsStoppedFailWithinTheBoundThenRecover() async throws {
-        let server = try TemporaryPostgres()
+        let server = try await TemporaryPostgres.make()
         defer { server.destroy() }
         let engine = try PostgresStorageEngine(url: server.url, namespace: "stopped")
         defer { engine.close() }
         let database = DurableDatabase(engine: engine, root: .empty)
         try await database.set("kept", to: Node(1))
-        try server.stop()
+        try await offThePool { try server.stop() }
         let clock = ContinuousClock()
         for attempt in 0..<3 {
             let start = clock.now
@@ -55,13 +55,13 @@ struct PostgresFailureTests {
             await database.waitForPendingWrites()
         }
         #expect(database.root == Node(["kept": Node(1)]))
-        try server.start()
+        try await offThePool { try server.start() }
         try await database.set("back", to: Node(2))
         #expect(try engine.load(progress: nil) == Node(["kept": Node(1), "back": Node(2)]))
     }
 
     @Test func aFrozenBackendFailsTheCommitInTimeAndItsLateCommitIsFencedOut() async throws {
-        let server = try TemporaryPostgres()
+        let server = try await TemporaryPostgres.make()
         defer { server.destroy() }
         let engine = try PostgresStorageEngine(url: server.url, namespace: "frozen")
         defer { engine.close() }

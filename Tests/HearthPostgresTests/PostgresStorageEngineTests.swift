@@ -21,7 +21,7 @@ extension PostgresRow {
 @Suite(.enabled(if: !TemporaryPostgres.isSkipped))
 struct PostgresStorageEngineTests {
     @Test func aNamespaceSurvivesCloseAndReopen() async throws {
-        let fixture = PostgresFixture(server: try TemporaryPostgres.shared())
+        let fixture = PostgresFixture(server: try await TemporaryPostgres.shared())
         let engine = try fixture.open()
         let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
         try await database.set("users/ada", to: try Node(json: #"{".priority": 3, "name": "Ada", "born": 1815, "tags": {"0": "math", "1": "engines"}}"#))
@@ -35,7 +35,7 @@ struct PostgresStorageEngineTests {
     }
 
     @Test func namespacesInOneDatabaseDoNotSeeEachOther() async throws {
-        let server = try TemporaryPostgres.shared()
+        let server = try await TemporaryPostgres.shared()
         let first = try PostgresStorageEngine(url: server.url, namespace: PostgresFixture.uniqueNamespace("a"))
         let second = try PostgresStorageEngine(url: server.url, namespace: PostgresFixture.uniqueNamespace("b"))
         defer { first.close(); second.close() }
@@ -54,7 +54,7 @@ struct PostgresStorageEngineTests {
     }
 
     @Test func theChangeLogHasConsecutiveSequencesThatReplayToTheTree() async throws {
-        let server = try TemporaryPostgres.shared()
+        let server = try await TemporaryPostgres.shared()
         let namespace = PostgresFixture.uniqueNamespace("log")
         let engine = try PostgresStorageEngine(url: server.url, namespace: namespace)
         let database = DurableDatabase(engine: engine, root: .empty)
@@ -90,7 +90,7 @@ struct PostgresStorageEngineTests {
     }
 
     @Test func manyConcurrentWritesShareCommits() async throws {
-        let fixture = PostgresFixture(server: try TemporaryPostgres.shared())
+        let fixture = PostgresFixture(server: try await TemporaryPostgres.shared())
         let engine = try PostgresStorageEngine(url: fixture.url, namespace: fixture.namespace)
         let database = DurableDatabase(engine: engine, root: .empty)
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -109,7 +109,7 @@ struct PostgresStorageEngineTests {
     }
 
     @Test func stringsThatTextCannotHoldRoundTrip() async throws {
-        let fixture = PostgresFixture(server: try TemporaryPostgres.shared())
+        let fixture = PostgresFixture(server: try await TemporaryPostgres.shared())
         let engine = try fixture.open()
         let database = DurableDatabase(engine: engine, root: .empty)
         try await database.set("nul", to: Node("before\u{0}after"))
@@ -122,22 +122,25 @@ struct PostgresStorageEngineTests {
     }
 
     @Test func loadReportsProgressAndBuildsALargeTree() async throws {
-        let fixture = PostgresFixture(server: try TemporaryPostgres.shared())
-        let engine = try fixture.open()
-        defer { engine.close() }
-        var children = ChildrenMap()
-        for i in 0..<120_000 { children[ChildKey("item\(i)")] = Node(["n": Node(i)]) }
-        let root = Node(children: children)
-        var imported: [LoadProgress] = []
-        try engine.replaceAll(with: root, progress: { imported.append($0) })
-        #expect(imported.last == LoadProgress(done: 120_000, total: 120_000))
-        var loaded: [LoadProgress] = []
-        #expect(try engine.load(progress: { loaded.append($0) }) == root)
-        #expect(loaded.map(\.done) == [100_000, 120_000])
+        let fixture = PostgresFixture(server: try await TemporaryPostgres.shared())
+        // Seconds of blocking import and load: on a thread of its own (see offThePool).
+        try await offThePool {
+            let engine = try fixture.open()
+            defer { engine.close() }
+            var children = ChildrenMap()
+            for i in 0..<120_000 { children[ChildKey("item\(i)")] = Node(["n": Node(i)]) }
+            let root = Node(children: children)
+            var imported: [LoadProgress] = []
+            try engine.replaceAll(with: root, progress: { imported.append($0) })
+            #expect(imported.last == LoadProgress(done: 120_000, total: 120_000))
+            var loaded: [LoadProgress] = []
+            #expect(try engine.load(progress: { loaded.append($0) }) == root)
+            #expect(loaded.map(\.done) == [100_000, 120_000])
+        }
     }
 
     @Test func backupWritesTheNamespaceAsExportJSON() async throws {
-        let fixture = PostgresFixture(server: try TemporaryPostgres.shared())
+        let fixture = PostgresFixture(server: try await TemporaryPostgres.shared())
         let engine = try fixture.open()
         defer { engine.close() }
         let database = DurableDatabase(engine: engine, root: .empty)
@@ -154,7 +157,7 @@ struct PostgresStorageEngineTests {
     }
 
     @Test func compactVacuumsAndKeepsTheData() async throws {
-        let fixture = PostgresFixture(server: try TemporaryPostgres.shared())
+        let fixture = PostgresFixture(server: try await TemporaryPostgres.shared())
         let engine = try fixture.open()
         defer { engine.close() }
         let database = DurableDatabase(engine: engine, root: .empty)
@@ -176,8 +179,8 @@ struct PostgresStorageEngineTests {
         }
     }
 
-    @Test func aWrongPasswordSaysSo() throws {
-        let server = try TemporaryPostgres.shared()
+    @Test func aWrongPasswordSaysSo() async throws {
+        let server = try await TemporaryPostgres.shared()
         #expect {
             _ = try PostgresStorageEngine(url: "postgresql://hearth:wrong@127.0.0.1:\(server.port)/postgres", namespace: "x")
         } throws: { error in
@@ -186,15 +189,15 @@ struct PostgresStorageEngineTests {
         }
     }
 
-    @Test func invalidNamespacesAreRefused() throws {
-        let server = try TemporaryPostgres.shared()
+    @Test func invalidNamespacesAreRefused() async throws {
+        let server = try await TemporaryPostgres.shared()
         for name in ["", "a/b", "auth", String(repeating: "x", count: 64)] {
             #expect(throws: StorageError.self) { _ = try PostgresStorageEngine(url: server.url, namespace: name) }
         }
     }
 
     @Test func theUnixSocketWorksToo() async throws {
-        let server = try TemporaryPostgres.shared()
+        let server = try await TemporaryPostgres.shared()
         let engine = try PostgresStorageEngine(url: server.socketURL, namespace: PostgresFixture.uniqueNamespace("s"))
         defer { engine.close() }
         try await engine.append(WriteBatch(operations: [.put("a", Node(1))]))

@@ -1,6 +1,7 @@
 import Foundation
 import HearthCore
 import HearthStorage
+import HearthTesting
 import Testing
 
 @testable import HearthSQLite
@@ -89,24 +90,27 @@ func generatedExport(users: Int) -> String {
     return json
 }
 
-@Test func streamedImportMatchesTheWholeFileParser() throws {
-    let directory = temporaryDirectory()
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    let json = generatedExport(users: 12_000)
-    #expect(json.utf8.count > 4_000_000)
-    let file = directory + "/export.json"
-    try json.write(toFile: file, atomically: true, encoding: .utf8)
-    let expected = try Array(json.utf8).withUnsafeBytes { try StorageJSON.read($0) }
-    // Small whole-value limits walk the top levels key by key; the default parses users whole.
-    for limit in [300, 64 << 10, 4 << 20] {
-        let engine = try SQLiteStorageEngine(directory: directory, namespace: "imported")
-        let descriptor = open(file, O_RDONLY)
-        var reports = 0
-        try engine.importJSON(from: descriptor, byteCount: json.utf8.count, wholeValueBytesMax: limit) { _ in reports += 1 }
-        close(descriptor)
-        #expect(reports >= 1)
-        #expect(try engine.load(progress: nil) == expected, "whole-value limit \(limit)")
-        engine.close()
+@Test func streamedImportMatchesTheWholeFileParser() async throws {
+    // Seconds of blocking imports: on a thread of its own (see offThePool).
+    try await offThePool {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let json = generatedExport(users: 12_000)
+        #expect(json.utf8.count > 4_000_000)
+        let file = directory + "/export.json"
+        try json.write(toFile: file, atomically: true, encoding: .utf8)
+        let expected = try Array(json.utf8).withUnsafeBytes { try StorageJSON.read($0) }
+        // Small whole-value limits walk the top levels key by key; the default parses users whole.
+        for limit in [300, 64 << 10, 4 << 20] {
+            let engine = try SQLiteStorageEngine(directory: directory, namespace: "imported")
+            let descriptor = open(file, O_RDONLY)
+            var reports = 0
+            try engine.importJSON(from: descriptor, byteCount: json.utf8.count, wholeValueBytesMax: limit) { _ in reports += 1 }
+            close(descriptor)
+            #expect(reports >= 1)
+            #expect(try engine.load(progress: nil) == expected, "whole-value limit \(limit)")
+            engine.close()
+        }
     }
 }
 
