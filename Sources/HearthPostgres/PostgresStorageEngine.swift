@@ -29,9 +29,17 @@ public final class PostgresStorageEngine: StorageEngine {
         public var connections = 0
     }
 
-    public var commitStatistics: Statistics { thread.statistics }
+    public var commitStatistics: Statistics {
+        let counts = thread.statistics
+        return Statistics(commits: counts.commits, batches: counts.batches, failedCommits: counts.failedCommits, connections: connections.current)
+    }
 
-    private let thread: PostgresStorageThread
+    /// Most batches one transaction commits: a bound on one commit's size and its completions' burst.
+    static let batchesPerCommitMax = 8192
+
+    private let thread: GroupCommitThread<PostgresWriter>
+    /// The writer's count of connections opened, readable beside the storage thread.
+    private let connections: PostgresWriter.ConnectionCount
 
     /// An engine for `namespace` over the database at `url` (`postgresql://user:password@host:port/dbname`,
     /// or anything else libpq accepts as a URL). Connects at once, creating Hearth's tables when they are
@@ -47,7 +55,8 @@ public final class PostgresStorageEngine: StorageEngine {
         self.endpoint = endpoint
         self.namespace = namespace
         let writer = PostgresWriter(endpoint: endpoint, namespace: namespace, log: log)
-        thread = PostgresStorageThread(writer: writer, location: "PostgreSQL \(endpoint) namespace '\(namespace)'")
+        connections = writer.connectionCount
+        thread = GroupCommitThread(committer: writer, location: "PostgreSQL \(endpoint) namespace '\(namespace)'", batchesPerCommitMax: Self.batchesPerCommitMax)
         // The first connect on the storage thread: the layout is made and checked before anyone writes.
         do {
             try thread.exclusive { writer throws(StorageError) in _ = try writer.connected(by: .now + PostgresTimeouts.connect) }

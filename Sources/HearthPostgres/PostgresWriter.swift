@@ -1,6 +1,7 @@
 import HearthCore
 import HearthStorage
 import HearthSupport
+import Synchronization
 
 /// The storage thread's side of the engine: its connection, where the namespace's change log stands,
 /// and how a group of batches becomes one transaction. Used on the storage thread alone.
@@ -11,7 +12,7 @@ import HearthSupport
 /// the writer reconnects within the commit's time (`PostgresTimeouts.commit`) and reads the sequence
 /// (`SequenceCheck`): stored means success, not stored means it is sent once more. When that cannot be
 /// told in time the batches fail, and the next connect tells the log what became of them.
-final class PostgresWriter: @unchecked Sendable {  // confined to the storage thread, which it is handed to
+final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined to the storage thread, which it is handed to
     let endpoint: PostgresEndpoint
     let namespace: String
     private let log: Log
@@ -20,8 +21,15 @@ final class PostgresWriter: @unchecked Sendable {  // confined to the storage th
     private var lastSequence: Int64?
     /// A commit whose answer was lost: its sequence and size, until a connect tells what became of it.
     private var inDoubt: (sequence: Int64, batchCount: Int)?
-    /// Connections opened so far (the first, then one per reconnect).
-    private(set) var connectionCount = 0
+    /// Connections opened so far (the first, then one per reconnect), read by the engine's statistics
+    /// beside the storage thread.
+    let connectionCount = ConnectionCount()
+
+    final class ConnectionCount: Sendable {
+        private let value = Atomic<Int>(0)
+        func increment() { value.add(1, ordering: .relaxed) }
+        var current: Int { value.load(ordering: .relaxed) }
+    }
 
     /// Change-log rows kept per namespace: nothing reads them yet (the cluster will, docs/storage.md), so
     /// they are bounded rather than kept forever. Commits prune every `changeLogPruneInterval` commits.
@@ -40,6 +48,9 @@ final class PostgresWriter: @unchecked Sendable {  // confined to the storage th
         connection = nil
     }
 
+    /// The storage thread is ending (``GroupCommitter``).
+    func finish() { disconnect() }
+
     // MARK: Connecting
 
     /// The open connection, or a new one with the layout checked and the sequence read, by `deadline`.
@@ -52,7 +63,7 @@ final class PostgresWriter: @unchecked Sendable {  // confined to the storage th
             let found = try Self.prepare(fresh, namespace: namespace, deadline: .at(deadline), endpoint: endpoint)
             let check = adopt(found)
             connection = fresh
-            connectionCount += 1
+            connectionCount.increment()
             return (fresh, check)
         } catch let error as PostgresError {
             throw StorageError(error, at: endpoint, doing: doing)

@@ -13,7 +13,7 @@ import Foundation
 ///     let engine = try SQLiteStorageEngine(directory: "hearth-data", namespace: "demo")
 ///     let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
 ///
-/// Threads: the writer connection belongs to the storage thread alone (asserted in `assertOnStorageThread`);
+/// Threads: the writer connection belongs to the storage thread alone (`SQLiteCommitter`, run by HearthStorage's `GroupCommitThread`);
 /// completions run on a serial completion queue, so the storage thread starts the next commit while
 /// writers hear about the last one. `load`, `backup` and `exportJSON` open their own short-lived reader
 /// connections, which WAL lets run beside the writer. An engine dropped without `close()` closes itself
@@ -47,12 +47,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     }
 
     /// Commits made and batches they carried: how well group commit is grouping.
-    public struct Statistics: Sendable, Equatable {
-        public var commits = 0
-        public var batches = 0
-        /// Batches per commit, in order (kept for the first 100,000 commits, for benchmarks).
-        public var groupSizes: [Int] = []
-    }
+    public typealias Statistics = GroupCommitStatistics
 
     /// A snapshot of ``Statistics``.
     public var commitStatistics: Statistics { writer.statistics }
@@ -61,7 +56,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     public let checkedIntegrity: Bool
 
     /// Internal for tests: a dropped engine's storage thread must end and free this.
-    let writer: StorageThread
+    let writer: GroupCommitThread<SQLiteCommitter>
 
     /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`
     /// when `verify` asks for it, and starts the storage thread. `logFoldByteCount` is the write log's size
@@ -90,7 +85,9 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
             connection.close()
             throw Self.storageError(error, path: path)
         }
-        writer = StorageThread(path: path, connection: connection, log: log, policy: WriteLogPolicy(writeLog))
+        writer = GroupCommitThread(
+            committer: SQLiteCommitter(path: path, connection: connection, log: log, policy: WriteLogPolicy(writeLog)),
+            location: path, batchesPerCommitMax: Self.batchesPerCommitMax)
     }
 
     deinit { writer.close() }

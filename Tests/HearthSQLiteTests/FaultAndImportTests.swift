@@ -61,7 +61,7 @@ import Testing
 @Test func droppedEngineClosesItself() throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    weak var thread: StorageThread?
+    weak var thread: GroupCommitThread<SQLiteCommitter>?
     do {
         let engine = try SQLiteStorageEngine(directory: directory, namespace: "dropped")
         thread = engine.writer

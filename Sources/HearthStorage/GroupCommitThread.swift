@@ -1,0 +1,267 @@
+import Foundation
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What one engine does on its storage thread (``GroupCommitThread``): commit a group of batches as one
+/// transaction, and let go of its connection at the end. Called on the storage thread only.
+public protocol GroupCommitter: AnyObject {
+    /// Commits `batches`, in order, in one transaction: all of them or none.
+    func commit(_ batches: [WriteBatch]) -> Result<Void, StorageError>
+    /// Before a job that uses the connection directly (an import, a compaction): drop what would get in
+    /// its way (prepared statements holding schema locks).
+    func prepareForExclusiveWork()
+    /// The thread is ending: every queued batch is committed or failed. Close the connection.
+    func finish()
+}
+
+extension GroupCommitter {
+    public func prepareForExclusiveWork() {}
+}
+
+/// Commits made and batches they carried: how well group commit is grouping.
+public struct GroupCommitStatistics: Sendable, Equatable {
+    public var commits = 0
+    public var batches = 0
+    public var failedCommits = 0
+    /// Batches per commit, in order (kept for the first 100,000 commits, for benchmarks).
+    public var groupSizes: [Int] = []
+
+    public init() {}
+}
+
+/// The queue of batches in front of a storage engine and the thread that commits them, the same for
+/// every engine: every queued batch (up to `batchesPerCommitMax`) goes into one transaction, completions
+/// run in order on a serial queue off this thread (so the next commit starts while writers hear about the
+/// last one), and work that needs the connection between commits (an import) runs here too.
+///
+/// It holds the committer, not the engine, so a dropped engine's `deinit` can end the thread. The queue
+/// is protected by `condition`; the committer belongs to the storage thread.
+///
+/// The ordering rule of ``StorageEngine``: after a failed commit, every batch appended before its writers
+/// heard of the failure fails too (`abortThrough`), since those were built on the failed writes.
+public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Sendable {
+    public typealias Completion = @Sendable (Result<Void, StorageError>) -> Void
+
+    private enum Job {
+        case batch(sequence: Int, WriteBatch, Completion)
+        case exclusive((Committer) -> Void)
+    }
+
+    /// How long the storage thread waits for a fuller group while the last group's completions still
+    /// run: their writers may append their next writes then, and one commit of them all pays one fsync
+    /// (or round trip) instead of two. Short, so a completion that does not lead to a write costs little.
+    static var fullerGroupWait: Double { 0.0003 }
+
+    /// Names the database in errors: "SQLite /data/demo.sqlite".
+    public let location: String
+    /// Most batches one transaction commits: a bound on one commit's size and its completions' burst.
+    public let batchesPerCommitMax: Int
+    private let committer: Committer
+
+    // Protected by `condition`.
+    private let condition = NSCondition()
+    private var jobs: [Job] = []
+    private var jobsStart = 0
+    private var closing = false
+    private var appended = 0
+    private var abortThrough = 0
+    private var statisticsStorage = GroupCommitStatistics()
+    /// Groups whose success completions are queued or running on `completions`.
+    private var completionsRunning = 0
+    /// The storage thread waits for jobs (an append must wake it) rather than for fuller groups.
+    private var waitingForJobs = false
+    /// The storage thread waits for `completionsRunning` to reach zero (see `fullerGroupWait`).
+    private var waitingForCompletions = false
+
+    /// Completions, in commit order, off the storage thread.
+    private let completions = DispatchQueue(label: "hearth.storage.completions")
+    /// Marks `completions`, so that this thread's own completions are told apart from other code.
+    private let completionsKey = DispatchSpecificKey<Bool>()
+    /// Signalled by the storage thread when the committer has finished.
+    private let finished = DispatchSemaphore(value: 0)
+    /// Set once by the storage thread before it touches the committer.
+    nonisolated(unsafe) private var storageThread: pthread_t?
+
+    public init(committer: Committer, location: String, batchesPerCommitMax: Int = 8192, threadName: String = "hearth.storage") {
+        self.committer = committer
+        self.location = location
+        self.batchesPerCommitMax = batchesPerCommitMax
+        completions.setSpecific(key: completionsKey, value: true)
+        let thread = Thread { [self] in run() }
+        thread.name = threadName
+        thread.start()
+    }
+
+    /// A snapshot of the counts so far.
+    public var statistics: GroupCommitStatistics {
+        condition.lock()
+        defer { condition.unlock() }
+        return statisticsStorage
+    }
+
+    /// True on the storage thread and in completions, where waiting for the thread would wait for oneself.
+    public var isOnOwnThread: Bool {
+        if DispatchQueue.getSpecific(key: completionsKey) == true { return true }
+        return storageThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+    }
+
+    /// Queues `batch` for the next commit; `completion` runs once it is durable or has failed, never on
+    /// the caller's stack.
+    public func append(_ batch: WriteBatch, completion: @escaping Completion) {
+        condition.lock()
+        if closing {
+            condition.unlock()
+            // Never call back on the caller's stack: callers append while holding their own locks.
+            DispatchQueue.global().async { [location] in
+                completion(.failure(StorageError(.closed, "the database \(location) is closed.")))
+            }
+            return
+        }
+        appended += 1
+        jobs.append(.batch(sequence: appended, batch, completion))
+        // While completions run, their end wakes the storage thread (or its short timed wait does):
+        // one wake per group instead of two, and a wake costs several µs in a VM.
+        if waitingForJobs && completionsRunning == 0 { condition.signal() }
+        condition.unlock()
+    }
+
+    /// Lets queued batches commit, then ends the thread and waits for it (and for every completion).
+    /// From a completion or the storage thread it does not wait (that would wait for itself).
+    public func close() {
+        condition.lock()
+        let wasClosing = closing
+        closing = true
+        condition.signal()
+        condition.unlock()
+        if !wasClosing && !isOnOwnThread {
+            finished.wait()
+            finished.signal()  // for a later close() racing this one
+        }
+    }
+
+    /// Runs `body` with the committer on the storage thread, between commits, and waits for it.
+    public func exclusive<T>(_ body: @escaping (Committer) throws(StorageError) -> T) throws(StorageError) -> T {
+        nonisolated(unsafe) var result: Result<T, StorageError>?
+        let done = DispatchSemaphore(value: 0)
+        condition.lock()
+        guard !closing else {
+            condition.unlock()
+            throw StorageError(.closed, "the database \(location) is closed.")
+        }
+        jobs.append(.exclusive({ committer in
+            result = Result { () throws(StorageError) in try body(committer) }
+            done.signal()
+        }))
+        condition.signal()
+        condition.unlock()
+        done.wait()
+        guard let result else { preconditionFailure("an exclusive job ended without a result") }
+        return try result.get()
+    }
+
+    // MARK: The storage thread
+
+    private typealias Queued = (sequence: Int, batch: WriteBatch, completion: Completion)
+
+    private func run() {
+        storageThread = pthread_self()
+        defer {
+            committer.finish()
+            completions.sync {}  // every completion has run before close() returns
+            finished.signal()
+        }
+        while let (group, exclusive, abortThrough) = nextJobs() {
+            if let exclusive {
+                committer.prepareForExclusiveWork()
+                exclusive(committer)
+                continue
+            }
+            let aborted = group.prefix { $0.sequence <= abortThrough }
+            if !aborted.isEmpty {
+                let failure = StorageError(.abortedAfterFailure, "an earlier write to \(location) failed to commit, so this one, queued behind it, was not stored. Retry it.")
+                let completionsToRun = aborted.map(\.completion)
+                completions.async { for completion in completionsToRun { completion(.failure(failure)) } }
+            }
+            let toCommit = group.dropFirst(aborted.count)
+            if !toCommit.isEmpty { commit(toCommit) }
+        }
+    }
+
+    /// Waits for work and takes it: a group of batches, or one exclusive job; nil once closing with
+    /// nothing left.
+    private func nextJobs() -> (group: [Queued], exclusive: ((Committer) -> Void)?, abortThrough: Int)? {
+        condition.lock()
+        defer { condition.unlock() }
+        waitingForJobs = true
+        while jobsStart == jobs.count && !closing {
+            if completionsRunning > 0 {
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.fullerGroupWait))
+            } else {
+                condition.wait()
+            }
+        }
+        waitingForJobs = false
+        if jobsStart == jobs.count { return nil }
+        if completionsRunning > 0 && !closing {
+            // Writers hearing about the last commit append their next writes now: wait for them
+            // (appends do not wake this wait; the completions' end, a close or the deadline do).
+            let deadline = Date(timeIntervalSinceNow: Self.fullerGroupWait)
+            waitingForCompletions = true
+            while completionsRunning > 0 && !closing && jobs.count - jobsStart < batchesPerCommitMax {
+                if !condition.wait(until: deadline) { break }
+            }
+            waitingForCompletions = false
+        }
+        var group: [Queued] = []
+        var exclusive: ((Committer) -> Void)?
+        while jobsStart < jobs.count, group.count < batchesPerCommitMax {
+            if case .batch(let sequence, let batch, let completion) = jobs[jobsStart] {
+                group.append((sequence, batch, completion))
+                jobsStart += 1
+            } else if group.isEmpty, case .exclusive(let job) = jobs[jobsStart] {
+                exclusive = job
+                jobsStart += 1
+                break
+            } else {
+                break
+            }
+        }
+        if jobsStart == jobs.count {
+            jobs.removeAll(keepingCapacity: true)
+            jobsStart = 0
+        } else if jobsStart > 4096 {
+            jobs.removeFirst(jobsStart)
+            jobsStart = 0
+        }
+        return (group, exclusive, abortThrough)
+    }
+
+    private func commit(_ toCommit: ArraySlice<Queued>) {
+        let completionsToRun = toCommit.map(\.completion)
+        switch committer.commit(toCommit.map(\.batch)) {
+        case .success:
+            condition.lock()
+            statisticsStorage.commits += 1
+            statisticsStorage.batches += toCommit.count
+            if statisticsStorage.groupSizes.count < 100_000 { statisticsStorage.groupSizes.append(toCommit.count) }
+            completionsRunning += 1
+            condition.unlock()
+            completions.async { [self] in
+                for completion in completionsToRun { completion(.success(())) }
+                condition.lock()
+                completionsRunning -= 1
+                if completionsRunning == 0 && (waitingForCompletions || waitingForJobs) { condition.signal() }
+                condition.unlock()
+            }
+        case .failure(let error):
+            // Wait until the writers have heard: everything appended until then was built on the failed
+            // writes, so it fails too (see StorageEngine).
+            completions.sync { for completion in completionsToRun { completion(.failure(error)) } }
+            condition.lock()
+            abortThrough = appended
+            statisticsStorage.failedCommits += 1
+            condition.unlock()
+        }
+    }
+}
