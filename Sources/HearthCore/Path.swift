@@ -76,6 +76,14 @@ public struct Path: Hashable, Sendable, CustomStringConvertible, ExpressibleBySt
         }
         return nil
     }
+
+    /// The paths of `paths` that no other one contains, sorted, each once: the locations a set of writes
+    /// replaced, as few and as high as they are. O(n log n), for the reason above.
+    public static func outermost(_ paths: [Path]) -> [Path] {
+        var kept: [Path] = []
+        for path in paths.sorted() where !(kept.last?.contains(path) ?? false) { kept.append(path) }
+        return kept
+    }
 }
 
 extension Path: Comparable {

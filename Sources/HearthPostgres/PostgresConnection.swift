@@ -267,6 +267,37 @@ final class PostgresConnection {
 
     private func lost() -> PostgresError { PostgresError(.connectionLost, errorMessage) }
 
+    // MARK: Notifications
+
+    /// The notifications (LISTEN) that arrived by `limit`: waits for the socket until then when none has,
+    /// and returns what came, possibly nothing.
+    ///
+    /// - Throws: `.connectionLost` when the connection broke.
+    func notifications(waitingUntil limit: ContinuousClock.Instant) throws(PostgresError) -> [(channel: String, payload: String)] {
+        let handle = connection
+        var received = Self.drainNotifications(handle)
+        if !received.isEmpty { return received }
+        do {
+            _ = try wait(reading: true, writing: false, until: limit)
+        } catch where error.kind == .timedOut {
+            return []
+        }
+        if PQconsumeInput(handle) == 0 { throw lost() }
+        received = Self.drainNotifications(handle)
+        return received
+    }
+
+    private static func drainNotifications(_ handle: OpaquePointer) -> [(channel: String, payload: String)] {
+        var received: [(channel: String, payload: String)] = []
+        while let notification = PQnotifies(handle) {
+            let channel = notification.pointee.relname.map { String(cString: $0) } ?? ""
+            let payload = notification.pointee.extra.map { String(cString: $0) } ?? ""
+            PQfreemem(notification)
+            received.append((channel, payload))
+        }
+        return received
+    }
+
     /// Waits until the socket can be read or written (as asked) or `limit` passes.
     private func wait(reading: Bool, writing: Bool, until limit: ContinuousClock.Instant, connecting: Bool = false) throws(PostgresError) -> (readable: Bool, writable: Bool) {
         let socket = PQsocket(connection)

@@ -32,6 +32,9 @@ struct PostgresError: Error, Sendable, CustomStringConvertible {
     }
 
     var description: String { "\(kind): \(message)" }
+
+    /// SQLSTATE `unique_violation`: on `hearth_changes`, another commit took the sequence.
+    static let uniqueViolation = "23505"
 }
 
 /// Why a streamed query stopped: PostgreSQL failed, or the row handler found data Hearth never writes.

@@ -103,6 +103,22 @@ enum PostgresSchema {
             [.text(namespace), .int8(sequence), .bytea(batch)])
     }
 
+    /// The channel every commit notifies, with `"<sequence> <namespace>"` as the payload: followers
+    /// (`PostgresChangeListener`) wake on it, then read the log itself, which is the truth.
+    static let changesChannel = "hearth_changes"
+
+    /// Sent in each commit's transaction: PostgreSQL delivers it when (and only if) the commit does.
+    static func notifyChange(namespace: String, sequence: Int64) -> PostgresStatement {
+        PostgresStatement("SELECT pg_notify('\(changesChannel)', $1)", [.text("\(sequence) \(namespace)")])
+    }
+
+    /// The change-log rows after `sequence`, oldest first, at most `limit` of them.
+    static func changes(namespace: String, after sequence: Int64, limit: Int) -> PostgresStatement {
+        PostgresStatement(
+            "SELECT seq, batch FROM hearth_changes WHERE namespace = $1 AND seq > $2 ORDER BY seq LIMIT \(limit)",
+            [.text(namespace), .int8(sequence)])
+    }
+
     /// Drops change-log rows up to `sequence` (see `PostgresWriter.changeLogRetention`).
     static func pruneChanges(namespace: String, through sequence: Int64) -> PostgresStatement {
         PostgresStatement("DELETE FROM hearth_changes WHERE namespace = $1 AND seq <= $2", [.text(namespace), .int8(sequence)])

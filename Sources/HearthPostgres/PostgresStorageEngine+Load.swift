@@ -6,45 +6,16 @@ import Foundation
 #endif
 
 extension PostgresStorageEngine {
-    /// Reads every record of the namespace in path order with one query, streamed row by row on a
-    /// connection of its own, and builds the tree (`RecordTreeBuilder`, as the SQLite engine does). One
-    /// query is one snapshot: commits made meanwhile are wholly in it or wholly not. `progress` gets the
-    /// records read every 100,000.
+    /// Reads every record of the namespace in path order, streamed row by row on a connection of its
+    /// own, and builds the tree (``PostgresSnapshot``). One snapshot: commits made meanwhile are wholly in
+    /// it or wholly not. `progress` gets the records read every 100,000. The snapshot's sequence is kept
+    /// for ``follow(_:)``, which continues from it.
     public func load(progress: ((LoadProgress) -> Void)?) throws(StorageError) -> Node {
-        let doing = "loading namespace '\(namespace)'"
-        let connection = try openConnection(doing: doing)
+        let connection = try openConnection(doing: "loading namespace '\(namespace)'")
         defer { connection.close() }
-        var builder = RecordTreeBuilder()
-        var count = 0
-        do throws(PostgresStreamError) {
-            // The primary key's index scan returns the rows in path order as they are read. Without fresh
-            // statistics (right after an import) the planner takes the namespace for a few rows and sorts
-            // them instead, on disk past work_mem (100k records: 104 ms against 35 ms): this connection is
-            // the load's alone, so sorting is ruled out for it.
-            do throws(PostgresError) {
-                _ = try connection.run([PostgresStatement("SET enable_sort = off")], deadline: .afterSilence(PostgresTimeouts.silence))
-            } catch { throw .postgres(error) }
-            try connection.stream(PostgresSchema.selectRecords(namespace: namespace), deadline: .afterSilence(PostgresTimeouts.silence)) {
-                row throws(PostgresStreamError) in
-                do throws(StorageError) {
-                    let record = try Self.record(row)
-                    guard let path = row.bytes(0) else { throw StorageError.corruptRecords("a record without a path") }
-                    try builder.add(path: path, leaf: record.leaf, priority: record.priority)
-                } catch {
-                    throw .rejected(error)
-                }
-                count += 1
-                if count % 100_000 == 0 { progress?(LoadProgress(done: count, total: nil)) }
-            }
-        } catch {
-            switch error {
-            case .postgres(let error): throw StorageError(error, at: endpoint, doing: doing)
-            case .rejected(let error): throw StorageError(error.code, "\(location): \(error.message)")
-            }
-        }
-        let root = try builder.finish()
-        progress?(LoadProgress(done: count, total: count))
-        return root
+        let snapshot = try PostgresSnapshot.read(namespace: namespace, on: connection, location: location, progress: progress)
+        loadedSequence.withLock { $0 = snapshot.sequence }
+        return snapshot.root
     }
 
     /// A `hearth_records` row's leaf (nil for a priority marker) and priority, each column decoded with

@@ -1,6 +1,7 @@
 public import HearthCore
 public import HearthStorage
 public import HearthSupport
+import Synchronization
 
 /// A namespace stored in PostgreSQL: its records in `hearth_records` and one `hearth_changes` row per
 /// commit, in tables every namespace of the database shares (`PostgresSchema`, docs/storage.md). Like
@@ -14,7 +15,7 @@ public import HearthSupport
 /// at once) and the next write reconnects. Threads: the storage thread owns the writing connection;
 /// `load`, `backup` and `compact` open short-lived connections of their own on the calling thread. One
 /// engine writes a namespace at a time (two would fence each other out: `hearth_changes`' key).
-public final class PostgresStorageEngine: StorageEngine {
+public final class PostgresStorageEngine: FollowingStorageEngine {
     /// The namespace this engine reads and writes.
     public let namespace: String
     let endpoint: PostgresEndpoint
@@ -26,12 +27,16 @@ public final class PostgresStorageEngine: StorageEngine {
         public var commits = 0
         public var batches = 0
         public var failedCommits = 0
+        /// Commits that found their sequence taken by another server's (their writes were decided again).
+        public var supersededCommits = 0
         public var connections = 0
     }
 
     public var commitStatistics: Statistics {
         let counts = thread.statistics
-        return Statistics(commits: counts.commits, batches: counts.batches, failedCommits: counts.failedCommits, connections: connections.current)
+        return Statistics(
+            commits: counts.commits, batches: counts.batches, failedCommits: counts.failedCommits,
+            supersededCommits: counts.supersededCommits, connections: connections.current)
     }
 
     /// Most batches one transaction commits: a bound on one commit's size and its completions' burst.
@@ -40,6 +45,11 @@ public final class PostgresStorageEngine: StorageEngine {
     private let thread: GroupCommitThread<PostgresWriter>
     /// The writer's count of connections opened, readable beside the storage thread.
     private let connections: PostgresWriter.ConnectionCount
+    /// The writer's last sequence, readable beside the storage thread.
+    private let knownSequence: PostgresWriter.KnownSequence
+    /// The sequence of the tree the last `load` returned: where following starts.
+    let loadedSequence = Mutex<Int64?>(nil)
+    private let log: Log
 
     /// An engine for `namespace` over the database at `url` (`postgresql://user:password@host:port/dbname`,
     /// or anything else libpq accepts as a URL). Connects at once, creating Hearth's tables when they are
@@ -56,6 +66,8 @@ public final class PostgresStorageEngine: StorageEngine {
         self.namespace = namespace
         let writer = PostgresWriter(endpoint: endpoint, namespace: namespace, log: log)
         connections = writer.connectionCount
+        knownSequence = writer.knownSequence
+        self.log = log
         thread = GroupCommitThread(committer: writer, location: "PostgreSQL \(endpoint) namespace '\(namespace)'", batchesPerCommitMax: Self.batchesPerCommitMax)
         // The first connect on the storage thread: the layout is made and checked before anyone writes.
         do {
@@ -67,6 +79,28 @@ public final class PostgresStorageEngine: StorageEngine {
     }
 
     deinit { thread.close() }
+
+    // MARK: Following other servers
+
+    /// Delivers what other servers commit to this namespace, from the tree the last `load` returned
+    /// (``FollowingStorageEngine``): woken by PostgreSQL's notifications (`PostgresChangeListener`), and
+    /// after any commit that finds its sequence taken.
+    public func follow(_ receive: @escaping @Sendable (RemoteCommit) -> Void) {
+        let loaded = loadedSequence.withLock { $0 }
+        do {
+            try thread.exclusive { writer throws(StorageError) in writer.startFollowing(from: loaded) }
+        } catch {
+            return  // closed: nothing to follow
+        }
+        thread.follow(receive)
+        PostgresChangeListener.shared(for: endpoint, log: log).add(self)
+    }
+
+    /// Whether commit `sequence` is newer than anything this engine has.
+    func isBehind(_ sequence: Int64) -> Bool { sequence > knownSequence.current }
+
+    /// Asks the storage thread to read the change log (see `GroupCommitThread.requestCatchUp`).
+    func catchUp() { thread.requestCatchUp() }
 
     public func append(_ batch: WriteBatch, completion: @escaping @Sendable (Result<Void, StorageError>) -> Void) {
         thread.append(batch, completion: completion)

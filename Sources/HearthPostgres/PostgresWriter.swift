@@ -18,9 +18,23 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
     private let log: Log
     private var connection: PostgresConnection?
     /// The namespace's last committed sequence, read on every connect; nil before the first.
-    private var lastSequence: Int64?
+    private var lastSequence: Int64? {
+        didSet { knownSequence.set(lastSequence ?? 0) }
+    }
+    /// `lastSequence`, readable beside the storage thread (the listener skips notifications of commits
+    /// this writer already has).
+    let knownSequence = KnownSequence()
+
+    final class KnownSequence: Sendable {
+        private let value = Atomic<Int64>(0)
+        func set(_ sequence: Int64) { value.store(sequence, ordering: .relaxed) }
+        var current: Int64 { value.load(ordering: .relaxed) }
+    }
     /// A commit whose answer was lost: its sequence and size, until a connect tells what became of it.
     private var inDoubt: (sequence: Int64, batchCount: Int)?
+    /// Set once a database follows the change log (a cluster): a sequence that moved on while this
+    /// writer was away is caught up with, not jumped over.
+    private var following = false
     /// Connections opened so far (the first, then one per reconnect), read by the engine's statistics
     /// beside the storage thread.
     let connectionCount = ConnectionCount()
@@ -97,9 +111,18 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
 
     /// Takes the sequence a new connection found, and says what it means for a commit in doubt.
     private func adopt(_ found: Int64) -> SequenceCheck {
-        defer { lastSequence = found }
-        guard let known = lastSequence else { return .unchanged }
+        guard let known = lastSequence else {
+            lastSequence = found
+            return .unchanged
+        }
         let check = SequenceCheck(known: known, found: found, inDoubt: inDoubt?.sequence)
+        // A follower stays where it was: its next commit finds the sequence taken and catches up through
+        // the log (a commit in doubt that landed comes back as a remote commit).
+        if !following || check == .landed { lastSequence = found }
+        if following {
+            inDoubt = nil
+            return check
+        }
         if let doubt = inDoubt {
             inDoubt = nil
             switch check {
@@ -138,6 +161,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
             }
             let sequence = (lastSequence ?? 0) + 1
             var statements = [PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded)] + recordStatements
+            statements.append(PostgresSchema.notifyChange(namespace: namespace, sequence: sequence))
             if sequence % Self.changeLogPruneInterval == 0 && sequence > Self.changeLogRetention {
                 statements.append(PostgresSchema.pruneChanges(namespace: namespace, through: sequence - Self.changeLogRetention))
             }
@@ -147,9 +171,10 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                 return .success(())
             } catch {
                 if !error.breaksConnection {
-                    // Refused and rolled back. After a fence violation the sequence is re-read on a new
-                    // connection.
-                    if error.kind == .server(sqlState: "23505") { disconnect() }
+                    // Refused and rolled back. The sequence was taken: another server committed first.
+                    if error.kind == .server(sqlState: PostgresError.uniqueViolation) {
+                        return .failure(StorageError(.superseded, "another server committed change \(sequence) to namespace '\(namespace)' first; nothing from these writes was stored."))
+                    }
                     let failure = StorageError(error, at: endpoint, doing: doing)
                     return .failure(StorageError(failure.code, failure.message + " Nothing from these writes was stored."))
                 }
@@ -169,6 +194,88 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                 let lost = StorageError(error, at: endpoint, doing: doing)
                 return .failure(StorageError(.unavailable, lost.message + " Whether PostgreSQL stored these writes is unknown: hearth checks when it reconnects and says so in its log."))
             }
+        }
+    }
+
+    // MARK: Following other servers
+
+    /// Rows read per query while catching up.
+    static let catchUpRowsPerQuery = 1_000
+
+    /// From now on a sequence that moved on is caught up with (see `adopt`); `sequence` is where the
+    /// database's tree stands (the snapshot it loaded), when known.
+    func startFollowing(from sequence: Int64?) {
+        following = true
+        if let sequence { lastSequence = sequence }
+    }
+
+    /// What other servers committed after `lastSequence`, read from the change log in order; the whole
+    /// tree instead (a snapshot with its sequence) when the rows needed were trimmed away.
+    func catchUp() -> Result<RemoteCommit?, StorageError> {
+        let deadline = ContinuousClock.now + PostgresTimeouts.commit
+        let doing = "reading what other servers committed to namespace '\(namespace)'"
+        do {
+            let (connection, _) = try connected(by: deadline)
+            guard let start = lastSequence else { return .success(nil) }
+            var next = start
+            var batches: [WriteBatch] = []
+            while true {
+                let rows: [PostgresRow]
+                do {
+                    let results = try connection.run(
+                        [PostgresSchema.changes(namespace: namespace, after: next, limit: Self.catchUpRowsPerQuery)], deadline: .at(deadline))
+                    guard let result = results.first else { break }
+                    rows = (0..<Int32(clamping: result.rowCount)).map { PostgresRow(result: result, index: $0) }
+                } catch {
+                    if error.breaksConnection { disconnect() }
+                    throw StorageError(error, at: endpoint, doing: doing)
+                }
+                for row in rows {
+                    guard let sequence = row.bytes(0).flatMap(PostgresBinary.decodeInt64), let bytes = row.bytes(1) else {
+                        throw StorageError(.corrupt, "a change-log row of namespace '\(namespace)' at \(endpoint) does not decode.")
+                    }
+                    // The log has no gaps; one here means the rows after `next` were trimmed.
+                    guard sequence == next + 1 else { return .success(try snapshot(on: connection, doing: doing)) }
+                    batches.append(try WriteBatch(decoding: UnsafeRawBufferPointer(bytes)))
+                    next = sequence
+                }
+                if rows.count < Self.catchUpRowsPerQuery { break }
+            }
+            if batches.isEmpty {
+                // Nothing after `next`, yet the commit that asked may have found its sequence taken: the
+                // log's tail was trimmed and the rest of it is gone, so only a snapshot is certain.
+                let stored = try lastStoredSequence(on: connection, doing: doing)
+                return .success(stored > start ? try snapshot(on: connection, doing: doing) : nil)
+            }
+            lastSequence = next
+            return .success(.batches(batches))
+        } catch let error as StorageError {
+            return .failure(error)
+        } catch {
+            return .failure(StorageError(.io, "\(error)"))
+        }
+    }
+
+    private func lastStoredSequence(on connection: PostgresConnection, doing: String) throws(StorageError) -> Int64 {
+        do {
+            let results = try connection.run([PostgresSchema.lastSequence(namespace: namespace)], deadline: .afterSilence(PostgresTimeouts.silence))
+            return results.first?.firstValue?.bytes(0).flatMap(PostgresBinary.decodeInt64) ?? 0
+        } catch {
+            if error.breaksConnection { disconnect() }
+            throw StorageError(error, at: endpoint, doing: doing)
+        }
+    }
+
+    private func snapshot(on connection: PostgresConnection, doing: String) throws(StorageError) -> RemoteCommit {
+        do {
+            let snapshot = try PostgresSnapshot.read(namespace: namespace, on: connection, location: "PostgreSQL \(endpoint)", progress: nil)
+            lastSequence = snapshot.sequence
+            log("hearth: namespace '\(namespace)' fell behind the change log's trimmed rows; reloaded it whole at change \(snapshot.sequence).")
+            return .snapshot(snapshot.root)
+        } catch {
+            // The transaction may still be open: a new connection starts clean.
+            disconnect()
+            throw error
         }
     }
 
@@ -234,6 +341,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
             }
         }
         if columns.count > 0 { try pipeline.send(PostgresSchema.upsertRecords(namespace: namespace, columns: columns)) }
+        try pipeline.send(PostgresSchema.notifyChange(namespace: namespace, sequence: sequence))
         _ = try pipeline.finish()
     }
 }

@@ -28,6 +28,14 @@ public final class DurableDatabase: Sendable {
         public var root: Node
     }
 
+    /// What another server committed (``follow(_:)``), applied to the committed tree: the change set,
+    /// the tree after it, and the locations it replaced (for fan-out, as a merge of them at the root).
+    public struct RemoteWrite: Sendable {
+        public var changes: ChangeSet
+        public var root: Node
+        public var locations: [Path]
+    }
+
     private struct State: ~Copyable {
         /// Durable data: what readers and listeners see.
         var committed: DatabaseTree
@@ -37,6 +45,37 @@ public final class DurableDatabase: Sendable {
         var inFlight = 0
         /// A commit failed and `pending` holds writes that will never be durable.
         var failed = false
+        /// Another server's commits reached the engine that `pending` does not have: writes wait in
+        /// `superseded` and `queued` until the writes in flight have drained, then are decided again.
+        var behind = false
+        /// Writes whose batches another server's commit superseded, oldest first.
+        var superseded: [Write] = []
+        /// Writes asked for while behind, oldest first: decided after `superseded`.
+        var queued: [Write] = []
+        /// Told of every remote commit once it is in the committed tree (``follow(_:)``).
+        var onRemote: (@Sendable (RemoteWrite) -> Void)?
+    }
+
+    /// A write as it was asked for, kept until it is durable: a superseded one is decided again on the
+    /// caught-up tree (rules, transaction hash, server values at the time it was asked).
+    private struct Write: Sendable {
+        var targets: [Path]
+        var check: WriteCheck?
+        var ifHash: (path: Path, hash: String)?
+        var apply: @Sendable (inout DatabaseTree) throws(DataError) -> ChangeSet
+        var completion: @Sendable (Result<CommittedWrite, any Error>) -> Void
+
+        init(
+            targets: [Path], check: WriteCheck? = nil, ifHash: (path: Path, hash: String)? = nil,
+            completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void,
+            apply: @escaping @Sendable (inout DatabaseTree) throws(DataError) -> ChangeSet
+        ) {
+            self.targets = targets
+            self.check = check
+            self.ifHash = ifHash
+            self.apply = apply
+            self.completion = completion
+        }
     }
 
     public let engine: any StorageEngine
@@ -89,15 +128,15 @@ public final class DurableDatabase: Sendable {
     ) {
         let target = path.last == .priorityKey ? (path.parent ?? path) : path
         guard let check else {
-            return write(completion, targets: [target]) { tree throws(DataError) in
+            return write(Write(targets: [target], completion: completion) { tree throws(DataError) in
                 try tree.set(path, to: value, ifHash: ifHash, now: now)
-            }
+            })
         }
         // The rules decide before the hash is compared: a `datastale` or 412 must never tell a caller the
         // rules would refuse anything about the data (whether a guess matched, or the value itself).
-        write(completion, targets: [target], check: check, ifHash: ifHash.map { (path, $0) }) { tree throws(DataError) in
+        write(Write(targets: [target], check: check, ifHash: ifHash.map { (path, $0) }, completion: completion) { tree throws(DataError) in
             try tree.set(path, to: value, now: now)
-        }
+        })
     }
 
     /// Writes several locations below `path` atomically (see `DatabaseTree.update`).
@@ -106,9 +145,9 @@ public final class DurableDatabase: Sendable {
         completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
         // A target's proper ancestors include those of its node when it ends in `.priority`: a superset.
-        write(completion, targets: values.map { path.appending(path: $0.0) }, check: check) { tree throws(DataError) in
+        write(Write(targets: values.map { path.appending(path: $0.0) }, check: check, completion: completion) { tree throws(DataError) in
             try tree.update(path, with: values, now: now)
-        }
+        })
     }
 
     /// `set`, waiting for durability.
@@ -127,74 +166,165 @@ public final class DurableDatabase: Sendable {
         }
     }
 
-    private func write(
-        _ completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void,
-        targets: [Path],
-        check: WriteCheck? = nil,
-        ifHash: (path: Path, hash: String)? = nil,
-        _ apply: (inout DatabaseTree) throws(DataError) -> ChangeSet
-    ) {
-        let refused: (any Error)? = state.withLock { state -> (any Error)? in
-            if state.failed {
-                return StorageError(
-                    .abortedAfterFailure,
-                    "an earlier write failed to commit to \(engine.location) and writes queued behind it are draining. Retry.")
-            }
-            // What storage holds above the written paths, read before the write without keeping the
-            // old root: holding it would make the write copy every node on its path.
-            let ancestors = WriteBatch.AncestorRecords(of: targets, in: state.pending.root)
-            let changes: ChangeSet
-            if let check {
-                // Tried on a copy, kept only when allowed (the copy costs the nodes on the write's path).
-                var trial = state.pending
-                do { changes = try apply(&trial) } catch { return error }
-                if let denied = check(targets, state.pending.root, trial.root) { return denied }
-                if let (path, hash) = ifHash, state.pending.root.child(at: path).hash != hash {
-                    return DataError(.hashMismatch, "Transaction hash does not match")
-                }
-                state.pending = trial
-            } else {
-                do { changes = try apply(&state.pending) } catch { return error }
-            }
-            let batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
-            state.inFlight += 1
-            // Appended under the lock, so the engine sees batches in the order `pending` applied them.
-            engine.append(batch) { [self] result in
-                guard let finisher else { return completion(self.finish(changes, result)) }
-                // A failure stops new writes now, on the engine's thread: the engine accepts batches again
-                // as soon as this returns (see StorageEngine), and a write taken before the finisher runs
-                // would build on the failed one and be stored.
-                if case .failure = result { self.state.withLock { $0.failed = true } }
-                finisher { completion(self.finish(changes, result)) }
-            }
-            return nil
-        }
-        if let refused { completion(.failure(refused)) }
+    private func write(_ write: Write) {
+        let refused = state.withLock { state in decide(write, &state) }
+        if let refused { write.completion(.failure(refused)) }
     }
 
-    /// Moves a batch's changes into the committed tree, or records the failure.
-    private func finish(_ changes: ChangeSet, _ result: Result<Void, StorageError>) -> Result<CommittedWrite, any Error> {
-        state.withLock { state -> Result<CommittedWrite, any Error> in
-            state.inFlight -= 1
-            defer {
-                if state.failed && state.inFlight == 0 {
-                    state.pending = DatabaseTree(root: state.committed.root)
-                    state.failed = false
+    /// Applies `write` to the pending tree and appends its batch, or says why not (under the lock).
+    private func decide(_ write: Write, _ state: inout State) -> (any Error)? {
+        if state.failed {
+            return StorageError(
+                .abortedAfterFailure,
+                "an earlier write failed to commit to \(engine.location) and writes queued behind it are draining. Retry.")
+        }
+        if state.behind {
+            state.queued.append(write)
+            return nil
+        }
+        let targets = write.targets
+        // What storage holds above the written paths, read before the write without keeping the
+        // old root: holding it would make the write copy every node on its path.
+        let ancestors = WriteBatch.AncestorRecords(of: targets, in: state.pending.root)
+        let changes: ChangeSet
+        if let check = write.check {
+            // Tried on a copy, kept only when allowed (the copy costs the nodes on the write's path).
+            var trial = state.pending
+            do { changes = try write.apply(&trial) } catch { return error }
+            if let denied = check(targets, state.pending.root, trial.root) { return denied }
+            if let (path, hash) = write.ifHash, state.pending.root.child(at: path).hash != hash {
+                return DataError(.hashMismatch, "Transaction hash does not match")
+            }
+            state.pending = trial
+        } else {
+            do { changes = try write.apply(&state.pending) } catch { return error }
+        }
+        let batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
+        state.inFlight += 1
+        // Appended under the lock, so the engine sees batches in the order `pending` applied them.
+        engine.append(batch) { [self] result in
+            guard let finisher else { return finish(write, changes, result) }
+            // A failure stops new writes now, on the engine's thread: the engine accepts batches again
+            // as soon as this returns (see StorageEngine), and a write taken before the finisher runs
+            // would build on the failed one and be stored. A superseded write is decided again instead.
+            if case .failure(let error) = result {
+                self.state.withLock { state in
+                    if error.code == .superseded && state.onRemote != nil { state.behind = true } else { state.failed = true }
                 }
             }
+            finisher { self.finish(write, changes, result) }
+        }
+        return nil
+    }
+
+    /// Moves a batch's changes into the committed tree and tells its writer; records a failure; keeps a
+    /// superseded write to decide again. Once nothing is in flight, a pending tree that holds writes
+    /// that will never be durable, or lacks remote commits, is rebuilt from the committed one.
+    private func finish(_ write: Write, _ changes: ChangeSet, _ result: Result<Void, StorageError>) {
+        var answers: [(Write, Result<CommittedWrite, any Error>)] = []
+        state.withLock { state in
+            state.inFlight -= 1
             switch result {
+            case .failure(let error) where error.code == .superseded && state.onRemote != nil:
+                state.behind = true
+                state.superseded.append(write)
             case .failure(let error):
                 state.failed = true
-                return .failure(error)
+                answers.append((write, .failure(error)))
             case .success:
                 // Validated and resolved on the pending tree already: applied without checking again.
                 var applied = changes
                 for index in applied.changes.indices {
                     applied.changes[index] = state.committed.apply(validated: applied.changes[index])
                 }
-                return .success(CommittedWrite(changes: applied, root: state.committed.root))
+                answers.append((write, .success(CommittedWrite(changes: applied, root: state.committed.root))))
+            }
+            answers += settle(&state)
+        }
+        for (write, answer) in answers { write.completion(answer) }
+    }
+
+    /// With nothing in flight: drops pending writes that failed, or catches `pending` up with the
+    /// committed tree and decides the waiting writes again. Returns the writes refused meanwhile.
+    private func settle(_ state: inout State) -> [(Write, Result<CommittedWrite, any Error>)] {
+        guard state.inFlight == 0, state.failed || state.behind else { return [] }
+        state.pending = DatabaseTree(root: state.committed.root)
+        state.failed = false
+        state.behind = false
+        let waiting = state.superseded + state.queued
+        state.superseded = []
+        state.queued = []
+        var refused: [(Write, Result<CommittedWrite, any Error>)] = []
+        for write in waiting {
+            if let error = decide(write, &state) { refused.append((write, .failure(error))) }
+        }
+        return refused
+    }
+
+    // MARK: Following other servers
+
+    /// Follows what other servers commit to the namespace, when the engine is one they share
+    /// (``FollowingStorageEngine``, PostgreSQL): their commits reach the committed tree in the
+    /// namespace's commit order, and `onRemote` hears of each once it is there (where `finishOn` runs
+    /// completions). Writes decided on a tree without them are decided again. False when the engine has
+    /// no other writers; call it once, before the first write, after loading the tree from the engine.
+    @discardableResult
+    public func follow(_ onRemote: @escaping @Sendable (RemoteWrite) -> Void) -> Bool {
+        guard let engine = engine as? any FollowingStorageEngine else { return false }
+        state.withLock { $0.onRemote = onRemote }
+        engine.follow { [weak self] remote in self?.receive(remote) }
+        return true
+    }
+
+    /// On the engine's completion queue: from now on, new writes wait (the engine supersedes the ones
+    /// appended before this returns); then, where completions finish, the commit is applied.
+    private func receive(_ remote: RemoteCommit) {
+        state.withLock { $0.behind = true }
+        let apply: @Sendable () -> Void = { [self] in
+            var answers: [(Write, Result<CommittedWrite, any Error>)] = []
+            let (published, onRemote) = state.withLock { state in
+                let published = Self.apply(remote, to: &state.committed)
+                answers = settle(&state)
+                return (published, state.onRemote)
+            }
+            onRemote?(published)
+            for (write, answer) in answers { write.completion(answer) }
+        }
+        if let finisher { finisher(apply) } else { apply() }
+    }
+
+    /// Applies another server's commit to `tree`: each outermost location it wrote gets its value from
+    /// the records after the commit (`Node.applying`, which is how the records change), so the tree
+    /// ends exactly as the records do; an inner node whose priority the records kept gets it back.
+    private static func apply(_ remote: RemoteCommit, to tree: inout DatabaseTree) -> RemoteWrite {
+        let before = tree.root
+        let after: Node
+        var locations: [Path]
+        switch remote {
+        case .batches(let batches):
+            after = batches.reduce(before) { $0.applying($1) }
+            locations = Path.outermost(batches.flatMap { $0.operations.map(\.path) })
+        case .snapshot(let root):
+            after = root
+            locations = [.root]
+        }
+        var changes = ChangeSet()
+        for location in locations {
+            changes.changes.append(tree.apply(validated: ChangeSet.Change(path: location, old: before.child(at: location), new: after.child(at: location))))
+        }
+        // Priorities of inner nodes above the locations that the records kept (see Node.applying).
+        for location in locations {
+            var ancestor = location
+            while let parent = ancestor.parent {
+                ancestor = parent
+                let wanted = after.child(at: ancestor)
+                if tree.root.child(at: ancestor).priority != wanted.priority {
+                    changes.changes.append(tree.apply(validated: ChangeSet.Change(path: ancestor, old: tree.root.child(at: ancestor), new: wanted)))
+                    if !locations.contains(ancestor) { locations.append(ancestor) }
+                }
             }
         }
+        return RemoteWrite(changes: changes, root: tree.root, locations: locations)
     }
 
     /// Waits until every write appended so far is durable or has failed.

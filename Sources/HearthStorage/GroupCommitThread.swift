@@ -5,7 +5,7 @@ import Foundation
 
 /// What one engine does on its storage thread (``GroupCommitThread``): commit a group of batches as one
 /// transaction, and let go of its connection at the end. Called on the storage thread only.
-public protocol GroupCommitter: AnyObject {
+public protocol GroupCommitter: AnyObject, SendableMetatype {
     /// Commits `batches`, in order, in one transaction: all of them or none.
     func commit(_ batches: [WriteBatch]) -> Result<Void, StorageError>
     /// Before a job that uses the connection directly (an import, a compaction): drop what would get in
@@ -13,10 +13,14 @@ public protocol GroupCommitter: AnyObject {
     func prepareForExclusiveWork()
     /// The thread is ending: every queued batch is committed or failed. Close the connection.
     func finish()
+    /// What other servers committed since this committer's last commit or catch-up (nil: nothing), read
+    /// and taken as the new starting point. Only engines that others write to have any.
+    func catchUp() -> Result<RemoteCommit?, StorageError>
 }
 
 extension GroupCommitter {
     public func prepareForExclusiveWork() {}
+    public func catchUp() -> Result<RemoteCommit?, StorageError> { .success(nil) }
 }
 
 /// Commits made and batches they carried: how well group commit is grouping.
@@ -24,6 +28,8 @@ public struct GroupCommitStatistics: Sendable, Equatable {
     public var commits = 0
     public var batches = 0
     public var failedCommits = 0
+    /// Commits another server's commit got ahead of (their batches were decided again).
+    public var supersededCommits = 0
     /// Batches per commit, in order (kept for the first 100,000 commits, for benchmarks).
     public var groupSizes: [Int] = []
 
@@ -66,6 +72,12 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     private var closing = false
     private var appended = 0
     private var abortThrough = 0
+    /// Batches appended up to here were decided before the database heard of remote commits.
+    private var supersedeThrough = 0
+    /// Who hears of remote commits (``follow(_:)``); nil while nobody follows.
+    private var receiver: (@Sendable (RemoteCommit) -> Void)?
+    /// Someone asked for a catch-up (a notification, a timer): done before the next group.
+    private var catchUpRequested = false
     private var statisticsStorage = GroupCommitStatistics()
     /// Groups whose success completions are queued or running on `completions`.
     private var completionsRunning = 0
@@ -160,6 +172,26 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
         return try result.get()
     }
 
+    /// Delivers remote commits to `receive`, on the completion queue, from now on (a catch-up is done
+    /// at once). See ``FollowingStorageEngine``.
+    public func follow(_ receive: @escaping @Sendable (RemoteCommit) -> Void) {
+        condition.lock()
+        receiver = receive
+        catchUpRequested = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Asks the storage thread to read what other servers committed, between commits. Requests made
+    /// before it gets to them are one catch-up.
+    public func requestCatchUp() {
+        condition.lock()
+        guard receiver != nil, !catchUpRequested else { return condition.unlock() }
+        catchUpRequested = true
+        if waitingForJobs { condition.signal() }
+        condition.unlock()
+    }
+
     // MARK: The storage thread
 
     private typealias Queued = (sequence: Int, batch: WriteBatch, completion: Completion)
@@ -171,30 +203,56 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
             completions.sync {}  // every completion has run before close() returns
             finished.signal()
         }
-        while let (group, exclusive, abortThrough) = nextJobs() {
-            if let exclusive {
+        while let next = nextJobs() {
+            if next.catchUp, let receiver = next.receiver {
+                if case .success(let remote?) = committer.catchUp() { deliver(remote, to: receiver) }
+            }
+            if let exclusive = next.exclusive {
                 committer.prepareForExclusiveWork()
                 exclusive(committer)
                 continue
             }
-            let aborted = group.prefix { $0.sequence <= abortThrough }
+            // Read after the catch-up above: batches it superseded are failed here, not committed.
+            let (abortThrough, supersedeThrough) = condition.withLock { (self.abortThrough, self.supersedeThrough) }
+            let aborted = next.group.prefix { $0.sequence <= abortThrough }
             if !aborted.isEmpty {
                 let failure = StorageError(.abortedAfterFailure, "an earlier write to \(location) failed to commit, so this one, queued behind it, was not stored. Retry it.")
                 let completionsToRun = aborted.map(\.completion)
                 completions.async { for completion in completionsToRun { completion(.failure(failure)) } }
             }
-            let toCommit = group.dropFirst(aborted.count)
-            if !toCommit.isEmpty { commit(toCommit) }
+            let rest = next.group.dropFirst(aborted.count)
+            let superseded = rest.prefix { $0.sequence <= supersedeThrough }
+            if !superseded.isEmpty {
+                let completionsToRun = superseded.map(\.completion)
+                completions.async { for completion in completionsToRun { completion(.failure(Self.superseded)) } }
+            }
+            let toCommit = rest.dropFirst(superseded.count)
+            if !toCommit.isEmpty { commit(toCommit, receiver: next.receiver) }
         }
+    }
+
+    static var superseded: StorageError {
+        StorageError(.superseded, "another server committed to this namespace first; the write is decided again on its data.")
+    }
+
+    /// Hands remote commits to the database (which from then on queues new writes rather than deciding
+    /// them on a stale tree), then marks every batch appended before that as superseded.
+    private func deliver(_ remote: RemoteCommit, to receiver: @escaping @Sendable (RemoteCommit) -> Void) {
+        completions.sync { receiver(remote) }
+        condition.lock()
+        supersedeThrough = appended
+        condition.unlock()
     }
 
     /// Waits for work and takes it: a group of batches, or one exclusive job; nil once closing with
     /// nothing left.
-    private func nextJobs() -> (group: [Queued], exclusive: ((Committer) -> Void)?, abortThrough: Int)? {
+    private func nextJobs() -> (
+        group: [Queued], exclusive: ((Committer) -> Void)?, catchUp: Bool, receiver: (@Sendable (RemoteCommit) -> Void)?
+    )? {
         condition.lock()
         defer { condition.unlock() }
         waitingForJobs = true
-        while jobsStart == jobs.count && !closing {
+        while jobsStart == jobs.count && !closing && !catchUpRequested {
             if completionsRunning > 0 {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Self.fullerGroupWait))
             } else {
@@ -202,7 +260,9 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
             }
         }
         waitingForJobs = false
-        if jobsStart == jobs.count { return nil }
+        let catchUp = catchUpRequested
+        catchUpRequested = false
+        if jobsStart == jobs.count && !catchUp { return nil }
         if completionsRunning > 0 && !closing {
             // Writers hearing about the last commit append their next writes now: wait for them
             // (appends do not wake this wait; the completions' end, a close or the deadline do).
@@ -234,10 +294,10 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
             jobs.removeFirst(jobsStart)
             jobsStart = 0
         }
-        return (group, exclusive, abortThrough)
+        return (group, exclusive, catchUp, receiver)
     }
 
-    private func commit(_ toCommit: ArraySlice<Queued>) {
+    private func commit(_ toCommit: ArraySlice<Queued>, receiver: (@Sendable (RemoteCommit) -> Void)?) {
         let completionsToRun = toCommit.map(\.completion)
         switch committer.commit(toCommit.map(\.batch)) {
         case .success:
@@ -254,14 +314,34 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
                 if completionsRunning == 0 && (waitingForCompletions || waitingForJobs) { condition.signal() }
                 condition.unlock()
             }
+        case .failure(let error) where error.code == .superseded && receiver != nil:
+            // Another server took the sequence: read what it committed, hand it over, and have this group
+            // (and everything appended before the database heard) decided again.
+            guard let receiver else { return }
+            switch committer.catchUp() {
+            case .success(let remote):
+                if let remote {
+                    deliver(remote, to: receiver)
+                } else {
+                    condition.withLock { supersedeThrough = appended }
+                }
+                condition.withLock { statisticsStorage.supersededCommits += 1 }
+                completions.async { for completion in completionsToRun { completion(.failure(error)) } }
+            case .failure(let failure):
+                fail(completionsToRun, with: failure)
+            }
         case .failure(let error):
-            // Wait until the writers have heard: everything appended until then was built on the failed
-            // writes, so it fails too (see StorageEngine).
-            completions.sync { for completion in completionsToRun { completion(.failure(error)) } }
-            condition.lock()
-            abortThrough = appended
-            statisticsStorage.failedCommits += 1
-            condition.unlock()
+            fail(completionsToRun, with: error)
         }
+    }
+
+    private func fail(_ completionsToRun: [Completion], with error: StorageError) {
+        // Wait until the writers have heard: everything appended until then was built on the failed
+        // writes, so it fails too (see StorageEngine).
+        completions.sync { for completion in completionsToRun { completion(.failure(error)) } }
+        condition.lock()
+        abortThrough = appended
+        statisticsStorage.failedCommits += 1
+        condition.unlock()
     }
 }

@@ -25,6 +25,10 @@ public struct StorageError: Error, Sendable, Hashable, CustomStringConvertible {
         case unavailable = "UNAVAILABLE"
         /// A commit failed earlier and this write was queued behind it, built on the failed state.
         case abortedAfterFailure = "ABORTED_AFTER_FAILURE"
+        /// Another server committed to the namespace first (a cluster), so this write, decided on the
+        /// state before that commit, was not stored. ``DurableDatabase`` catches up and decides it again;
+        /// callers never see it.
+        case superseded = "SUPERSEDED"
         /// The engine was closed.
         case closed = "CLOSED"
         /// The engine cannot do this (for example an online backup of the in-memory engine).

@@ -1,0 +1,127 @@
+import Foundation
+import HearthStorage
+import HearthSupport
+import Synchronization
+
+/// Wakes the engines of one PostgreSQL database when another server commits: one connection that
+/// LISTENs on `hearth_changes` (every commit notifies it, `PostgresSchema.notifyChange`) and a thread
+/// that asks the engine of the notified namespace to catch up. Shared by every following engine of a
+/// process that uses the same database (``shared(for:log:)``).
+///
+/// The notification only wakes; the change log is the truth. So a notification lost (the listening
+/// connection broke, PostgreSQL restarted) costs only time: after every reconnect, and every
+/// `sweepInterval` anyway, every engine catches up.
+final class PostgresChangeListener: Sendable {
+    /// How often every followed namespace catches up even without a notification.
+    static let sweepInterval: Duration = .seconds(2)
+    /// How long a failed connect waits before the next.
+    static let reconnectDelay: TimeInterval = 0.5
+
+    private struct Follower {
+        weak var engine: PostgresStorageEngine?
+    }
+
+    let endpoint: PostgresEndpoint
+    private let log: Log
+    /// Engines by namespace; several engines of one namespace (tests run two "servers" in one process).
+    private let followers = Mutex<[String: [Follower]]>([:])
+    private let stopped = Atomic<Bool>(false)
+
+    private static let listeners = Mutex<[String: PostgresChangeListener]>([:])
+
+    /// The listener for `endpoint`'s database, started on first use and kept for the process.
+    static func shared(for endpoint: PostgresEndpoint, log: Log) -> PostgresChangeListener {
+        listeners.withLock { listeners in
+            if let listener = listeners[endpoint.url] { return listener }
+            let listener = PostgresChangeListener(endpoint: endpoint, log: log)
+            listeners[endpoint.url] = listener
+            listener.start()
+            return listener
+        }
+    }
+
+    private init(endpoint: PostgresEndpoint, log: Log) {
+        self.endpoint = endpoint
+        self.log = log
+    }
+
+    func add(_ engine: PostgresStorageEngine) {
+        followers.withLock { followers in
+            followers[engine.namespace, default: []].removeAll { $0.engine == nil }
+            followers[engine.namespace, default: []].append(Follower(engine: engine))
+        }
+    }
+
+    private func engines(_ namespace: String?) -> [PostgresStorageEngine] {
+        followers.withLock { followers in
+            if let namespace { return (followers[namespace] ?? []).compactMap(\.engine) }
+            return followers.values.flatMap { $0.compactMap(\.engine) }
+        }
+    }
+
+    private func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "hearth.postgres.listen"
+        thread.start()
+    }
+
+    private func run() {
+        var reported = false
+        while !stopped.load(ordering: .relaxed) {
+            let connection: PostgresConnection
+            do {
+                connection = try PostgresConnection(endpoint, deadline: .now + PostgresTimeouts.connect)
+                _ = try connection.run([PostgresStatement("LISTEN \(PostgresSchema.changesChannel)")], deadline: .at(.now + PostgresTimeouts.commit))
+            } catch {
+                if !reported {
+                    log("hearth: cannot listen for other servers' commits at \(endpoint) (\(error)); retrying. Changes from them arrive within \(Self.sweepInterval) meanwhile.")
+                    reported = true
+                }
+                sweepAll()
+                Thread.sleep(forTimeInterval: Self.reconnectDelay)
+                continue
+            }
+            if reported { log("hearth: listening for other servers' commits at \(endpoint) again.") }
+            reported = false
+            // Whatever was committed while nobody listened.
+            sweepAll()
+            listen(on: connection)
+            connection.close()
+        }
+    }
+
+    /// Reads notifications until the connection breaks: each wakes its namespace's engines (unless they
+    /// are there already); every `sweepInterval` all of them catch up.
+    private func listen(on connection: PostgresConnection) {
+        var nextSweep = ContinuousClock.now + Self.sweepInterval
+        while !stopped.load(ordering: .relaxed) {
+            let received: [(channel: String, payload: String)]
+            do {
+                received = try connection.notifications(waitingUntil: nextSweep)
+            } catch {
+                log("hearth: the connection listening for other servers' commits at \(endpoint) broke (\(error)); reconnecting.")
+                return
+            }
+            var woken = Set<String>()
+            for notification in received where notification.channel == PostgresSchema.changesChannel {
+                guard let space = notification.payload.firstIndex(of: " "),
+                    let sequence = Int64(notification.payload[..<space])
+                else { continue }
+                let namespace = String(notification.payload[notification.payload.index(after: space)...])
+                guard !woken.contains(namespace) else { continue }
+                for engine in engines(namespace) where engine.isBehind(sequence) {
+                    woken.insert(namespace)
+                    engine.catchUp()
+                }
+            }
+            if ContinuousClock.now >= nextSweep {
+                sweepAll()
+                nextSweep = .now + Self.sweepInterval
+            }
+        }
+    }
+
+    private func sweepAll() {
+        for engine in engines(nil) { engine.catchUp() }
+    }
+}

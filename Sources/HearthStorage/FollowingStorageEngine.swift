@@ -1,0 +1,24 @@
+public import HearthCore
+
+/// A storage engine that other servers also write to (PostgreSQL in a cluster): it tells its database
+/// what they committed, in the namespace's commit order, interleaved with its own completions.
+///
+/// Every commit carries the sequence number after the last one the engine knows of; one that finds the
+/// number taken (another server committed first) fails with ``StorageError/Code/superseded``, after the
+/// engine has read and delivered what the others committed. An engine also fails with `.superseded`
+/// every batch appended before its database heard of remote commits, since those were decided without
+/// them. ``DurableDatabase`` follows such an engine: it applies remote commits to its trees and decides
+/// superseded writes again on the caught-up state (rules, transaction hashes, server values).
+public protocol FollowingStorageEngine: StorageEngine {
+    /// Starts delivering remote commits, from the state the last `load` returned. `receive` runs on the
+    /// engine's completion queue, in order with completions; the engine supersedes the batches appended
+    /// before it returns.
+    func follow(_ receive: @escaping @Sendable (RemoteCommit) -> Void)
+}
+
+/// What other servers committed to a namespace: their batches in commit order, or, when the engine
+/// fell too far behind to read them (the change log was trimmed), the whole tree as it is now.
+public enum RemoteCommit: Sendable {
+    case batches([WriteBatch])
+    case snapshot(Node)
+}

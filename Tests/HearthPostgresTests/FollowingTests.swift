@@ -1,0 +1,138 @@
+import Foundation
+import HearthCore
+@testable import HearthPostgres
+import HearthStorage
+import HearthTesting
+import Synchronization
+import Testing
+
+/// Two servers (two engines and databases in one process) writing one namespace in PostgreSQL: each
+/// follows the other's commits, and writes decided on a stale tree are decided again.
+@Suite(.enabled(if: !TemporaryPostgres.isSkipped))
+struct FollowingTests {
+    /// A database over its own engine, loaded and following; `remote` collects what it heard.
+    final class Server: Sendable {
+        let engine: PostgresStorageEngine
+        let database: DurableDatabase
+        let heard = Heard()
+
+        final class Heard: Sendable {
+            let writes = Mutex<[DurableDatabase.RemoteWrite]>([])
+        }
+
+        init(url: String, namespace: String) throws {
+            engine = try PostgresStorageEngine(url: url, namespace: namespace)
+            database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
+            let heard = heard
+            #expect(database.follow { write in heard.writes.withLock { $0.append(write) } })
+        }
+
+        var remote: [DurableDatabase.RemoteWrite] { heard.writes.withLock { $0 } }
+
+        func close() { engine.close() }
+    }
+
+    static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
+    }
+
+    @Test func aWriteOnOneServerReachesTheOtherInOrder() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("follow")
+        let a = try Server(url: postgres.url, namespace: namespace)
+        let b = try Server(url: postgres.url, namespace: namespace)
+        defer { a.close(); b.close() }
+        try await a.database.set("users/ada", to: try Node(json: #"{"name": "Ada", ".priority": 2}"#))
+        // Woken by the notification, well before the 2 s sweep.
+        let start = ContinuousClock.now
+        #expect(await Self.eventually { b.database.root.child(at: "users/ada/name") == Node("Ada") })
+        #expect(ContinuousClock.now - start < .seconds(1.5), "the notification should wake the follower")
+        #expect(b.database.root == a.database.root)
+        let heard = b.remote
+        #expect(heard.count == 1)
+        #expect(heard.first?.locations == [Path("users/ada")])
+        #expect(heard.first?.changes.changes.first?.new == a.database.root.child(at: "users/ada"))
+
+        // Then the other way, with removals and a multi-path update.
+        try await b.database.update("users", with: [("ada", .empty), ("bob/name", Node("Bob"))])
+        #expect(await Self.eventually { a.database.root == b.database.root })
+        #expect(a.database.root == Node(["users": Node(["bob": Node(["name": Node("Bob")])])]))
+        #expect(try a.engine.load(progress: nil) == a.database.root)
+    }
+
+    @Test func concurrentWritesFromBothServersAreAllKept() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("both")
+        let servers = [try Server(url: postgres.url, namespace: namespace), try Server(url: postgres.url, namespace: namespace)]
+        defer { servers.forEach { $0.close() } }
+        // Every write is acknowledged (none fails because the other server committed first).
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, server) in servers.enumerated() {
+                for writer in 0..<4 {
+                    group.addTask {
+                        for i in 0..<25 { try await server.database.set(Path("s\(index)/w\(writer)/k\(i)"), to: Node(i)) }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await Self.eventually { servers[0].database.root == servers[1].database.root })
+        let root = servers[0].database.root
+        #expect(root.child("s0").childCount == 4 && root.child("s1").childCount == 4)
+        #expect(root.child(at: "s1/w3").childCount == 25)
+        #expect(try servers[0].engine.load(progress: nil) == root)
+        #expect(servers.map { $0.engine.commitStatistics.supersededCommits }.reduce(0, +) > 0, "the servers should have raced")
+    }
+
+    /// Compare-and-set increments (what a transaction sends) from both servers: every increment lands
+    /// once, none is lost to a hash decided on a stale tree.
+    @Test func transactionsOnBothServersSumExactly() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("count")
+        let servers = [try Server(url: postgres.url, namespace: namespace), try Server(url: postgres.url, namespace: namespace)]
+        defer { servers.forEach { $0.close() } }
+        let clients = 10, increments = 10
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for client in 0..<clients {
+                let database = servers[client % 2].database
+                group.addTask {
+                    for _ in 0..<increments {
+                        while true {
+                            let current = database.root.child(at: "counter")
+                            let next = Node(Int64(current.numberValue ?? 0) + 1)
+                            do {
+                                try await database.set("counter", to: next, ifHash: current.hash)
+                                break
+                            } catch let error as DataError where error.code == .hashMismatch {
+                                try await Task.sleep(for: .milliseconds(Int.random(in: 1...5)))
+                            }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await Self.eventually { servers.allSatisfy { $0.database.root.child(at: "counter") == Node(Int64(clients * increments)) } })
+        #expect(try servers[0].engine.load(progress: nil).child(at: "counter") == Node(Int64(clients * increments)))
+    }
+
+    @Test func aServerThatStartsLaterLoadsAndContinuesFromTheLog() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("late")
+        let a = try Server(url: postgres.url, namespace: namespace)
+        defer { a.close() }
+        for i in 0..<20 { try await a.database.set(Path("k\(i)"), to: Node(i)) }
+        let b = try Server(url: postgres.url, namespace: namespace)
+        defer { b.close() }
+        #expect(b.database.root == a.database.root)
+        try await a.database.set("after", to: Node(true))
+        #expect(await Self.eventually { b.database.root == a.database.root })
+        // B heard only what came after its snapshot: nothing applied twice.
+        #expect(b.remote.flatMap(\.locations) == [Path("after")])
+    }
+}
