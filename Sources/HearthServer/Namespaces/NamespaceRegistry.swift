@@ -156,7 +156,21 @@ final class NamespaceRegistry: @unchecked Sendable {
                 name: name, database: DurableDatabase(engine: engine, root: root, finishOn: finisher), rules: stored.rules,
                 rulesDeployed: stored.deployed, metrics: metrics)
             namespaces[name] = namespace
+            follow(namespace)
             return namespace
+        }
+    }
+
+    /// When other servers write the namespace too (PostgreSQL in a cluster), their commits reach this
+    /// server's tree and go through the same fan-out as local writes, on the loop (the database's
+    /// finisher runs there). Without a loop there is nobody to tell: nothing is followed.
+    private func follow(_ namespace: Namespace) {
+        guard namespace.database.finisher != nil else { return }
+        let reference = FollowingNamespace(namespace)
+        namespace.database.follow { remote in
+            guard let namespace = reference.namespace else { return }
+            let write: Write = remote.locations.count == 1 ? .set(remote.locations[0]) : .update(.root, remote.locations)
+            namespace.publish(CommittedChange(write: write, root: remote.root, changes: remote.changes))
         }
     }
 
@@ -237,4 +251,12 @@ final class NamespaceRegistry: @unchecked Sendable {
             : "{\n  \"rules\": {\n    \".read\": false,\n    \".write\": false\n  }\n}\n"
         do { return try RuleSet(source: source) } catch { preconditionFailure("default rules do not compile: \(error)") }
     }
+}
+
+/// The namespace a database's remote commits are published to: carried by the engine's thread to the
+/// loop, and only dereferenced there (the database's finisher runs on the loop). Weak, as the engine
+/// outlives a deleted namespace by the time it takes to close.
+private final class FollowingNamespace: @unchecked Sendable {
+    weak var namespace: Namespace?
+    init(_ namespace: Namespace) { self.namespace = namespace }
 }
