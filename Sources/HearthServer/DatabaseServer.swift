@@ -149,7 +149,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
                 caller = try? credentials.caller(credential: credential, authVariable: nil).get()
             }
             guard caller?.isAdmin == true else { throw .permissionDenied }
-            let endpoint = MetricsEndpoint(metrics: metrics, registry: namespaces, longPolls: longPolls.count, now: clock())
+            let endpoint = MetricsEndpoint(metrics: metrics, registry: namespaces, longPolls: longPolls.count, now: clock(), node: configuration.node)
             responder.respond(endpoint.response())
             return
         }
@@ -178,6 +178,14 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             withNamespace(namespaceName, responder: responder) { namespace throws(RESTError) in
                 try endpoint.serve(request, method: method, namespace: namespace, responder: responder)
             }
+            return
+        }
+        if target.path.first?.string == ".info" {
+            // Which node answered, for anyone (a Firebase client's own .info paths never reach a server).
+            guard method == .get, target.path == Path(".info/node") || target.path == Path(".info") else { throw RESTError(404, "Not found") }
+            let node = Node(configuration.node)
+            let body = target.path.count == 1 ? Node(["node": node]).json() : node.json()
+            responder.respond(RESTResponses.json(200, Array(body.utf8)))
             return
         }
         let caller = try caller(of: request, target: target)

@@ -13,11 +13,15 @@ public struct ServerConfiguration: Sendable {
     public var project: String
     /// Seconds between SSE `keep-alive` events (§6.7: about 30 s).
     public var keepAliveIntervalSeconds: Int
+    /// This server's name among the nodes of a cluster (`hearth serve --node`): `GET /.info/node.json`
+    /// and `/metrics` say it, so one can tell which node a balancer picked.
+    public var node: String
 
     public init(
         emulator: Bool, adminToken: String?, defaultNamespace: String, project: String = "demo-hearth",
-        keepAliveIntervalSeconds: Int = 30
+        keepAliveIntervalSeconds: Int = 30, node: String = "hearth"
     ) {
+        self.node = node
         self.project = project
         self.emulator = emulator
         self.adminToken = adminToken

@@ -243,3 +243,14 @@ final class SlowLoadingEngine: StorageEngine, @unchecked Sendable {
     #expect(waiting.response?.status == 200)
     #expect(waiting.response?.bodyText == "null")
 }
+
+@Test func theNodeNameIsReadableByAnyoneAndNothingElseIsThere() async throws {
+    let server = DatabaseServer(
+        configuration: ServerConfiguration(emulator: false, adminToken: "secret", defaultNamespace: "x", node: "node-b"),
+        openEngine: { _ in InMemoryStorageEngine() })
+    let node = try await send(server, .get, "/.info/node.json")
+    #expect(node.status == 200 && node.bodyText == #""node-b""#)
+    #expect(try await send(server, .get, "/.info.json").bodyText == #"{"node":"node-b"}"#)
+    #expect(try await send(server, .put, "/.info/node.json", body: "1").status == 404)
+    #expect(try await send(server, .get, "/.info/connected.json").status == 404)
+}

@@ -8,10 +8,12 @@ struct MetricsEndpoint {
     let registry: NamespaceRegistry
     let longPolls: Int
     let now: Int64
+    let node: String
 
     func render() -> String {
         var text = PrometheusText()
         text.family("hearth_build_info", .gauge, help: "Hearth's version.", samples: [([("version", HearthVersion.string)], 1)])
+        text.family("hearth_node_info", .gauge, help: "This node's name (hearth serve --node).", samples: [([("node", node)], 1)])
         text.family("hearth_uptime_seconds", .gauge, help: "Seconds since the server started.",
                     value: Double(max(0, now - metrics.startedAt)) / 1000)
         let namespaces = Array(registry.all).sorted { $0.name < $1.name }

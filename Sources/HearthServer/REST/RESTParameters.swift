@@ -57,7 +57,7 @@ public struct RESTTarget: Sendable {
         let keys = path.keys
         // The emulator's reserved endpoints (§6.1, §8): `/.settings/…`, `/.inspect/…`.
         let first = keys.first?.string
-        let reserved = first == ".settings" || first == ".inspect"
+        let reserved = first == ".settings" || first == ".inspect" || first == ".info"
         for (index, key) in keys.enumerated() {
             // `.priority` may end a write path (PUT /a/.priority.json sets a priority).
             if index == keys.count - 1 && key.string == ".priority" { continue }
