@@ -39,6 +39,9 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     var executor: (any LoopExecutor)?
     /// The static files of `hearth serve --public DIR`; nil serves none.
     public var site: StaticSite?
+    /// Where a cluster keeps onDisconnect operations for other nodes to run if this one dies; nil on a
+    /// single node. Set before the loop starts.
+    public var onDisconnectLedger: (any OnDisconnectLedger)?
     /// The console's pages (nil when their files are missing), sign-ins, and usage history.
     public var consoleAssets: StaticSite? = ConsoleAssets.directory().flatMap { StaticSite(directory: $0) }
     lazy var consoleSessions = ConsoleSessions(now: clock())
@@ -86,6 +89,22 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         namespaces.executor = executor
         writes.executor = executor
         lastKeepAlive = clock()
+        onDisconnectLedger?.start { namespace, records in
+            executor.execute { [weak self] in self?.runOrphanedOnDisconnect(namespace, records) }
+        }
+    }
+
+    /// Runs the onDisconnect operations of a node that died (``OnDisconnectLedger``), as that node would
+    /// have: one merge per credential, checked by the rules now.
+    private func runOrphanedOnDisconnect(_ name: String, _ records: [OnDisconnectRecord]) {
+        namespaces.withNamespace(name) { [self] result in
+            guard case .success(let namespace) = result else {
+                return log("hearth: the onDisconnect operations of a stopped node for '\(name)' were not run: the namespace cannot be opened.")
+            }
+            for group in OnDisconnectQueue.groups(records) {
+                writes.submit(.update(.root, group.values), by: group.caller, in: namespace, from: .onDisconnect) { _ in }
+            }
+        }
     }
 
     public func loopStopping() {

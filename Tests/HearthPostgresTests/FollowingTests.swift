@@ -32,15 +32,7 @@ struct FollowingTests {
         func close() { engine.close() }
     }
 
-    static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return condition()
-    }
-
+    
     @Test func aWriteOnOneServerReachesTheOtherInOrder() async throws {
         let postgres = try await TemporaryPostgres.shared()
         let namespace = PostgresFixture.uniqueNamespace("follow")
@@ -50,7 +42,7 @@ struct FollowingTests {
         try await a.database.set("users/ada", to: try Node(json: #"{"name": "Ada", ".priority": 2}"#))
         // Woken by the notification, well before the 2 s sweep.
         let start = ContinuousClock.now
-        #expect(await Self.eventually { b.database.root.child(at: "users/ada/name") == Node("Ada") })
+        #expect(await eventually { b.database.root.child(at: "users/ada/name") == Node("Ada") })
         #expect(ContinuousClock.now - start < .seconds(1.5), "the notification should wake the follower")
         #expect(b.database.root == a.database.root)
         let heard = b.remote
@@ -60,7 +52,7 @@ struct FollowingTests {
 
         // Then the other way, with removals and a multi-path update.
         try await b.database.update("users", with: [("ada", .empty), ("bob/name", Node("Bob"))])
-        #expect(await Self.eventually { a.database.root == b.database.root })
+        #expect(await eventually { a.database.root == b.database.root })
         #expect(a.database.root == Node(["users": Node(["bob": Node(["name": Node("Bob")])])]))
         #expect(try a.engine.load(progress: nil) == a.database.root)
     }
@@ -81,7 +73,7 @@ struct FollowingTests {
             }
             try await group.waitForAll()
         }
-        #expect(await Self.eventually { servers[0].database.root == servers[1].database.root })
+        #expect(await eventually { servers[0].database.root == servers[1].database.root })
         let root = servers[0].database.root
         #expect(root.child("s0").childCount == 4 && root.child("s1").childCount == 4)
         #expect(root.child(at: "s1/w3").childCount == 25)
@@ -117,7 +109,7 @@ struct FollowingTests {
             }
             try await group.waitForAll()
         }
-        #expect(await Self.eventually { servers.allSatisfy { $0.database.root.child(at: "counter") == Node(Int64(clients * increments)) } })
+        #expect(await eventually { servers.allSatisfy { $0.database.root.child(at: "counter") == Node(Int64(clients * increments)) } })
         #expect(try servers[0].engine.load(progress: nil).child(at: "counter") == Node(Int64(clients * increments)))
     }
 
@@ -131,7 +123,7 @@ struct FollowingTests {
         defer { b.close() }
         #expect(b.database.root == a.database.root)
         try await a.database.set("after", to: Node(true))
-        #expect(await Self.eventually { b.database.root == a.database.root })
+        #expect(await eventually { b.database.root == a.database.root })
         // B heard only what came after its snapshot: nothing applied twice.
         #expect(b.remote.flatMap(\.locations) == [Path("after")])
     }

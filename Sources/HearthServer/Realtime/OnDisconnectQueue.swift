@@ -61,6 +61,18 @@ struct OnDisconnectQueue {
         return operations
     }
 
+    /// What is recorded, for a cluster's ledger (``OnDisconnectLedger``).
+    var records: [OnDisconnectRecord] {
+        operations.map { OnDisconnectRecord(path: $0.path, value: $0.value, isAdmin: $0.caller.isAdmin, auth: $0.caller.auth) }
+    }
+
+    /// Groups `records` as ``drain()`` groups operations: one merge per run of the same credential.
+    static func groups(_ records: [OnDisconnectRecord]) -> [(caller: Caller, values: [(Path, Node)])] {
+        var queue = OnDisconnectQueue()
+        queue.operations = records.map { Operation(path: $0.path, value: $0.value, caller: Caller(isAdmin: $0.isAdmin, auth: $0.auth)) }
+        return queue.drain()
+    }
+
     /// Empties the queue into the writes to make: one multi-path merge at the root per run of operations
     /// registered with the same credential, so the rules decide each whole, as they did at registration.
     mutating func drain() -> [(caller: Caller, values: [(Path, Node)])] {

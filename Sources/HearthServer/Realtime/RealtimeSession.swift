@@ -60,6 +60,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         namespace.realtimeSessions[id] = nil
         namespace.realtimeSessionIDs[sessionID] = nil
         runOnDisconnect(namespace)
+        recordOnDisconnect(namespace)
     }
 
     /// Its namespace is being deleted: told so (`s`, as for a database that does not exist) and closed.
@@ -73,6 +74,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         removeAllListens()
         namespace?.realtimeSessions[id] = nil
         namespace?.realtimeSessionIDs[sessionID] = nil
+        if let namespace { recordOnDisconnect(namespace, forgetting: true) }
     }
 
     /// A newer connection of the same client (`ls`) took over.
@@ -363,6 +365,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
                     .map { (path.appending(path: $0.0), $0.1) }
             default:
                 onDisconnect.cancel(at: path)
+                recordOnDisconnect(namespace)
                 return reply(WireEncoder.ok(r))
             }
         } catch {
@@ -375,6 +378,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         guard onDisconnect.record(writes, as: caller, limit: limit) else {
             return reply(WireEncoder.error(r, .failure, "Too many onDisconnect operations (\(limit))"))
         }
+        recordOnDisconnect(namespace)
         reply(WireEncoder.ok(r))
     }
 
@@ -390,6 +394,12 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             _ = after.set(path, to: resolved)
         }
         return check(writes.map(\.0), before, after) == nil
+    }
+
+    /// Tells the cluster's ledger what is recorded now, so another node runs it if this one dies.
+    private func recordOnDisconnect(_ namespace: Namespace, forgetting: Bool = false) {
+        guard let ledger = server.onDisconnectLedger else { return }
+        ledger.record(session: String(id), namespace: namespace.name, operations: forgetting ? [] : onDisconnect.records)
     }
 
     /// Runs what is recorded, one atomic multi-path write per credential that registered it.

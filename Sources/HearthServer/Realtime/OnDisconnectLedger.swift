@@ -1,0 +1,62 @@
+public import HearthCore
+
+/// Where a cluster keeps its connections' onDisconnect operations beside the node that holds them, so
+/// that when the node dies another runs them (docs/scaling.md). A node holds a lease it renews; the
+/// operations of a node whose lease ran out are handed to exactly one other node. `hearth serve` passes
+/// PostgreSQL's with `--storage postgresql://…`; a single node needs none.
+public protocol OnDisconnectLedger: AnyObject, Sendable {
+    /// Replaces what is recorded for connection `session` (empty: forgets it). Called on the loop: it
+    /// must queue the work, never wait for it.
+    func record(session: String, namespace: String, operations: [OnDisconnectRecord])
+    /// Starts the lease. `orphans` hears, on any thread, each namespace's operations of a node whose
+    /// lease ran out, claimed for this node alone.
+    func start(orphans: @escaping @Sendable (_ namespace: String, _ operations: [OnDisconnectRecord]) -> Void)
+    /// Ends the lease cleanly (after this node ran its own connections' operations).
+    func stop()
+}
+
+/// One recorded overwrite and the credential it runs with.
+public struct OnDisconnectRecord: Sendable, Equatable {
+    public var path: Path
+    public var value: Node
+    public var isAdmin: Bool
+    /// The `auth` variable it was registered with (nil: signed out).
+    public var auth: Node?
+
+    public init(path: Path, value: Node, isAdmin: Bool, auth: Node?) {
+        self.path = path
+        self.value = value
+        self.isAdmin = isAdmin
+        self.auth = auth
+    }
+
+    /// The records as one JSON text, for a ledger to store: `[{"p": "/a/b", "v": …, "admin": false, "auth": …}]`.
+    public static func encode(_ records: [OnDisconnectRecord]) -> String {
+        let items = records.map { record -> String in
+            var fields = "\"p\":" + Node(record.path.slashed).json() + ",\"v\":" + record.value.json(.export)
+            fields += ",\"admin\":" + (record.isAdmin ? "true" : "false")
+            if let auth = record.auth { fields += ",\"auth\":" + auth.json(.export) }
+            return "{" + fields + "}"
+        }
+        return "[" + items.joined(separator: ",") + "]"
+    }
+
+    /// What ``encode(_:)`` wrote; nil when it is not that (a ledger's row damaged or made by hand).
+    public static func decode(_ text: String) -> [OnDisconnectRecord]? {
+        guard let list = try? Node(json: text) else { return nil }
+        var records: [OnDisconnectRecord] = []
+        var valid = true
+        list.children.forEach { _, item in
+            guard let slashed = item.child("p").stringValue, (try? KeyValidation.validate(writePath: Path(slashed))) != nil else {
+                valid = false
+                return false
+            }
+            let auth = item.child("auth")
+            records.append(OnDisconnectRecord(
+                path: Path(slashed), value: item.child("v"), isAdmin: item.child("admin").boolValue ?? false, auth: auth.isEmpty ? nil : auth))
+            return true
+        }
+        // Children of an array come in index order: the order the operations were recorded.
+        return valid ? records : nil
+    }
+}
