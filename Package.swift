@@ -118,6 +118,7 @@ let package = Package(
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
                 "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient", "HearthTesting",
+                "HearthPostgres",
             ],
             swiftSettings: strict),
         // The seed apps: a small full-screen terminal toolkit, the apps' state and commands (tested), and

@@ -39,6 +39,9 @@ let scenarios: [Scenario] = [
     .clientSync,
     .clientRoundTrip,
     .clientOffline,
+    .clusterWrite,
+    .clusterLatency,
+    .clusterStart,
 ]
 
 // `hearth-bench --worker …` is one process of the realtime load generator, started by the ws.* scenarios.

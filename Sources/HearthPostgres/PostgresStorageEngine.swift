@@ -30,13 +30,15 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
         /// Commits that found their sequence taken by another server's (their writes were decided again).
         public var supersededCommits = 0
         public var connections = 0
+        /// Batches per commit, in order (the first 100,000 commits, for benchmarks).
+        public var groupSizes: [Int] = []
     }
 
     public var commitStatistics: Statistics {
         let counts = thread.statistics
         return Statistics(
             commits: counts.commits, batches: counts.batches, failedCommits: counts.failedCommits,
-            supersededCommits: counts.supersededCommits, connections: connections.current)
+            supersededCommits: counts.supersededCommits, connections: connections.current, groupSizes: counts.groupSizes)
     }
 
     /// Most batches one transaction commits: a bound on one commit's size and its completions' burst.
