@@ -27,7 +27,7 @@ struct PostgresEndpoint: Sendable, CustomStringConvertible {
         // PQconninfoParse returns an array ending with a nil keyword, freed with PQconninfoFree; an error
         // message, when there is one, is freed with PQfreemem.
         guard let options = PQconninfoParse(url, &error) else {
-            let reason = error.map { String(cString: $0).trimmingTrailingWhitespace } ?? "out of memory"
+            let reason = error.map { Self.withoutQuotes(String(cString: $0).trimmingTrailingWhitespace) } ?? "out of memory"
             if let error { PQfreemem(error) }
             throw StorageError(.invalidData, "the PostgreSQL URL does not parse (\(reason)). Use postgresql://user:password@host:port/dbname.")
         }
@@ -40,6 +40,22 @@ struct PostgresEndpoint: Sendable, CustomStringConvertible {
         }
         self.url = url
         description = Self.redacted(values)
+    }
+
+    /// libpq's parse errors quote what they could not read, which may be the whole URL or its password
+    /// part (`invalid percent-encoded token: "…"`): every quoted part is left out.
+    static func withoutQuotes(_ message: String) -> String {
+        var text = ""
+        var quoted = false
+        for character in message {
+            if character == "\"" {
+                if !quoted { text += "\"…\"" }
+                quoted.toggle()
+            } else if !quoted {
+                text.append(character)
+            }
+        }
+        return text
     }
 
     /// `postgresql://user@host:port/dbname` from libpq's parsed options; parts the URL left out are left

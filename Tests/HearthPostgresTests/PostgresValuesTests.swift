@@ -46,7 +46,12 @@ import Testing
 }
 
 @Test func badURLsAreRefusedWithoutRepeatingThem() {
-    for url in ["host=db password=s3cret", "mysql://u:s3cret@db/app", "postgresql://u:s3cret@db/app?nonsense=1"] {
+    // libpq quotes what it cannot read in its parse errors: the whole URL, or a password part it cannot decode.
+    let urls = [
+        "host=db password=s3cret", "mysql://u:s3cret@db/app", "postgresql://u:s3cret@db/app?nonsense=1",
+        "postgresql://u:s3cret%zz@db/app", "postgresql://u:s3cret@[db/app",
+    ]
+    for url in urls {
         #expect {
             _ = try PostgresEndpoint(url: url)
         } throws: { error in
