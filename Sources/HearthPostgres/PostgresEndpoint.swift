@@ -1,5 +1,5 @@
 internal import CLibPQ
-import HearthStorage
+public import HearthStorage
 
 /// Where a PostgreSQL engine connects: a `postgresql://user:password@host:port/dbname` URL, checked by
 /// libpq's own parser (`PQconninfoParse`, so Hearth accepts exactly what libpq does: query parameters
@@ -8,18 +8,21 @@ import HearthStorage
 ///
 ///     let endpoint = try PostgresEndpoint(url: "postgresql://hearth:secret@db:5432/hearth")
 ///     endpoint.description   // postgresql://hearth@db:5432/hearth
-struct PostgresEndpoint: Sendable, CustomStringConvertible {
+///
+/// `hearth serve --storage` checks its URL with this before anything connects, and prints
+/// ``description`` wherever it names the server.
+public struct PostgresEndpoint: Sendable, CustomStringConvertible {
     /// The URL as given, password included: only ever handed to libpq.
     let url: String
     /// The URL without its password, for messages and `location`.
-    let description: String
+    public let description: String
 
     /// Schemes libpq reads as a URL (anything else it would read as `key=value` pairs).
-    static let schemes = ["postgresql://", "postgres://"]
+    public static let schemes = ["postgresql://", "postgres://"]
 
     /// - Throws: ``StorageError`` (`.invalidData`) when `url` is not a PostgreSQL URL libpq accepts; the
     ///   message never repeats the URL, which may hold a password.
-    init(url: String) throws(StorageError) {
+    public init(url: String) throws(StorageError) {
         guard Self.schemes.contains(where: { url.hasPrefix($0) }) else {
             throw StorageError(.invalidData, "the PostgreSQL address is not a postgresql:// URL. Use postgresql://user:password@host:port/dbname.")
         }

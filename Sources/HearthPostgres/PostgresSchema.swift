@@ -5,6 +5,8 @@
 ///     hearth_records(namespace, path, value_boolean, value_integer, value_double, value_string,
 ///                    priority_number, priority_string)   one row per leaf and per prioritized inner node
 ///     hearth_changes(namespace, seq, batch)             one row per commit, for other nodes to follow
+///     hearth_namespaces(namespace, created_at)           one row per namespace hearth created (the catalogue)
+///     hearth_rules(namespace, version, deployed_at, format, source, rules)   deployed rules, one row a version
 ///     hearth_schema(version)                             the layout version
 ///
 /// - `path` is the record's ``EncodedPath`` (HearthStorage) as `bytea`, like SQLite's `nodes.path`:
@@ -18,8 +20,9 @@
 ///   writer, or a commit this engine gave up on that arrives late) from both landing.
 /// - `batch` is the commit's batches in order, encoded by `WriteBatch.encode` (HearthStorage).
 enum PostgresSchema {
-    /// Layout version in `hearth_schema`; bumped with a migration when the layout changes.
-    static let version: Int32 = 1
+    /// Layout version in `hearth_schema`; bumped with a migration when the layout changes
+    /// (``migrations``): 1 had records and changes, 2 adds `hearth_namespaces` and `hearth_rules`.
+    static let version: Int32 = 2
 
     /// Key of the advisory lock held while the tables are created, so two engines starting at once in
     /// one database do not race on `CREATE TABLE IF NOT EXISTS` (which can then fail on pg_type's
@@ -68,6 +71,8 @@ enum PostgresSchema {
                         ELSE encode(priority_string, 'escape') END) AS priority
                 FROM hearth_records
             """),
+        createNamespaces,
+        createRules,
         PostgresStatement("CREATE TABLE IF NOT EXISTS hearth_schema (version integer NOT NULL)"),
         PostgresStatement("INSERT INTO hearth_schema (version) SELECT \(version) WHERE NOT EXISTS (SELECT 1 FROM hearth_schema)"),
     ]

@@ -118,11 +118,6 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
 
     /// A connection of the calling thread's own, for reads and maintenance beside the storage thread.
     func openConnection(doing: String) throws(StorageError) -> PostgresConnection {
-        do {
-            let connection = try PostgresConnection(endpoint, deadline: .now + PostgresTimeouts.connect)
-            return connection
-        } catch {
-            throw StorageError(error, at: endpoint, doing: doing)
-        }
+        try endpoint.connect(doing: doing)
     }
 }

@@ -88,15 +88,12 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
         }
     }
 
-    /// Creates the layout when it is missing, checks its version and sets up the session; returns the
-    /// namespace's last sequence.
+    /// Creates or migrates the layout when needed, checks its version and sets up the session; returns
+    /// the namespace's last sequence.
     static func prepare(
         _ connection: PostgresConnection, namespace: String, deadline: PostgresDeadline, endpoint: PostgresEndpoint
     ) throws -> Int64 {
-        let exists = try connection.run([PostgresSchema.exists], deadline: deadline)
-        if exists.first?.firstValue?.bytes(0).flatMap(PostgresBinary.decodeBoolean) != true {
-            _ = try connection.run(PostgresSchema.create, deadline: deadline)
-        }
+        try PostgresSchema.prepareLayout(on: connection, deadline: deadline, endpoint: endpoint)
         let session = try connection.run(PostgresSchema.session(namespace: namespace), deadline: deadline)
         guard session.count >= 2, let version = session[0].firstValue?.bytes(0).flatMap(PostgresBinary.decodeInt32),
             let sequence = session[1].firstValue?.bytes(0).flatMap(PostgresBinary.decodeInt64)
