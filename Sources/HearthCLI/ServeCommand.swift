@@ -225,7 +225,7 @@ extension HearthCommand {
             configuration: ServerConfiguration(
                 emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace,
                 project: settings.project),
-            rulesDirectory: directory,
+            rules: .files(directory: directory, log: .standardError),
             files: {
                 let files = SQLiteNamespaceFiles(directory: directory)
                 return NamespaceFiles(bytes: files.bytes, names: files.names, delete: files.delete)

@@ -59,7 +59,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     private let serverClock = ServerClock()
 
     public init(
-        configuration: ServerConfiguration, rulesDirectory: String? = nil,
+        configuration: ServerConfiguration, rules: RulesStorage = .inMemory(),
         files: NamespaceFiles = .none, log: Log = .standardError,
         openEngine: @escaping @Sendable (String) throws -> any StorageEngine
     ) {
@@ -68,7 +68,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         let metrics = ServerMetrics(startedAt: serverClock.read())
         self.metrics = metrics
         namespaces = NamespaceRegistry(
-            emulator: configuration.emulator, rulesDirectory: rulesDirectory, files: files, log: log,
+            emulator: configuration.emulator, rules: rules, files: files, log: log,
             metrics: metrics, openEngine: openEngine)
         credentials = Credentials(emulator: configuration.emulator, adminToken: configuration.adminToken)
         let now = { [serverClock] in serverClock.read() }

@@ -60,14 +60,14 @@ extension DatabaseServer {
         case "namespaces":
             switch method {
             case .get: responder.respond(RESTResponses.json(200, Array(namespacesJSON().utf8)))
-            case .post: responder.respond(try createNamespace(request))
+            case .post: try createNamespace(request, responder: responder)
             default: throw RESTError(405, "List namespaces with GET, create one with POST")
             }
         case _ where endpoint.hasPrefix("namespaces/"):
             guard method == .delete else { throw RESTError(405, "Delete a namespace with DELETE") }
             let raw = String(endpoint.dropFirst("namespaces/".count))
             let name = raw.removingPercentEncoding ?? raw
-            responder.respond(try deleteNamespace(name, request: request))
+            try deleteNamespace(name, request: request, responder: responder)
         case _ where endpoint.hasPrefix("rules"):
             try consoleRules(request, endpoint: endpoint, responder: responder)
         case _ where endpoint.hasPrefix("auth/"):
@@ -142,26 +142,35 @@ extension DatabaseServer {
         return "{\"namespaces\":[\(rows.joined(separator: ","))]}"
     }
 
-    private func createNamespace(_ request: HTTPRequest) throws(RESTError) -> HTTPResponse {
+    /// Creates a namespace by opening it (off the loop when it opens over the network), answered once
+    /// it is open.
+    private func createNamespace(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
         guard let body = try? Node(jsonBytes: request.body), let name = body.child("name").stringValue else {
             throw RESTError(400, "Send {\"name\": \"…\"}")
         }
         guard NamespaceName.isValid(name) else { throw RESTError(400, NamespaceName.invalidMessage(name)) }
         guard !namespaces.exists(name) else { throw RESTError(409, "There is already a namespace '\(name)'.") }
-        do { _ = try namespaces.open(name) } catch { throw RESTError(error) }
-        log("hearth: namespace '\(name)' created from the console.")
-        return RESTResponses.json(201, Array("{\"name\":\(Node(name).json())}".utf8))
+        withNamespace(name, responder: responder) { [log] _ in
+            log("hearth: namespace '\(name)' created from the console.")
+            responder.respond(RESTResponses.json(201, Array("{\"name\":\(Node(name).json())}".utf8)))
+        }
     }
 
-    private func deleteNamespace(_ name: String, request: HTTPRequest) throws(RESTError) -> HTTPResponse {
+    /// Deletes a namespace, answered once its stored data is gone (that happens off the loop).
+    private func deleteNamespace(_ name: String, request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
         guard NamespaceName.isValid(name) else { throw RESTError(400, NamespaceName.invalidMessage(name)) }
         guard let body = try? Node(jsonBytes: request.body), body.child("confirm").stringValue == name else {
             throw RESTError(400, "Confirm by sending {\"confirm\": \"\(name)\"}: deleting a namespace deletes its data.")
         }
         guard namespaces.exists(name) else { throw RESTError(404, "There is no namespace '\(name)'.") }
         guard !namespaces.isLoading(name) else { throw RESTError(409, "'\(name)' is still loading; delete it once it has loaded.") }
-        do { try namespaces.delete(name) } catch { throw RESTError(error) }
-        return RESTResponses.json(200, Array("{\"deleted\":\(Node(name).json())}".utf8))
+        guard !namespaces.isDeleting(name) else { throw RESTError(409, "'\(name)' is already being deleted.") }
+        namespaces.delete(name) { result in
+            switch result {
+            case .success: responder.respond(RESTResponses.json(200, Array("{\"deleted\":\(Node(name).json())}".utf8)))
+            case .failure(let error): responder.respond(RESTResponses.error(RESTError(error)))
+            }
+        }
     }
 
     // MARK: Auth

@@ -14,10 +14,13 @@ extension DatabaseServer {
             }
         case (.get, "rules/version"):
             let wanted = Self.parameter("version", of: request).flatMap { Int($0) }
-            guard let version = namespaces.history(ns).first(where: { $0.version == wanted }) else {
-                throw RESTError(404, "No version \(wanted.map(String.init) ?? "?") of the rules of '\(ns)'")
+            // The history is read when the namespace opens.
+            withConsoleNamespace(ns, responder: responder) { [namespaces] _ throws(RESTError) in
+                guard let version = namespaces.history(ns).first(where: { $0.version == wanted }) else {
+                    throw RESTError(404, "No version \(wanted.map(String.init) ?? "?") of the rules of '\(ns)'")
+                }
+                responder.respond(RESTResponses.json(200, Array(version.json.utf8)))
             }
-            responder.respond(RESTResponses.json(200, Array(version.json.utf8)))
         case (.post, "rules/check"):
             let draft = try Self.draft(request.body)
             switch draft.compile() {
@@ -28,15 +31,16 @@ extension DatabaseServer {
             }
         case (.post, "rules/deploy"):
             let draft = try Self.draft(request.body)
-            withConsoleNamespace(ns, responder: responder) { namespace throws(RESTError) in
-                responder.respond(try self.deploy(draft, to: namespace))
+            withConsoleNamespace(ns, responder: responder) { namespace in
+                self.deploy(draft, to: namespace, responder: responder)
             }
         case (.post, "rules/rollback"):
-            guard let body = try? Node(jsonBytes: request.body), case .integer(let wanted)? = body.child("version").leafValue,
-                let version = namespaces.history(ns).first(where: { Int64($0.version) == wanted })
-            else { throw RESTError(400, "Send {\"version\": N} naming a version in the history") }
+            guard let body = try? Node(jsonBytes: request.body), case .integer(let wanted)? = body.child("version").leafValue else {
+                throw Self.noSuchVersion
+            }
             withConsoleNamespace(ns, responder: responder) { namespace throws(RESTError) in
-                responder.respond(try self.deploy(RulesDraft(source: version.source, format: version.format), to: namespace))
+                guard let version = self.namespaces.history(ns).first(where: { Int64($0.version) == wanted }) else { throw Self.noSuchVersion }
+                self.deploy(RulesDraft(source: version.source, format: version.format), to: namespace, responder: responder)
             }
         case (.post, "rules/simulate"):
             let (simulation, draft) = try Self.simulation(request.body)
@@ -60,21 +64,24 @@ extension DatabaseServer {
         }
     }
 
-    /// Compiles, stores (with a history version) and applies `draft`; a draft that does not compile is
-    /// answered 400 with its line and column.
-    private func deploy(_ draft: RulesDraft, to namespace: Namespace) throws(RESTError) -> HTTPResponse {
+    private static let noSuchVersion = RESTError(400, "Send {\"version\": N} naming a version in the history")
+
+    /// Compiles, stores (with a history version, off the loop) and then applies `draft`, answering once
+    /// stored; a draft that does not compile is answered 400 with its line and column.
+    private func deploy(_ draft: RulesDraft, to namespace: Namespace, responder: any HTTPResponder) {
         switch draft.compile() {
         case .failure(let problem):
-            return RESTResponses.json(400, Array("{\"ok\":false,\"error\":\(problem.json)}".utf8))
+            responder.respond(RESTResponses.json(400, Array("{\"ok\":false,\"error\":\(problem.json)}".utf8)))
         case .success(let compiled):
-            let version: Int
-            do {
-                version = try namespaces.saveRules(compiled.json, for: namespace.name, deployed: (draft.format, draft.source), now: clock())
-            } catch {
-                throw RESTError(500, "Could not store the rules: \(error)")
+            namespaces.saveRules(compiled.json, for: namespace, deployed: (draft.format, draft.source), now: clock()) { [self] result in
+                switch result {
+                case .success(let version):
+                    namespace.replaceRules(compiled.rules, now: clock())
+                    responder.respond(RESTResponses.json(200, Array("{\"ok\":true,\"version\":\(version)}".utf8)))
+                case .failure(let error):
+                    responder.respond(RESTResponses.error(RESTError(500, "Could not store the rules: \(error)")))
+                }
             }
-            namespace.replaceRules(compiled.rules, now: clock())
-            return RESTResponses.json(200, Array("{\"ok\":true,\"version\":\(version)}".utf8))
         }
     }
 

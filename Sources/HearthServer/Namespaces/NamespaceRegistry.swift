@@ -21,17 +21,24 @@ struct NamespaceUnavailable: Error, Equatable {
 }
 
 /// Every namespace the server has opened, and how more are opened: which names are valid, who may open
-/// one that does not exist yet, loading large ones off the loop, and their rules files. Loop thread only.
+/// one that does not exist yet, loading large ones (or, over the network, all) off the loop, deleting
+/// them off the loop, and their stored rules. Loop thread only.
 final class NamespaceRegistry: @unchecked Sendable {
-    // Sendable only to come back to the loop from a loading thread (`withNamespace`); used on the loop alone.
+    // Sendable only to come back to the loop from other threads (`withNamespace`, `delete`, `saveRules`);
+    // used on the loop alone.
     private let emulator: Bool
     private let openEngine: @Sendable (String) throws -> any StorageEngine
     /// The namespaces' files: bytes before one is opened (decides where it loads), which exist, removal.
     private let files: NamespaceFiles
-    private let rulesStore: RulesStore?
-    private let rulesHistory: RulesHistory
-    /// Each namespace's deployed versions, loaded from ``rulesHistory`` when first asked for.
+    /// Where rules and their versions are kept; asked off the loop only (see ``onMaintenance(_:then:)``).
+    private let rules: RulesStorage
+    /// Each open namespace's deployed versions, read with its rules when it opened.
     private var histories: [String: [RulesVersion]] = [:]
+    /// Namespaces whose stored data is being removed off the loop: not opened again until that is done.
+    private var deleting: Set<String> = []
+    /// Saving rules and deleting namespaces, one at a time in the order asked, off the loop: so two
+    /// deploys apply in the order they were made, and a deletion removes rules saved before it.
+    private let maintenance = DispatchQueue(label: "hearth.namespaces")
     private let log: Log
     /// Counts what the namespaces' fan-out delivers.
     let metrics: ServerMetrics?
@@ -46,16 +53,15 @@ final class NamespaceRegistry: @unchecked Sendable {
     static let backgroundLoadBytesMin = 4 << 20
 
     init(
-        emulator: Bool, rulesDirectory: String?, files: NamespaceFiles = .none, log: Log,
+        emulator: Bool, rules: RulesStorage = .inMemory(), files: NamespaceFiles = .none, log: Log,
         metrics: ServerMetrics? = nil, openEngine: @escaping @Sendable (String) throws -> any StorageEngine
     ) {
         self.metrics = metrics
         self.emulator = emulator
         self.openEngine = openEngine
         self.files = files
+        self.rules = rules
         self.log = log
-        rulesStore = rulesDirectory.map(RulesStore.init(directory:))
-        rulesHistory = RulesHistory(directory: rulesDirectory)
     }
 
     subscript(name: String) -> Namespace? { namespaces[name] }
@@ -64,7 +70,7 @@ final class NamespaceRegistry: @unchecked Sendable {
     var all: Dictionary<String, Namespace>.Values { namespaces.values }
     var names: [String] { namespaces.keys.sorted() }
 
-    /// Bytes of `name`'s files on disk (0 when unknown).
+    /// Bytes of `name`'s stored data (0 when unknown).
     func storedBytes(_ name: String) -> Int { files.bytes(name) }
 
     /// Every namespace stored or open, sorted.
@@ -80,7 +86,7 @@ final class NamespaceRegistry: @unchecked Sendable {
     /// emulator does); otherwise one that exists, unless an admin creates it. Strangers cannot make the
     /// server create databases (disk, file descriptors) by naming them.
     func mayOpen(_ name: String, isAdmin: Bool) -> Bool {
-        emulator || isAdmin || namespaces[name] != nil || loading[name] != nil || files.bytes(name) > 0
+        emulator || isAdmin || namespaces[name] != nil || loading[name] != nil || (!deleting.contains(name) && files.exists(name))
     }
 
     /// Firebase's answer for a database that does not exist, with what to do about it.
@@ -94,29 +100,34 @@ final class NamespaceRegistry: @unchecked Sendable {
     /// The namespace `name`, opened and loaded here and now (tests, and namespaces too small to matter).
     func open(_ name: String) throws(NamespaceUnavailable) -> Namespace {
         if let namespace = namespaces[name] { return namespace }
-        return try adopt(name, Self.openAndLoad(name, openEngine)).get()
+        if deleting.contains(name) { throw Self.beingDeleted(name) }
+        return try adopt(name, Self.openAndLoad(name, openEngine, rules)).get()
     }
 
     /// Runs `body` with the namespace once it is loaded: at once when it is, else when its load is done.
-    /// A namespace whose files hold more than ``backgroundLoadBytesMin`` loads on its own thread, so the
-    /// loop keeps serving everyone else meanwhile (a 300 MB database takes seconds); requests for it wait.
+    /// A namespace whose files hold more than ``backgroundLoadBytesMin``, and every namespace opened over
+    /// the network (``NamespaceFiles/opensOverNetwork``), loads on its own thread, so the loop keeps
+    /// serving everyone else meanwhile (a 300 MB database takes seconds, a PostgreSQL that stopped
+    /// answering as long as the connect timeout); requests for it wait.
     func withNamespace(_ name: String, _ body: @escaping (Result<Namespace, NamespaceUnavailable>) -> Void) {
         if let namespace = namespaces[name] { return body(.success(namespace)) }
         if loading[name] != nil { return loading[name, default: []].append(body) }
         guard NamespaceName.isValid(name) else {
             return body(.failure(NamespaceUnavailable(reason: .invalidName, message: NamespaceName.invalidMessage(name))))
         }
-        guard let executor, files.bytes(name) > Self.backgroundLoadBytesMin else {
-            return body(adopt(name, Self.openAndLoad(name, openEngine)))
+        if deleting.contains(name) { return body(.failure(Self.beingDeleted(name))) }
+        let large = files.bytes(name) > Self.backgroundLoadBytesMin
+        guard let executor, large || files.opensOverNetwork else {
+            return body(adopt(name, Self.openAndLoad(name, openEngine, rules)))
         }
         loading[name] = [body]
-        log("hearth: loading namespace '\(name)' (\(files.bytes(name) >> 20) MB)…")
-        let openEngine = openEngine
+        if large { log("hearth: loading namespace '\(name)' (\(files.bytes(name) >> 20) MB)…") }
+        let (openEngine, rules) = (openEngine, rules)
         let thread = Thread {
-            let result = Self.openAndLoad(name, openEngine)
+            let result = Self.openAndLoad(name, openEngine, rules)
             executor.execute { [self] in
                 let adopted = adopt(name, result)
-                if case .success = adopted { log("hearth: namespace '\(name)' loaded.") }
+                if case .success = adopted, large { log("hearth: namespace '\(name)' loaded.") }
                 for waiter in loading.removeValue(forKey: name) ?? [] { waiter(adopted) }
             }
         }
@@ -124,16 +135,28 @@ final class NamespaceRegistry: @unchecked Sendable {
         thread.start()
     }
 
-    /// Opens the engine and loads the tree: any thread.
+    /// What opening a namespace reads: its engine, its tree and its stored rules.
+    private typealias Loaded = (engine: any StorageEngine, root: Node, rules: StoredRules)
+
+    /// Reads the stored rules, opens the engine and loads the tree: any thread. Rules that cannot be read
+    /// fail the open: serving under the default rules (open in emulator mode) could allow what the
+    /// deployed ones deny.
     private static func openAndLoad(
-        _ name: String, _ openEngine: (String) throws -> any StorageEngine
-    ) -> Result<(any StorageEngine, Node), NamespaceUnavailable> {
+        _ name: String, _ openEngine: (String) throws -> any StorageEngine, _ rules: RulesStorage
+    ) -> Result<Loaded, NamespaceUnavailable> {
         guard NamespaceName.isValid(name) else {
             return .failure(NamespaceUnavailable(reason: .invalidName, message: NamespaceName.invalidMessage(name)))
         }
+        let stored: StoredRules
+        do { stored = try rules.load(name) } catch {
+            return .failure(NamespaceUnavailable(reason: .cannotOpen, message: "Could not read the rules of '\(name)': \(error)"))
+        }
         do {
             let engine = try openEngine(name)
-            return .success((engine, try engine.load(progress: nil)))
+            do { return .success((engine, try engine.load(progress: nil), stored)) } catch {
+                engine.close()
+                throw error
+            }
         } catch let error as StorageError where error.code == .invalidData {
             return .failure(NamespaceUnavailable(reason: .invalidName, message: NamespaceName.invalidMessage(name)))
         } catch {
@@ -144,18 +167,20 @@ final class NamespaceRegistry: @unchecked Sendable {
     /// Makes a loaded engine and tree the namespace `name` (loop thread). Its durable writes finish on
     /// the loop (see `DurableDatabase.init(engine:root:finishOn:)`): their completions answer writers and
     /// tell listeners there anyway.
-    private func adopt(_ name: String, _ loaded: Result<(any StorageEngine, Node), NamespaceUnavailable>)
-        -> Result<Namespace, NamespaceUnavailable>
-    {
-        loaded.map { engine, root in
-            if let existing = namespaces[name] { return existing }
-            let stored = storedRules(name)
+    private func adopt(_ name: String, _ loaded: Result<Loaded, NamespaceUnavailable>) -> Result<Namespace, NamespaceUnavailable> {
+        loaded.map { loaded in
+            if let existing = namespaces[name] {
+                loaded.engine.close()
+                return existing
+            }
+            let rules = ruleSet(name, loaded.rules.rules)
             var finisher: DurableDatabase.Finisher?
             if let executor { finisher = { executor.execute($0) } }
             let namespace = Namespace(
-                name: name, database: DurableDatabase(engine: engine, root: root, finishOn: finisher), rules: stored.rules,
-                rulesDeployed: stored.deployed, metrics: metrics)
+                name: name, database: DurableDatabase(engine: loaded.engine, root: loaded.root, finishOn: finisher),
+                rules: rules.rules, rulesDeployed: rules.deployed, metrics: metrics)
             namespaces[name] = namespace
+            histories[name] = loaded.rules.versions
             follow(namespace)
             return namespace
         }
@@ -179,69 +204,102 @@ final class NamespaceRegistry: @unchecked Sendable {
     /// Whether `name` is being loaded off the loop now.
     func isLoading(_ name: String) -> Bool { loading[name] != nil }
 
-    /// Whether `name` is stored, open or loading.
-    func exists(_ name: String) -> Bool { namespaces[name] != nil || loading[name] != nil || files.bytes(name) > 0 }
+    /// Whether `name` is stored, open, loading or being deleted.
+    func exists(_ name: String) -> Bool {
+        namespaces[name] != nil || loading[name] != nil || deleting.contains(name) || files.exists(name)
+    }
 
-    /// Deletes a namespace: its clients are told and disconnected (realtime `s`, streams `cancel`), its
-    /// engine closed (queued commits finish first), then its files, rules and rules history removed.
-    func delete(_ name: String) throws(NamespaceUnavailable) {
-        guard loading[name] == nil else {
-            throw NamespaceUnavailable(reason: .cannotOpen, message: "'\(name)' is still loading; delete it once it has loaded")
+    /// Whether `name`'s stored data is being removed now.
+    func isDeleting(_ name: String) -> Bool { deleting.contains(name) }
+
+    static func beingDeleted(_ name: String) -> NamespaceUnavailable {
+        NamespaceUnavailable(reason: .notFound, message: "The namespace '\(name.prefix(80))' is being deleted")
+    }
+
+    /// Deletes a namespace: its clients are told and disconnected at once (realtime `s`, streams
+    /// `cancel`); then, off the loop, its engine is closed (queued commits finish first) and its stored
+    /// data, rules and rules history are removed (PostgreSQL may take seconds for a large one). Meanwhile
+    /// it is not opened again. `completion` runs on the loop.
+    func delete(_ name: String, completion: @escaping (Result<Void, NamespaceUnavailable>) -> Void) {
+        guard loading[name] == nil, !deleting.contains(name) else {
+            let doing = loading[name] != nil ? "still loading" : "already being deleted"
+            return completion(.failure(NamespaceUnavailable(reason: .cannotOpen, message: "'\(name)' is \(doing); try again in a moment")))
         }
-        if let namespace = namespaces.removeValue(forKey: name) {
+        let namespace = namespaces.removeValue(forKey: name)
+        if let namespace {
             for stream in Array(namespace.streams.values) { stream.cancel() }
             for session in Array(namespace.realtimeSessions.values) { session.namespaceDeleted() }
             for feed in Array(namespace.consoleFeeds.values) { feed.finish() }
-            namespace.database.engine.close()
         }
-        do { try files.delete(name) } catch {
-            throw NamespaceUnavailable(reason: .cannotOpen, message: "Could not delete the files of '\(name)': \(error)")
-        }
-        rulesStore?.delete(name)
-        rulesHistory.delete(name)
+        deleting.insert(name)
         histories[name] = nil
-        log("hearth: namespace '\(name)' deleted.")
+        let (engine, files, rules) = (namespace?.database.engine, files, rules)
+        onMaintenance({ () -> Result<Void, NamespaceUnavailable> in
+            engine?.close()
+            do { try files.delete(name) } catch {
+                return .failure(NamespaceUnavailable(reason: .cannotOpen, message: "Could not delete the stored data of '\(name)': \(error)"))
+            }
+            do { try rules.delete(name) } catch {
+                return .failure(NamespaceUnavailable(reason: .cannotOpen, message: "Deleted the data of '\(name)' but not its rules: \(error)"))
+            }
+            return .success(())
+        }) { [self] result in
+            deleting.remove(name)
+            if case .success = result { log("hearth: namespace '\(name)' deleted.") }
+            completion(result)
+        }
     }
 
-    // MARK: Rules files
+    /// Runs `work` on the maintenance queue, then `then` with its result on the loop; both here and now
+    /// when the loop has not started (tests).
+    private func onMaintenance<Value: Sendable>(_ work: @escaping @Sendable () -> Value, then: @escaping (Value) -> Void) {
+        guard let executor else { return then(work()) }
+        let then = LoopBound(then)
+        maintenance.async {
+            let value = work()
+            executor.execute { then.value(value) }
+        }
+    }
 
-    /// The rules uploaded for `name`, else the mode's default (open in emulator mode, locked otherwise).
-    /// Stored rules that no longer compile leave the namespace locked, with the reason logged.
-    private func storedRules(_ name: String) -> (rules: RuleSet, deployed: Bool) {
-        guard let source = rulesStore?.load(name) else { return (Self.defaultRules(emulator: emulator), false) }
+    // MARK: Rules
+
+    /// The rules JSON stored for `name` as a rule set, else the mode's default (open in emulator mode,
+    /// locked otherwise). Stored rules that no longer compile leave the namespace locked, with the reason
+    /// logged.
+    private func ruleSet(_ name: String, _ source: String?) -> (rules: RuleSet, deployed: Bool) {
+        guard let source else { return (Self.defaultRules(emulator: emulator), false) }
         do { return (try RuleSet(source: source), true) } catch {
             log("hearth: the stored rules of '\(name)' do not compile (\(error)); it stays locked until new rules are deployed")
             return (.locked, true)
         }
     }
 
-    /// Stores `source` as `namespace`'s rules, before they apply: no decision is made under rules a
-    /// restart would not bring back. Adds a version to the history, with `deployed` as what was deployed
-    /// (the Bolt text the JSON `source` was compiled from); returns its number.
-    @discardableResult
-    func saveRules(_ source: String, for namespace: String, deployed: (RulesVersion.Format, String)? = nil, now: Int64) throws -> Int {
-        try rulesStore?.save(source, for: namespace)
-        var versions = history(namespace)
-        let version = RulesVersion(
-            version: (versions.last?.version ?? 0) + 1, deployedAt: now, format: deployed?.0 ?? .json,
-            source: deployed?.1 ?? source)
-        versions.append(version)
-        if versions.count > RulesHistory.versionsMax { versions.removeFirst(versions.count - RulesHistory.versionsMax) }
-        histories[namespace] = versions
-        // The rules are stored and apply either way; a history that cannot be written is said, not fatal.
-        do { try rulesHistory.save(versions, added: version, for: namespace) } catch {
-            log("hearth: the rules history of '\(namespace)' could not be written: \(error)")
+    /// Stores `source` as `namespace`'s rules with a new version in its history (`deployed`: what was
+    /// deployed, the Bolt text the JSON `source` was compiled from), then calls `completion` on the loop
+    /// with the version's number. The caller applies the rules only then: no decision is made under
+    /// rules a restart would not bring back. The storage is asked off the loop (it may be PostgreSQL, a
+    /// round trip away, or not answering), one save at a time in order, so two deploys apply in the order
+    /// they were made; requests go on under the old rules meanwhile.
+    func saveRules(
+        _ source: String, for namespace: Namespace, deployed: (RulesVersion.Format, String)? = nil, now: Int64,
+        completion: @escaping (Result<Int, any Error>) -> Void
+    ) {
+        let deployment = RulesDeployment(format: deployed?.0 ?? .json, source: deployed?.1 ?? source, deployedAt: now)
+        let (name, rules) = (namespace.name, rules)
+        onMaintenance({ Result { try rules.save(name, source, deployment) } }) { [self] result in
+            // A namespace deleted (or deleted and opened again) meanwhile has read its history anew.
+            if case .success(let number) = result, namespaces[name] === namespace {
+                var stored = StoredRules(versions: histories[name] ?? [])
+                stored.record(RulesVersion(version: number, deployedAt: now, format: deployment.format, source: deployment.source))
+                histories[name] = stored.versions
+            }
+            completion(result)
         }
-        return version.version
     }
 
-    /// `namespace`'s deployed rules versions, oldest first.
-    func history(_ namespace: String) -> [RulesVersion] {
-        if let known = histories[namespace] { return known }
-        let loaded = rulesHistory.load(namespace)
-        histories[namespace] = loaded
-        return loaded
-    }
+    /// `namespace`'s deployed rules versions, oldest first, as read when it opened and deployed since
+    /// (none when it is not open).
+    func history(_ namespace: String) -> [RulesVersion] { histories[namespace] ?? [] }
 
     /// A namespace's rules until some are deployed: open in emulator mode (as Firebase's emulator),
     /// locked otherwise (as a new Firebase project in locked mode).

@@ -2,14 +2,14 @@ import Foundation
 import HearthCore
 
 /// One deployed version of a namespace's rules: what was deployed (the Bolt text when it came as Bolt),
-/// when, and its number (1, 2, … per namespace).
-struct RulesVersion: Equatable {
-    enum Format: String { case json, bolt }
+/// when (milliseconds since 1970), and its number (1, 2, … per namespace).
+public struct RulesVersion: Equatable, Sendable {
+    public enum Format: String, Sendable { case json, bolt }
 
-    var version: Int
-    var deployedAt: Int64
-    var format: Format
-    var source: String
+    public var version: Int
+    public var deployedAt: Int64
+    public var format: Format
+    public var source: String
 
     var json: String {
         Node([
@@ -17,7 +17,7 @@ struct RulesVersion: Equatable {
         ]).json()
     }
 
-    init(version: Int, deployedAt: Int64, format: Format, source: String) {
+    public init(version: Int, deployedAt: Int64, format: Format, source: String) {
         self.version = version
         self.deployedAt = deployedAt
         self.format = format
@@ -37,27 +37,24 @@ struct RulesVersion: Equatable {
 
 /// The versions of a namespace's rules, oldest first, kept in `<data>/<namespace>.rules-history.jsonl`
 /// (one JSON object a line, appended; rewritten through a temporary file when trimmed), so the console
-/// can diff and roll back. Without a directory (tests) they live in memory only.
+/// can diff and roll back. Part of ``RulesStorage/files(directory:log:)``.
 struct RulesHistory {
-    /// Versions kept per namespace; older ones are dropped.
-    static let versionsMax = 50
+    let directory: String
 
-    let directory: String?
-
-    func file(_ namespace: String) -> String? {
-        directory.map { ($0.hasSuffix("/") ? $0 : $0 + "/") + namespace + ".rules-history.jsonl" }
+    func file(_ namespace: String) -> String {
+        (directory.hasSuffix("/") ? directory : directory + "/") + namespace + ".rules-history.jsonl"
     }
 
     func load(_ namespace: String) -> [RulesVersion] {
-        guard let file = file(namespace), let data = FileManager.default.contents(atPath: file) else { return [] }
+        guard let data = FileManager.default.contents(atPath: file(namespace)) else { return [] }
         return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { RulesVersion(line: String($0)) }
     }
 
     /// Stores `versions` after `version` was added to them: appended, or the whole file rewritten when
     /// trimmed.
     func save(_ versions: [RulesVersion], added version: RulesVersion, for namespace: String) throws {
-        guard let file = file(namespace) else { return }
-        if versions.count < Self.versionsMax, let handle = FileHandle(forWritingAtPath: file) {
+        let file = file(namespace)
+        if versions.count < RulesStorage.versionsMax, let handle = FileHandle(forWritingAtPath: file) {
             defer { try? handle.close() }
             try handle.seekToEnd()
             try handle.write(contentsOf: Data((version.json + "\n").utf8))
@@ -71,7 +68,5 @@ struct RulesHistory {
         else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file]) }
     }
 
-    func delete(_ namespace: String) {
-        if let file = file(namespace) { try? FileManager.default.removeItem(atPath: file) }
-    }
+    func delete(_ namespace: String) { try? FileManager.default.removeItem(atPath: file(namespace)) }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Where uploaded rules live until the rules issue stores them with the data: `<data>/<namespace>.rules.json`,
-/// written to a temporary file and renamed, so a crash never leaves half a file.
+/// A namespace's rules as a file, `<data>/<namespace>.rules.json`, written to a temporary file and
+/// renamed, so a crash never leaves half a file. Part of ``RulesStorage/files(directory:log:)`` (with
+/// `--storage` the rules are in PostgreSQL instead).
 struct RulesStore {
     let directory: String
 

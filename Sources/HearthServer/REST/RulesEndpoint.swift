@@ -3,8 +3,9 @@ import HearthProtocol
 import HearthRules
 
 /// `/.settings/rules.json` (docs/protocol.md §8.1): a namespace's rules read back as uploaded (or as
-/// strict JSON), and replaced: compiled, stored, then applied, taking back the streams and listens they
-/// no longer allow. The router has checked that the caller may manage rules. Loop thread only.
+/// strict JSON), and replaced: compiled, stored (off the loop), then applied, taking back the streams
+/// and listens they no longer allow. The router has checked that the caller may manage rules. Loop
+/// thread only.
 struct RulesEndpoint {
     let clock: () -> Int64
     let registry: NamespaceRegistry
@@ -31,11 +32,16 @@ struct RulesEndpoint {
                 // firebase-tools prints this string and expects the line in it (§8.1).
                 throw RESTError(400, "Error saving rules - Line \(error.line), column \(error.column): \(error.message)")
             }
-            do { try registry.saveRules(source, for: namespace.name, now: clock()) } catch {
-                throw RESTError(500, "Could not store the rules: \(error)")
+            // Answered once stored: the rules apply from then on, and requests meanwhile see the old ones.
+            registry.saveRules(source, for: namespace, now: clock()) { [clock] result in
+                switch result {
+                case .success:
+                    namespace.replaceRules(rules, now: clock())
+                    responder.respond(RESTResponses.json(200, Array(#"{"status":"ok"}"#.utf8)))
+                case .failure(let error):
+                    responder.respond(RESTResponses.error(RESTError(500, "Could not store the rules: \(error)")))
+                }
             }
-            namespace.replaceRules(rules, now: clock())
-            responder.respond(RESTResponses.json(200, Array(#"{"status":"ok"}"#.utf8)))
         default:
             throw RESTError(405, "Rules are read with GET and replaced with PUT")
         }

@@ -214,9 +214,3 @@ final class LongPollConnection: RealtimeSink {
         }
     }
 }
-
-/// Carries a loop-thread object through ``LoopExecutor`` back to the loop; never touched elsewhere.
-final class LoopBound<Value: AnyObject>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
-}
