@@ -88,8 +88,8 @@ let package = Package(
         .target(
             name: "HearthCLI",
             dependencies: [
-                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "HearthBolt",
-                "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthMail", "HearthProtocol",
+                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthPostgres", "HearthServer", "HearthTransport",
+                "HearthBolt", "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthMail", "HearthProtocol",
             ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.

@@ -4,7 +4,6 @@ import HearthAuthSQLite
 import HearthMail
 import HearthServer
 import HearthSQLite
-import HearthStorage
 import HearthSupport
 import HearthTransport
 #if canImport(Glibc)
@@ -16,6 +15,9 @@ struct ServeSettings: Equatable {
     var host = "127.0.0.1"
     var port = 9000
     var dataDirectory = "./hearth-data"
+    /// A PostgreSQL URL (`--storage`): the namespaces' data and rules live there instead of under
+    /// `dataDirectory`. Checked when read; never printed (it may hold a password).
+    var storageURL: String?
     var project = "demo-hearth"
     var emulator = false
     var certificatePath: String?
@@ -36,6 +38,8 @@ struct ServeSettings: Equatable {
         ("--host", "HEARTH_HOST", "host", "Address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)"),
         ("--port", "HEARTH_PORT", "port", "Port to listen on (default 9000)"),
         ("--data", "HEARTH_DATA", "data", "Directory for the databases, one SQLite file per namespace (default ./hearth-data)"),
+        ("--storage", "HEARTH_STORAGE", "storage",
+         "postgresql://… URL: the namespaces and their rules in PostgreSQL (--data keeps the accounts)"),
         ("--project", "HEARTH_PROJECT", "project", "Project ID; the default namespace is <ID>-default-rtdb (default demo-hearth)"),
         ("--emulator", "HEARTH_EMULATOR", "emulator", "Emulator mode: 'Bearer owner' is admin and everyone may read and write"),
         ("--tls-cert", "HEARTH_TLS_CERT", "tls-cert", "PEM certificate: serve HTTPS (with --tls-key)"),
@@ -53,6 +57,9 @@ struct ServeSettings: Equatable {
     ]
 
     var defaultNamespace: String { project + "-default-rtdb" }
+
+    /// Where the namespaces are: PostgreSQL with `--storage`, else SQLite files under `--data`.
+    var dataStore: DataStore { storageURL.map { .postgres(url: $0) } ?? .sqlite(directory: dataDirectory) }
 
     enum ParseError: Error, Equatable { case usage(String) }
 
@@ -122,6 +129,10 @@ struct ServeSettings: Equatable {
             settings.port = number
         }
         if let data = values["data"] { settings.dataDirectory = data }
+        if let storage = values["storage"], !storage.isEmpty {
+            do { _ = try DataStore.choose(storage: storage, dataDirectory: settings.dataDirectory) } catch { throw .usage(error.message) }
+            settings.storageURL = storage
+        }
         if let project = values["project"] { settings.project = project }
         if let emulator = values["emulator"] {
             switch emulator.lowercased() {
@@ -160,7 +171,9 @@ struct ServeSettings: Equatable {
 
             Serves Firebase Realtime Database (the SDKs' realtime protocol, REST and streaming) and Firebase
             Auth on one port, for many databases (namespaces) at once, with the data in one SQLite file per
-            namespace and accounts in auth.sqlite, all under the data directory.
+            namespace and accounts in auth.sqlite, all under the data directory; with --storage, every
+            namespace's data and rules are in PostgreSQL instead (prefer HEARTH_STORAGE or the config file
+            for a URL with a password: other users can see flags in ps).
 
             Options (each also from an environment variable, or a line 'key = value' in the config file):
 
@@ -221,16 +234,18 @@ extension HearthCommand {
                 return .failure
             }
         }
+        let absolute = URL(fileURLWithPath: directory).standardizedFileURL.path
+        let storage: ServeStorage
+        do { storage = try ServeStorage.open(settings.dataStore, dataDirectory: absolute, log: .standardError) } catch {
+            print("hearth serve: \(error.message)", to: &errorOutput)
+            return .failure
+        }
+        defer { storage.close() }
         let server = DatabaseServer(
             configuration: ServerConfiguration(
                 emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace,
                 project: settings.project),
-            rules: .files(directory: directory, log: .standardError),
-            files: {
-                let files = SQLiteNamespaceFiles(directory: directory)
-                return NamespaceFiles(bytes: files.bytes, names: files.names, delete: files.delete)
-            }(),
-            openEngine: { namespace in try SQLiteStorageEngine(directory: directory, namespace: namespace) })
+            rules: storage.rules, files: storage.files, openEngine: storage.openEngine)
         var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
         authConfiguration.publicURL = settings.publicURL
         authConfiguration.authorizedDomains += settings.authorizedDomains
@@ -278,12 +293,11 @@ extension HearthCommand {
         let scheme = settings.certificatePath == nil ? "http" : "https"
         let hostForURL = settings.host == "0.0.0.0" ? "localhost" : settings.host
         let address = "\(hostForURL):\(transport.boundPort)"
-        let absolute = URL(fileURLWithPath: directory).standardizedFileURL.path
         var banner = """
             hearth \(HearthVersion.string) is serving Firebase Realtime Database clients\(settings.emulator ? " (emulator mode)" : "").
               Console:    \(server.consoleSignInLink(base: "\(scheme)://\(address)"))
                           (signs in one browser, once, within a day; other browsers paste the admin token at /console/)
-              Data:       \(absolute) (one SQLite file per namespace; hearth export/backup read them)
+              Data:       \(storage.banner)
               REST:       \(scheme)://\(address)/<path>.json?ns=<namespace>   (default namespace \(settings.defaultNamespace))
               Streaming:  the same URLs with 'Accept: text/event-stream'
               Admin SDKs: FIREBASE_DATABASE_EMULATOR_HOST=\(address) with databaseURL https://<namespace>.firebaseio.com

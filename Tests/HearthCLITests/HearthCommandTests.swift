@@ -65,11 +65,35 @@ func serveRejectsBadArguments(arguments: [String]) {
     #expect(settings.dataDirectory == "./hearth-data")
 }
 
+@Test func storageComesFromTheFlagThenTheEnvironmentThenTheConfigFile() throws {
+    let file = "storage = postgresql://file@db/hearth\n"
+    let fromFile = try ServeSettings.resolve(arguments: [], environment: [:], readFile: { $0 == "hearth.conf" ? file : nil })
+    #expect(fromFile.dataStore == .postgres(url: "postgresql://file@db/hearth"))
+    let fromEnvironment = try ServeSettings.resolve(
+        arguments: [], environment: ["HEARTH_STORAGE": "postgres://env@db/hearth"], readFile: { $0 == "hearth.conf" ? file : nil })
+    #expect(fromEnvironment.dataStore == .postgres(url: "postgres://env@db/hearth"))
+    let fromFlag = try ServeSettings.resolve(
+        arguments: ["--storage=postgresql://flag@db/hearth"], environment: ["HEARTH_STORAGE": "postgres://env@db/hearth"], readFile: { _ in nil })
+    #expect(fromFlag.dataStore == .postgres(url: "postgresql://flag@db/hearth"))
+    let none = try ServeSettings.resolve(arguments: ["--data", "/srv/h"], environment: [:], readFile: { _ in nil })
+    #expect(none.dataStore == .sqlite(directory: "/srv/h"))
+}
+
+@Test("hearth serve refuses a --storage that is no PostgreSQL URL, without repeating it", arguments: [
+    "mysql://ada:s3cret@db/app", "s3cret", "postgresql://ada:s3cret%zz@db/app", "postgresql://ada:s3cret@[db/app",
+])
+func serveRejectsOtherStorage(storage: String) {
+    let result = hearth("serve", "--storage", storage)
+    #expect(result.status == .usageError)
+    #expect(result.errorOutput.contains("--storage") && !result.errorOutput.contains("s3cret"), "\(result.errorOutput)")
+    if storage.hasPrefix("mysql") { #expect(result.errorOutput.contains("'mysql://'")) }
+}
+
 @Test func serveHelpDescribesTheCommand() {
     let result = hearth("serve", "--help")
     #expect(result.status == .success)
     #expect(result.output.contains("Usage: hearth serve"))
-    for option in ["--host", "--port", "--data", "--project", "--emulator", "HEARTH_PORT", "--config"] {
+    for option in ["--host", "--port", "--data", "--storage", "HEARTH_STORAGE", "--project", "--emulator", "HEARTH_PORT", "--config"] {
         #expect(result.output.contains(option))
     }
 }
