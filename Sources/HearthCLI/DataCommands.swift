@@ -1,4 +1,6 @@
+import Foundation
 import HearthCore
+import HearthPostgres
 import HearthSQLite
 import HearthStorage
 #if canImport(Glibc)
@@ -6,27 +8,36 @@ import HearthStorage
 #endif
 
 /// `hearth export`, `hearth import` and `hearth backup`: a namespace's data in and out of
-/// `<data>/<namespace>.sqlite`, in Firebase's JSON export format (with `.priority`).
+/// `<data>/<namespace>.sqlite`, or of PostgreSQL with `--storage URL` (or `HEARTH_STORAGE`), in
+/// Firebase's JSON export format (with `.priority`).
 enum DataCommands {
     static let defaultDataDirectory = "./hearth-data"
 
     struct Arguments {
         var positional: [String] = []
         var dataDirectory = DataCommands.defaultDataDirectory
+        /// `--storage`, else `HEARTH_STORAGE`.
+        var storage: String?
     }
 
-    static func parse(_ arguments: [String]) -> Arguments? {
+    /// The arguments; nil when they are not `[--data DIR] [--storage URL]` and names.
+    static func parse(_ arguments: [String], environment: [String: String] = [:]) -> Arguments? {
         var parsed = Arguments()
+        parsed.storage = environment["HEARTH_STORAGE"]
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
-            if argument == "--data" {
-                guard index + 1 < arguments.count else { return nil }
-                parsed.dataDirectory = arguments[index + 1]
-                index += 2
-            } else if argument.hasPrefix("--data=") {
-                parsed.dataDirectory = String(argument.dropFirst("--data=".count))
-                index += 1
+            if let option = ["--data", "--storage"].first(where: { argument == $0 || argument.hasPrefix($0 + "=") }) {
+                let value: String
+                if argument == option {
+                    guard index + 1 < arguments.count else { return nil }
+                    value = arguments[index + 1]
+                    index += 2
+                } else {
+                    value = String(argument.dropFirst(option.count + 1))
+                    index += 1
+                }
+                if option == "--data" { parsed.dataDirectory = value } else { parsed.storage = value }
             } else if argument.hasPrefix("-") {
                 return nil
             } else {
@@ -35,6 +46,23 @@ enum DataCommands {
             }
         }
         return parsed
+    }
+
+    /// The command's arguments and where its namespace is; nil after printing what is wrong (the usage,
+    /// or a `--storage` that is not a PostgreSQL URL).
+    private static func resolve<ErrorOutput: TextOutputStream>(
+        _ command: String, _ arguments: [String], names: Int, usage: String, errorOutput: inout ErrorOutput
+    ) -> (names: [String], store: DataStore)? {
+        guard let parsed = parse(arguments, environment: ProcessInfo.processInfo.environment), parsed.positional.count == names else {
+            print(usage, to: &errorOutput)
+            return nil
+        }
+        do {
+            return (parsed.positional, try DataStore.choose(storage: parsed.storage, dataDirectory: parsed.dataDirectory))
+        } catch {
+            print("hearth \(command): \(error.message).", to: &errorOutput)
+            return nil
+        }
     }
 
     /// Progress lines go straight to standard error, from whichever thread reports them, and only when
@@ -48,13 +76,10 @@ enum DataCommands {
     static func export<Output: TextOutputStream, ErrorOutput: TextOutputStream>(
         _ arguments: [String], output: inout Output, errorOutput: inout ErrorOutput
     ) -> ExitCode {
-        guard let parsed = parse(arguments), parsed.positional.count == 1 else {
-            print("Usage: hearth export NAMESPACE [--data DIR]  (writes JSON to standard output)", to: &errorOutput)
-            return .usageError
-        }
-        let namespace = parsed.positional[0]
+        let usage = "Usage: hearth export NAMESPACE [--data DIR | --storage URL]  (writes JSON to standard output)"
+        guard let (names, store) = resolve("export", arguments, names: 1, usage: usage, errorOutput: &errorOutput) else { return .usageError }
         do {
-            let engine = try SQLiteStorageEngine(directory: parsed.dataDirectory, namespace: namespace, create: false)
+            let engine = try store.openExisting(names[0])
             defer { engine.close() }
             let root = try engine.load { progress in progressLine("hearth export: read \(progress.done) records") }
             try StorageJSON.write(root) { chunk in output.write(String(decoding: chunk, as: UTF8.self)) }
@@ -68,16 +93,12 @@ enum DataCommands {
     static func importJSON<Output: TextOutputStream, ErrorOutput: TextOutputStream>(
         _ arguments: [String], output: inout Output, errorOutput: inout ErrorOutput
     ) -> ExitCode {
-        guard let parsed = parse(arguments), parsed.positional.count == 2 else {
-            print("Usage: hearth import NAMESPACE FILE.json [--data DIR]  (replaces the namespace's data)", to: &errorOutput)
-            return .usageError
-        }
-        let (namespace, file) = (parsed.positional[0], parsed.positional[1])
+        let usage = "Usage: hearth import NAMESPACE FILE.json [--data DIR | --storage URL]  (replaces the namespace's data)"
+        guard let (names, store) = resolve("import", arguments, names: 2, usage: usage, errorOutput: &errorOutput) else { return .usageError }
+        let (namespace, file) = (names[0], names[1])
         let clock = ContinuousClock()
         let start = clock.now
         do {
-            // Streamed: the file is read in 8 MB steps and written as it is read, in one transaction, so
-            // memory stays bounded whatever the export's size (docs/storage.md).
             let descriptor = open(file, O_RDONLY)
             guard descriptor >= 0 else {
                 throw StorageError(.notFound, "cannot read \(file): \(String(cString: strerror(errno))). Check the file name.")
@@ -85,14 +106,13 @@ enum DataCommands {
             defer { close(descriptor) }
             var status = stat()
             let byteCount = fstat(descriptor, &status) == 0 ? Int(status.st_size) : nil
-            let engine = try SQLiteStorageEngine(directory: parsed.dataDirectory, namespace: namespace)
-            defer { engine.close() }
-            let records = try engine.importJSON(from: descriptor, byteCount: byteCount) { progress in
-                let percent = progress.bytesTotal.map { $0 > 0 ? " (\(progress.bytesRead * 100 / $0)%)" : "" } ?? ""
-                progressLine("hearth import: read \(progress.bytesRead / 1_000_000) MB\(percent), wrote \(progress.recordsWritten) records")
+            let report = { (read: Int, written: Int) in
+                let percent = byteCount.map { $0 > 0 ? " (\(read * 100 / $0)%)" : "" } ?? ""
+                progressLine("hearth import: read \(read / 1_000_000) MB\(percent), wrote \(written) records")
             }
+            let (records, location) = try importFile(descriptor, byteCount: byteCount, into: namespace, of: store, report: report)
             let seconds = (clock.now - start).components.seconds
-            print("Imported \(records) records from \(file) into \(engine.path) in \(seconds) s.", to: &output)
+            print("Imported \(records) records from \(file) into \(location) in \(seconds) s.", to: &output)
             return .success
         } catch {
             print("hearth import: \(error)", to: &errorOutput)
@@ -100,23 +120,77 @@ enum DataCommands {
         }
     }
 
+    /// Replaces `namespace` with the export read from `descriptor`, all or nothing; returns the records
+    /// written and where they went.
+    ///
+    /// SQLite streams the file (read in 8 MB steps and written as it is read, in one transaction, so
+    /// memory stays bounded whatever the export's size: docs/storage.md). PostgreSQL's import takes a
+    /// tree (`replaceAll`): the file is read and parsed whole, then written in one transaction.
+    private static func importFile(
+        _ descriptor: Int32, byteCount: Int?, into namespace: String, of store: DataStore, report: @escaping (Int, Int) -> Void
+    ) throws -> (records: Int, location: String) {
+        switch store {
+        case .sqlite(let directory):
+            let engine = try SQLiteStorageEngine(directory: directory, namespace: namespace)
+            defer { engine.close() }
+            let records = try engine.importJSON(from: descriptor, byteCount: byteCount) { progress in
+                report(progress.bytesRead, progress.recordsWritten)
+            }
+            return (records, engine.path)
+        case .postgres(let url):
+            let bytes = try readAll(descriptor)
+            report(bytes.count, 0)
+            let root = try bytes.withUnsafeBytes { buffer throws(StorageError) in try StorageJSON.read(buffer) }
+            // Entered in the catalogue first, so the namespace exists even when the export is empty.
+            try PostgresNamespaces(url: url).register(namespace)
+            let engine = try PostgresStorageEngine(url: url, namespace: namespace)
+            defer { engine.close() }
+            nonisolated(unsafe) var written = 0
+            try engine.replaceAll(with: root) { progress in
+                written = progress.done
+                report(bytes.count, progress.done)
+            }
+            return (written, engine.location)
+        }
+    }
+
+    /// The rest of the file, read with read(2).
+    private static func readAll(_ descriptor: Int32) throws(StorageError) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 8 << 20)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw StorageError(.io, "cannot read the import file: \(String(cString: strerror(errno))). Nothing was imported.")
+            }
+            if count == 0 { return bytes }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+    }
+
     static func backup<Output: TextOutputStream, ErrorOutput: TextOutputStream>(
         _ arguments: [String], output: inout Output, errorOutput: inout ErrorOutput
     ) -> ExitCode {
-        guard let parsed = parse(arguments), parsed.positional.count == 2 else {
-            print("Usage: hearth backup NAMESPACE FILE [--data DIR]  (a consistent copy, while hearth runs)", to: &errorOutput)
-            return .usageError
-        }
-        let (namespace, file) = (parsed.positional[0], parsed.positional[1])
+        let usage = "Usage: hearth backup NAMESPACE FILE [--data DIR | --storage URL]  (a consistent copy, while hearth runs)"
+        guard let (names, store) = resolve("backup", arguments, names: 2, usage: usage, errorOutput: &errorOutput) else { return .usageError }
+        let (namespace, file) = (names[0], names[1])
         do {
-            let engine = try SQLiteStorageEngine(directory: parsed.dataDirectory, namespace: namespace, create: false)
+            let engine = try store.openExisting(namespace)
             defer { engine.close() }
-            try engine.backup(to: file) { progress in
-                if let total = progress.total, total > 0 {
-                    progressLine("hearth backup: copied \(progress.done) of \(total) pages")
+            switch store {
+            case .sqlite:
+                try engine.backup(to: file) { progress in
+                    if let total = progress.total, total > 0 {
+                        progressLine("hearth backup: copied \(progress.done) of \(total) pages")
+                    }
                 }
+                print("Backed up \(engine.location) to \(file).", to: &output)
+            case .postgres:
+                // The namespace as Firebase's export JSON from one snapshot (docs/storage.md, PostgreSQL).
+                try engine.backup(to: file) { progress in progressLine("hearth backup: read \(progress.done) records") }
+                print("Backed up \(engine.location) to \(file) (export JSON: hearth import restores it).", to: &output)
             }
-            print("Backed up \(engine.path) to \(file).", to: &output)
             return .success
         } catch {
             print("hearth backup: \(error)", to: &errorOutput)

@@ -91,9 +91,9 @@ public enum HearthCommand {
           serve        Serve the database on http://localhost:9000 (see 'hearth serve --help')
           export NS    Write namespace NS as Firebase export JSON to standard output
           import NS F  Replace namespace NS with the export JSON in file F (atomically)
-          backup NS F  Copy namespace NS's database to file F while hearth runs
+          backup NS F  Copy namespace NS's database to file F while hearth runs (export JSON from PostgreSQL)
           users ...    Accounts: list, add, disable, enable, delete, export, import (see 'hearth users --help')
-                       (data commands take --data DIR; the default is ./hearth-data)
+                       (data commands take --data DIR, default ./hearth-data, or --storage postgresql://…)
           rules compile F  Compile the Bolt rules in file F to rules JSON on standard output
           rules test R C   Check rules R (.json or .bolt) against the cases in C
           rules deploy NS R  Make rules R the rules of namespace NS on the running server

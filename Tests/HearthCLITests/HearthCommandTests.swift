@@ -89,6 +89,12 @@ func serveRejectsOtherStorage(storage: String) {
     if storage.hasPrefix("mysql") { #expect(result.errorOutput.contains("'mysql://'")) }
 }
 
+@Test func dataCommandsRefuseAnotherStorageTheSameWay() {
+    let result = hearth("export", "demo", "--storage", "sqlite://ada:s3cret@x")
+    #expect(result.status == .usageError)
+    #expect(result.errorOutput.contains("PostgreSQL URL") && !result.errorOutput.contains("s3cret"))
+}
+
 @Test func serveHelpDescribesTheCommand() {
     let result = hearth("serve", "--help")
     #expect(result.status == .success)
