@@ -65,10 +65,12 @@ final class PostgresConnection {
         return handle
     }
 
-    /// libpq's last message, one line.
+    /// libpq's last message, one line: libpq puts its hints on lines of their own ("connection … failed:
+    /// Connection refused\n\tIs the server running on that host…"), which would break a log line.
     private var errorMessage: String {
         guard let handle, let message = PQerrorMessage(handle) else { return "unknown error" }
-        let text = String(cString: message).trimmingTrailingWhitespace
+        let text = String(cString: message).split(whereSeparator: \.isNewline)
+            .map { String($0.drop(while: \.isWhitespace)).trimmingTrailingWhitespace }.filter { !$0.isEmpty }.joined(separator: " ")
         return text.isEmpty ? "unknown error" : text
     }
 
