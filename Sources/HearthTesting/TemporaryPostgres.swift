@@ -118,7 +118,7 @@ public final class TemporaryPostgres: @unchecked Sendable {
                 try run(
                     "pg_ctl",
                     ["-D", directory + "/data", "-l", directory + "/server.log", "-w", "-t", "60", "start", "-o",
-                     "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c unix_socket_permissions=0700 -c shared_buffers=16MB -c max_connections=40"])
+                     "-p \(port) -k \(directory) -c listen_addresses=127.0.0.1 -c unix_socket_permissions=0700 -c shared_buffers=16MB -c max_connections=100"])
                 running = true
                 return
             } catch {
