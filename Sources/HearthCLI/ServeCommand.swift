@@ -32,6 +32,17 @@ struct ServeSettings: Equatable {
     var trustForwardedFor = false
     /// A directory of static files served on the same port (`--public`), like `firebase serve`.
     var publicDirectory: String?
+    /// This node's name in a cluster (`--node`): `/.info/node.json` and `/metrics` say it.
+    var node = ServeSettings.defaultNode
+    /// With `--storage`: how long a node's lease lasts; a dead node's onDisconnect operations run on
+    /// another within about 1.25 × this.
+    var leaseSeconds = 20
+
+    /// The host name, else `hearth`.
+    static var defaultNode: String {
+        let name = ProcessInfo.processInfo.hostName
+        return name.isEmpty ? "hearth" : String(name.prefix(64))
+    }
 
     /// Each setting: flag, environment variable, config-file key, and what it means (drives `--help`).
     static let table: [(flag: String, environment: String, key: String, help: String)] = [
@@ -54,6 +65,9 @@ struct ServeSettings: Equatable {
         ("--smtp-password", "HEARTH_SMTP_PASSWORD", "smtp-password", "SMTP password (prefer the environment variable)"),
         ("--smtp-from", "HEARTH_SMTP_FROM", "smtp-from", "Sender of auth emails, e.g. 'App <noreply@example.com>'"),
         ("--public", "HEARTH_PUBLIC", "public", "Serve this directory's files (a web app) on the same port: GET of any path not ending in .json"),
+        ("--node", "HEARTH_NODE", "node", "This node's name in a cluster, said by /.info/node.json and /metrics (default: the host name)"),
+        ("--cluster-lease-seconds", "HEARTH_CLUSTER_LEASE_SECONDS", "cluster-lease-seconds",
+         "With --storage: a node's lease; a dead node's onDisconnect operations run elsewhere within ~1.25x this (default 20)"),
     ]
 
     var defaultNamespace: String { project + "-default-rtdb" }
@@ -140,6 +154,18 @@ struct ServeSettings: Equatable {
             case "0", "false", "no", "off", "": settings.emulator = false
             default: throw .usage("emulator must be true or false, not '\(emulator)'")
             }
+        }
+        if let node = values["node"] {
+            guard (1...64).contains(node.count), node.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && $0 != "\"" }) else {
+                throw .usage("node must be 1–64 printable characters without spaces or quotes, not '\(node.prefix(80))'")
+            }
+            settings.node = node
+        }
+        if let lease = values["cluster-lease-seconds"] {
+            guard let seconds = Int(lease), (1...3600).contains(seconds) else {
+                throw .usage("cluster-lease-seconds must be 1–3600, not '\(lease.prefix(20))'")
+            }
+            settings.leaseSeconds = seconds
         }
         settings.certificatePath = values["tls-cert"]
         settings.privateKeyPath = values["tls-key"]
@@ -236,7 +262,10 @@ extension HearthCommand {
         }
         let absolute = URL(fileURLWithPath: directory).standardizedFileURL.path
         let storage: ServeStorage
-        do { storage = try ServeStorage.open(settings.dataStore, dataDirectory: absolute, log: .standardError) } catch {
+        do {
+            storage = try ServeStorage.open(
+                settings.dataStore, dataDirectory: absolute, node: settings.node, leaseSeconds: settings.leaseSeconds, log: .standardError)
+        } catch {
             print("hearth serve: \(error.message)", to: &errorOutput)
             return .failure
         }
@@ -244,8 +273,9 @@ extension HearthCommand {
         let server = DatabaseServer(
             configuration: ServerConfiguration(
                 emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace,
-                project: settings.project),
+                project: settings.project, node: settings.node),
             rules: storage.rules, files: storage.files, openEngine: storage.openEngine)
+        server.onDisconnectLedger = storage.ledger
         var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
         authConfiguration.publicURL = settings.publicURL
         authConfiguration.authorizedDomains += settings.authorizedDomains
@@ -329,6 +359,8 @@ extension HearthCommand {
               to: &errorOutput)
         transport.stop()
         server.close()
+        // After the connections ran their own operations: the lease and this node's rows go.
+        storage.ledger?.stop()
         print("hearth serve: stopped cleanly.", to: &errorOutput)
         return .success
     }

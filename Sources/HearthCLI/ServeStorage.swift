@@ -17,12 +17,16 @@ struct ServeStorage {
     var banner: String
     /// Stops what runs beside the server (the catalogue's refreshes); after the server has closed.
     var close: () -> Void
+    /// Where a cluster keeps onDisconnect operations (PostgreSQL only).
+    var ledger: (any OnDisconnectLedger)? = nil
 
     /// Opens what `store` needs. For PostgreSQL that is a connection now: a wrong URL, a wrong password
     /// or a stopped server stop `hearth serve` before it listens.
     ///
     /// - Throws: ``StorageError`` naming the server without its password and what to check.
-    static func open(_ store: DataStore, dataDirectory absolute: String, log: Log) throws(StorageError) -> ServeStorage {
+    static func open(
+        _ store: DataStore, dataDirectory absolute: String, node: String = "hearth", leaseSeconds: Int = 20, log: Log
+    ) throws(StorageError) -> ServeStorage {
         switch store {
         case .sqlite(let directory):
             let files = SQLiteNamespaceFiles(directory: directory)
@@ -47,7 +51,9 @@ struct ServeStorage {
                 },
                 banner: "PostgreSQL \(catalogue.endpoint) (every namespace's data and rules; hearth export/backup --storage read them)\n"
                     + "              \(absolute) keeps the admin token, the accounts (auth.sqlite) and the signing key",
-                close: { catalogue.close() })
+                close: { catalogue.close() },
+                ledger: PostgresOnDisconnectLedger(
+                    try PostgresDisconnectLeases(url: url, node: node, lease: .seconds(leaseSeconds), log: log)))
         }
     }
 

@@ -102,7 +102,7 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     func isBehind(_ sequence: Int64) -> Bool { sequence > knownSequence.current }
 
     /// Asks the storage thread to read the change log (see `GroupCommitThread.requestCatchUp`).
-    func catchUp() { thread.requestCatchUp() }
+    public func catchUp() { thread.requestCatchUp() }
 
     public func append(_ batch: WriteBatch, completion: @escaping @Sendable (Result<Void, StorageError>) -> Void) {
         thread.append(batch, completion: completion)

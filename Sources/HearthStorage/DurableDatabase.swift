@@ -52,6 +52,9 @@ public final class DurableDatabase: Sendable {
         var superseded: [Write] = []
         /// Writes asked for while behind, oldest first: decided after `superseded`.
         var queued: [Write] = []
+        /// Remote commits handed over by the engine and not yet applied to `committed` (they are applied
+        /// where completions finish): until then `pending` cannot be caught up.
+        var remoteUnapplied = 0
         /// Told of every remote commit once it is in the committed tree (``follow(_:)``).
         var onRemote: (@Sendable (RemoteWrite) -> Void)?
     }
@@ -244,10 +247,13 @@ public final class DurableDatabase: Sendable {
         for (write, answer) in answers { write.completion(answer) }
     }
 
-    /// With nothing in flight: drops pending writes that failed, or catches `pending` up with the
-    /// committed tree and decides the waiting writes again. Returns the writes refused meanwhile.
+    /// With nothing in flight and every remote commit handed over applied: drops pending writes that
+    /// failed, or catches `pending` up with the committed tree and decides the waiting writes again.
+    /// (A write that finishes between a remote commit's hand-over and its application must not catch
+    /// `pending` up yet: writes decided on it would lack that commit, and would be appended after the
+    /// engine marked what it supersedes.) Returns the writes refused meanwhile.
     private func settle(_ state: inout State) -> [(Write, Result<CommittedWrite, any Error>)] {
-        guard state.inFlight == 0, state.failed || state.behind else { return [] }
+        guard state.inFlight == 0, state.remoteUnapplied == 0, state.failed || state.behind else { return [] }
         state.pending = DatabaseTree(root: state.committed.root)
         state.failed = false
         state.behind = false
@@ -276,14 +282,34 @@ public final class DurableDatabase: Sendable {
         return true
     }
 
+    /// Whether other servers write the namespace too (``follow(_:)`` found an engine they share).
+    public var isFollowing: Bool { state.withLock { $0.onRemote != nil } }
+
+    /// Runs `body` once every commit the engine's database holds now is in the committed tree (where
+    /// completions finish): a read then sees every write another server acknowledged before it, as a
+    /// REST client sent round-robin across nodes expects. At once when nothing is followed.
+    public func catchUp(then body: @escaping @Sendable () -> Void) {
+        guard isFollowing, let engine = engine as? any FollowingStorageEngine else { return body() }
+        engine.catchUp()
+        // Completes after the catch-up's commits were handed over, and is finished after them.
+        engine.append(WriteBatch(operations: [])) { [finisher] _ in
+            guard let finisher else { return body() }
+            finisher(body)
+        }
+    }
+
     /// On the engine's completion queue: from now on, new writes wait (the engine supersedes the ones
     /// appended before this returns); then, where completions finish, the commit is applied.
     private func receive(_ remote: RemoteCommit) {
-        state.withLock { $0.behind = true }
+        state.withLock { state in
+            state.behind = true
+            state.remoteUnapplied += 1
+        }
         let apply: @Sendable () -> Void = { [self] in
             var answers: [(Write, Result<CommittedWrite, any Error>)] = []
             let (published, onRemote) = state.withLock { state in
                 let published = Self.apply(remote, to: &state.committed)
+                state.remoteUnapplied -= 1
                 answers = settle(&state)
                 return (published, state.onRemote)
             }

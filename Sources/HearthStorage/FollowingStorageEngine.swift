@@ -14,6 +14,10 @@ public protocol FollowingStorageEngine: StorageEngine {
     /// engine's completion queue, in order with completions; the engine supersedes the batches appended
     /// before it returns.
     func follow(_ receive: @escaping @Sendable (RemoteCommit) -> Void)
+
+    /// Reads what other servers committed before the next batch appended after this call commits (its
+    /// completion comes after their delivery).
+    func catchUp()
 }
 
 /// What other servers committed to a namespace: their batches in commit order, or, when the engine

@@ -86,6 +86,14 @@ final class HTTPConnection: HTTPResponder {
         for (name, token) in Self.headerTokens {
             if let value = header(name, token: token) { request.headers[name] = value }
         }
+        // lws closes after answering a request that says `Connection: close`; the answer must say so too
+        // (RFC 9112 §9.6), or a proxy that keeps upstream connections (nginx `keepalive`) sends its next
+        // request into the closing connection and answers its client 502.
+        if let connection = header("connection", token: WSI_TOKEN_CONNECTION),
+            connection.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces).lowercased() == "close" })
+        {
+            closeWhenWritten = true
+        }
         let transferEncoding = header("transfer-encoding", token: WSI_TOKEN_HTTP_TRANSFER_ENCODING)
         switch RequestFraming.decide(
             method: method, contentLength: request.headers["content-length"], transferEncoding: transferEncoding)

@@ -59,17 +59,20 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start_hearth(binary, *arguments: str, seconds: float = 20) -> tuple[subprocess.Popen, int]:
-    """Starts `hearth serve ARGUMENTS --port <free port>` and waits until it accepts connections.
+def start_hearth(binary, *arguments: str, seconds: float = 20, environment: dict | None = None,
+                 port: int | None = None) -> tuple[subprocess.Popen, int]:
+    """Starts `hearth serve ARGUMENTS --port <port>` (a free one unless given) with `environment` added to
+    this process's, and waits until it accepts connections.
 
     Returns the process (or one that already exited: check `poll()`) and its port."""
     import socket
     import time
 
-    port = _free_port()
+    port = port or _free_port()
     process = subprocess.Popen(
         [str(binary), "serve", *arguments, "--port", str(port)],
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **(environment or {})},
     )
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline and process.poll() is None:

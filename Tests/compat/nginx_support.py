@@ -29,7 +29,7 @@ http {{
     fastcgi_temp_path {prefix}/fastcgi;
     uwsgi_temp_path {prefix}/uwsgi;
     scgi_temp_path {prefix}/scgi;
-    map $http_upgrade $connection_upgrade {{ default upgrade; '' close; }}
+    map $http_upgrade $connection_upgrade {{ default upgrade; '' ''; }}
     upstream hearth {{
 {servers}
         keepalive 32;

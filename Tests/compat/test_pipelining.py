@@ -157,3 +157,25 @@ def test_keep_alive_clients_get_every_answer_given_at_once_to_a_body(hearth_serv
         statuses.append(session.put(f"{hearth_server.url}/x.json?ns={NS}", data="{bad", headers=admin).status_code)
         statuses.append(session.put(f"{hearth_server.url}/x.json?ns={NS}", data="1", headers=admin).status_code)
     assert statuses.count(400) == 600 and statuses.count(200) == 600
+
+
+def test_an_answer_to_connection_close_says_it_closes(hearth_server):
+    """A proxy keeping upstream connections (nginx `keepalive`) reuses one unless the answer says
+    `Connection: close`: hearth closes after such a request, so its answer must say so, for reads and
+    writes alike, and a request without it keeps the connection."""
+    import http.client
+
+    for method, body in (("GET", None), ("PUT", b"1"), ("PATCH", b'{"a": 1}')):
+        connection = http.client.HTTPConnection(hearth_server.host, hearth_server.port, timeout=10)
+        connection.request(method, f"/close.json?ns={NS}", body=body, headers={"Connection": "close"})
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 200 and response.getheader("connection") == "close", (method, response.getheaders())
+        connection.close()
+    connection = http.client.HTTPConnection(hearth_server.host, hearth_server.port, timeout=10)
+    for _ in range(3):
+        connection.request("GET", f"/close.json?ns={NS}")
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 200 and response.getheader("connection") is None
+    connection.close()

@@ -30,10 +30,20 @@ final class RESTHandler {
                 throw .permissionDenied
             }
             metrics?.countRead(.rest)
-            if request.headers["accept"]?.contains("text/event-stream") == true {
-                try stream(target: target, caller: caller, namespace: namespace, responder: responder)
-            } else {
-                try get(request, target: target, namespace: namespace, responder: responder)
+            let streaming = request.headers["accept"]?.contains("text/event-stream") == true
+            let read: () throws(RESTError) -> Void = { [self] () throws(RESTError) in
+                if streaming {
+                    try stream(target: target, caller: caller, namespace: namespace, responder: responder)
+                } else {
+                    try get(request, target: target, namespace: namespace, responder: responder)
+                }
+            }
+            guard namespace.database.isFollowing else { return try read() }
+            // Other nodes write it too: the read waits until this node has what they acknowledged.
+            let pending = LoopBound((read, responder))
+            namespace.database.catchUp {
+                let (read, responder) = pending.value
+                do { try read() } catch { responder.respond(RESTResponses.error(error)) }
             }
         case .put:
             let value = try Self.body(request, at: target.path)
