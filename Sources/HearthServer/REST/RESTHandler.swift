@@ -7,6 +7,23 @@ import HearthStorage
 /// through the ``WritePipeline``. The router has already found the namespace and the caller. Loop
 /// thread only.
 final class RESTHandler {
+    /// A read waiting for a catch-up or its time bound, whichever comes first; loop thread only.
+    private final class PendingRead {
+        private var read: (() throws(RESTError) -> Void)?
+        private let responder: any HTTPResponder
+
+        init(_ read: @escaping () throws(RESTError) -> Void, _ responder: any HTTPResponder) {
+            self.read = read
+            self.responder = responder
+        }
+
+        func run() {
+            guard let read else { return }
+            self.read = nil
+            do { try read() } catch { responder.respond(RESTResponses.error(error)) }
+        }
+    }
+
     private let writes: WritePipeline
     private let subscriberIDs: SubscriberIDs
     private let clock: () -> Int64
@@ -38,12 +55,13 @@ final class RESTHandler {
                     try get(request, target: target, namespace: namespace, responder: responder)
                 }
             }
-            guard namespace.database.isFollowing else { return try read() }
-            // Other nodes write it too: the read waits until this node has what they acknowledged.
-            let pending = LoopBound((read, responder))
-            namespace.database.catchUp {
-                let (read, responder) = pending.value
-                do { try read() } catch { responder.respond(RESTResponses.error(error)) }
+            guard namespace.database.isFollowing, let executor = writes.executor else { return try read() }
+            // Other nodes write it too: the read waits until this node has what they acknowledged, or
+            // for a bounded time when PostgreSQL is slow to tell (a stale read then beats none).
+            let pending = LoopBound(PendingRead(read, responder))
+            namespace.database.catchUp { pending.value.run() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(ServerLimits.readCatchUpWaitMilliseconds)) {
+                executor.execute { pending.value.run() }
             }
         case .put:
             let value = try Self.body(request, at: target.path)
