@@ -276,6 +276,7 @@ extension HearthCommand {
                 project: settings.project, node: settings.node),
             rules: storage.rules, files: storage.files, openEngine: storage.openEngine)
         server.onDisconnectLedger = storage.ledger
+        storage.observeRules? { [server] namespace in server.rulesChanged(in: namespace) }
         var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
         authConfiguration.publicURL = settings.publicURL
         authConfiguration.authorizedDomains += settings.authorizedDomains

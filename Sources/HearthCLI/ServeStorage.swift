@@ -19,6 +19,8 @@ struct ServeStorage {
     var close: () -> Void
     /// Where a cluster keeps onDisconnect operations (PostgreSQL only).
     var ledger: (any OnDisconnectLedger)? = nil
+    /// Tells of rules deployed by any server on the same storage (PostgreSQL only), by namespace.
+    var observeRules: ((@escaping @Sendable (String) -> Void) -> Void)? = nil
 
     /// Opens what `store` needs. For PostgreSQL that is a connection now: a wrong URL, a wrong password
     /// or a stopped server stop `hearth serve` before it listens.
@@ -53,7 +55,8 @@ struct ServeStorage {
                     + "              \(absolute) keeps the admin token, the accounts (auth.sqlite) and the signing key",
                 close: { catalogue.close() },
                 ledger: PostgresOnDisconnectLedger(
-                    try PostgresDisconnectLeases(url: url, node: node, lease: .seconds(leaseSeconds), log: log)))
+                    try PostgresDisconnectLeases(url: url, node: node, lease: .seconds(leaseSeconds), log: log)),
+                observeRules: { changed in rules.observe(log: log, changed) })
         }
     }
 

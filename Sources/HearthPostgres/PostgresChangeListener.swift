@@ -26,6 +26,12 @@ final class PostgresChangeListener: Sendable {
     /// Engines by namespace; several engines of one namespace (tests run two "servers" in one process).
     private let followers = Mutex<[String: [Follower]]>([:])
     private let stopped = Atomic<Bool>(false)
+    /// Told of every rules deploy (`PostgresRulesStore.observe`).
+    private let rulesObservers = Mutex<[@Sendable (String) -> Void]>([])
+
+    func observeRules(_ changed: @escaping @Sendable (String) -> Void) {
+        rulesObservers.withLock { $0.append(changed) }
+    }
 
     private static let listeners = Mutex<[String: PostgresChangeListener]>([:])
 
@@ -71,7 +77,9 @@ final class PostgresChangeListener: Sendable {
             let connection: PostgresConnection
             do {
                 connection = try PostgresConnection(endpoint, deadline: .now + PostgresTimeouts.connect)
-                _ = try connection.run([PostgresStatement("LISTEN \(PostgresSchema.changesChannel)")], deadline: .at(.now + PostgresTimeouts.commit))
+                _ = try connection.run(
+                    [PostgresStatement("LISTEN \(PostgresSchema.changesChannel)"), PostgresStatement("LISTEN \(PostgresSchema.rulesChannel)")],
+                    deadline: .at(.now + PostgresTimeouts.commit))
             } catch {
                 if !reported {
                     log("hearth: cannot listen for other servers' commits at \(endpoint) (\(error)); retrying. Changes from them arrive within \(Self.sweepInterval) meanwhile.")
@@ -101,6 +109,10 @@ final class PostgresChangeListener: Sendable {
             } catch {
                 log("hearth: the connection listening for other servers' commits at \(endpoint) broke (\(error)); reconnecting.")
                 return
+            }
+            let observers = rulesObservers.withLock { $0 }
+            for notification in received where notification.channel == PostgresSchema.rulesChannel {
+                for observer in observers { observer(notification.payload) }
             }
             var woken = Set<String>()
             for notification in received where notification.channel == PostgresSchema.changesChannel {

@@ -1,4 +1,5 @@
 public import HearthStorage
+public import HearthSupport
 
 /// Every namespace's deployed rules and their versions in `hearth_rules` (`PostgresSchema+Rules`), so
 /// that every server on the database reads the same rules after a restart. Each call opens a connection
@@ -59,11 +60,18 @@ public struct PostgresRulesStore: Sendable {
         let statements = PostgresSchema.appendRules(
             namespace: namespace, deployedAt: deployedAt, format: format, source: source, rules: rules, keeping: keeping)
         let results = try endpoint.runOnce(statements, doing: "storing the rules of namespace '\(namespace)'")
-        // Results of the statements that return rows or a command status, in order: the lock, the insert, the trim.
-        guard results.count == 3, let number = results[1].firstValue?.bytes(0).flatMap(PostgresBinary.decodeInt32) else {
+        // Results of the statements that return rows or a command status, in order: the lock, the insert,
+        // the trim, the notification.
+        guard results.count == 4, let number = results[1].firstValue?.bytes(0).flatMap(PostgresBinary.decodeInt32) else {
             throw StorageError(.io, "PostgreSQL at \(endpoint) stored the rules of namespace '\(namespace)' but did not say their version. Check hearth_rules.")
         }
         return Int(number)
+    }
+
+    /// Calls `changed` (on a thread of the listener's) with the namespace whenever any server deploys
+    /// rules to this database, this one included, so that each server applies them.
+    public func observe(log: Log, _ changed: @escaping @Sendable (_ namespace: String) -> Void) {
+        PostgresChangeListener.shared(for: endpoint, log: log).observeRules(changed)
     }
 
     /// Removes every version of the namespace's rules.

@@ -41,8 +41,13 @@ extension PostgresSchema {
             PostgresStatement(
                 "DELETE FROM hearth_rules WHERE namespace = $1 AND version <= (SELECT max(version) FROM hearth_rules WHERE namespace = $1) - $2",
                 [.text(namespace), .int8(Int64(keeping))]),
+            // Delivered when (and only if) the deploy commits: every server reloads the namespace's rules.
+            PostgresStatement("SELECT pg_notify('\(rulesChannel)', $1)", [.text(namespace)]),
         ]
     }
+
+    /// The channel a rules deploy notifies, with the namespace as the payload (`PostgresChangeListener`).
+    static let rulesChannel = "hearth_rules"
 
     static func deleteRules(namespace: String) -> PostgresStatement {
         PostgresStatement("DELETE FROM hearth_rules WHERE namespace = $1", [.text(namespace)])

@@ -94,6 +94,15 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
     }
 
+    /// Another server deployed rules to `namespace` (a cluster): they are read and applied here too. Any
+    /// thread.
+    public func rulesChanged(in namespace: String) {
+        executor?.execute { [weak self] in
+            guard let self else { return }
+            namespaces.reloadRules(namespace, now: clock)
+        }
+    }
+
     /// Runs the onDisconnect operations of a node that died (``OnDisconnectLedger``), as that node would
     /// have: one merge per credential, checked by the rules now.
     private func runOrphanedOnDisconnect(_ name: String, _ records: [OnDisconnectRecord]) {

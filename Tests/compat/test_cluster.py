@@ -140,6 +140,22 @@ def test_a_write_on_one_node_reaches_listeners_on_the_others(cluster):
         assert get(node.endpoint, "rooms", ns) == {"lobby": {"topic": "hello"}}
 
 
+def test_rules_deployed_on_one_node_apply_on_every_node(cluster):
+    _postgres, (a, b, c), _balancer = cluster
+    ns = namespace()
+    for node in (a, b, c):  # open everywhere, under the emulator's open rules
+        requests.put(f"{node.endpoint.url}/x.json?ns={ns}", json=node.name, timeout=10).raise_for_status()
+    locked = '{"rules": {".read": true, ".write": false}}'
+    deployed = requests.put(f"{a.endpoint.url}/.settings/rules.json?ns={ns}", data=locked,
+                            headers={"Authorization": "Bearer owner"}, timeout=10)
+    assert deployed.status_code == 200, deployed.text
+    for node in (b, c):
+        # Applied within moments of the deploy (a notification, then one read of hearth_rules).
+        assert eventually(lambda: requests.put(f"{node.endpoint.url}/x.json?ns={ns}", json=1, timeout=10).status_code == 401, 5), node.name
+        current = requests.get(f"{node.endpoint.url}/.settings/rules.json?ns={ns}", headers={"Authorization": "Bearer owner"}, timeout=10)
+        assert current.text == locked
+
+
 def test_firebase_admin_through_the_balancer(cluster, monkeypatch):
     _postgres, _nodes, balancer = cluster
     import firebase_admin

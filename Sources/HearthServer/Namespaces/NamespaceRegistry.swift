@@ -288,12 +288,32 @@ final class NamespaceRegistry: @unchecked Sendable {
         let (name, rules) = (namespace.name, rules)
         onMaintenance({ Result { try rules.save(name, source, deployment) } }) { [self] result in
             // A namespace deleted (or deleted and opened again) meanwhile has read its history anew.
-            if case .success(let number) = result, namespaces[name] === namespace {
+            // A reload of another server's notice may have read this very version already.
+            if case .success(let number) = result, namespaces[name] === namespace,
+                !(histories[name] ?? []).contains(where: { $0.version == number })
+            {
                 var stored = StoredRules(versions: histories[name] ?? [])
                 stored.record(RulesVersion(version: number, deployedAt: now, format: deployment.format, source: deployment.source))
                 histories[name] = stored.versions
             }
             completion(result)
+        }
+    }
+
+    /// Reads `name`'s rules from storage again (another server deployed some) and applies them when they
+    /// are newer than what this server has: storage off the loop, the rules on it.
+    func reloadRules(_ name: String, now: @escaping () -> Int64) {
+        guard let namespace = namespaces[name] else { return }  // read when it opens
+        let rules = rules
+        onMaintenance({ Result { try rules.load(name) } }) { [self] result in
+            guard namespaces[name] === namespace else { return }
+            guard case .success(let stored) = result else {
+                if case .failure(let error) = result { log("hearth: the rules of '\(name)' deployed elsewhere could not be read (\(error)); they apply here after a restart.") }
+                return
+            }
+            guard let newest = stored.versions.last?.version, newest > (histories[name]?.last?.version ?? 0) else { return }
+            histories[name] = stored.versions
+            namespace.replaceRules(ruleSet(name, stored.rules).rules, now: now())
         }
     }
 
