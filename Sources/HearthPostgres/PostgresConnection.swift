@@ -6,7 +6,8 @@ internal import CLibPQ
 /// One libpq connection in non-blocking mode, where every wait for the socket is bounded by a deadline:
 /// a PostgreSQL that stops answering (a dropped network, a stopped host) costs at most the deadline,
 /// never a hang. Owned by the thread that opened it (the storage thread, or the one `load` or `backup`
-/// call), which alone may use it: asserted in debug builds.
+/// call), which alone may use it: asserted in debug builds. A pool (`PostgresDatabase`) hands its
+/// connections to one thread at a time, which takes ownership with `adopt()`.
 ///
 ///     let connection = try PostgresConnection(endpoint, deadline: .now + PostgresTimeouts.connect)
 ///     let results = try connection.run([PostgresStatement("SELECT 1")], deadline: .within(.seconds(5)))
@@ -14,7 +15,9 @@ final class PostgresConnection {
     /// The connection; nil once closed. Freed by `close()` (PQfinish), also on a failed connect.
     private var handle: OpaquePointer?
     let endpoint: PostgresEndpoint
-    private let owner = pthread_self()
+    /// The thread that may use the connection. Changed only by `adopt()`, by a thread that took the
+    /// connection from a pool under the pool's lock, after the previous owner put it back under that lock.
+    private var owner = pthread_self()
 
     /// Connects, bounded by `deadline` (libpq's own `connect_timeout` is not used: it applies only to
     /// blocking connects, and per host).
@@ -52,6 +55,30 @@ final class PostgresConnection {
     }
 
     deinit { close() }
+
+    /// Makes the calling thread the owner: called by a pool as it hands the connection over.
+    func adopt() { owner = pthread_self() }
+
+    /// Whether the connection still looks open, asked without waiting before an idle connection is used
+    /// again: a PostgreSQL that restarted or ended the session (an administrator's command, an idle
+    /// timeout) has sent its goodbye and closed the socket, which libpq learns only by reading it.
+    var isOpen: Bool {
+        let handle = connection
+        // A goodbye (an error message, then the end of the stream) can take two reads to reach the end.
+        for _ in 0..<3 {
+            guard PQstatus(handle) == CONNECTION_OK else { return false }
+            let socket = PQsocket(handle)
+            guard socket >= 0 else { return false }
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 0)
+            if ready < 0 { return errno == EINTR }
+            if ready == 0 { return true }  // nothing to read: as open as can be told without a round trip
+            if Int32(descriptor.revents) & (POLLERR | POLLHUP | POLLNVAL) != 0 { return false }
+            // Reads what came and parses it (PQisBusy): a message outside a query is taken as a notice.
+            guard PQconsumeInput(handle) == 1, PQisBusy(handle) == 0 else { return false }
+        }
+        return PQstatus(handle) == CONNECTION_OK
+    }
 
     func close() {
         guard let handle else { return }
@@ -264,7 +291,8 @@ final class PostgresConnection {
         let state = PQresultErrorField(result.handle, CLibPQ_diagnosticSQLState()).map { String(cString: $0) } ?? ""
         let message = PQresultErrorField(result.handle, CLibPQ_diagnosticMessagePrimary()).map { String(cString: $0) }
             ?? PQresultErrorMessage(result.handle).map { String(cString: $0).trimmingTrailingWhitespace } ?? "unknown error"
-        return PostgresError(.server(sqlState: state), message)
+        let constraint = PQresultErrorField(result.handle, CLibPQ_diagnosticConstraintName()).map { String(cString: $0) }
+        return PostgresError(.server(sqlState: state), message, constraint: constraint)
     }
 
     private func lost() -> PostgresError { PostgresError(.connectionLost, errorMessage) }

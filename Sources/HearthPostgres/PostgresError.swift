@@ -19,10 +19,13 @@ struct PostgresError: Error, Sendable, CustomStringConvertible {
     var kind: Kind
     /// libpq's or the server's message, one line.
     var message: String
+    /// The constraint a refused statement broke (`hearth_auth_users_email_key`), when the server names one.
+    var constraint: String?
 
-    init(_ kind: Kind, _ message: String) {
+    init(_ kind: Kind, _ message: String, constraint: String? = nil) {
         self.kind = kind
         self.message = message
+        self.constraint = constraint
     }
 
     /// True when the connection must be dropped: nothing more can be sent on it.

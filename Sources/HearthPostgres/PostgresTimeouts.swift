@@ -10,6 +10,11 @@ public enum PostgresTimeouts {
     /// within twice this (10 s) however PostgreSQL fails; usually at once, when it refuses connections.
     public static let commit: Duration = .seconds(5)
 
+    /// Longest one call of a ``PostgresDatabase`` may take: waiting for one of its connections, connecting
+    /// when it has none open, and its statements (a transaction's, all of them). Sign-ins and token
+    /// checks are short statements, so a call that takes this long means PostgreSQL is gone or locked up.
+    public static let query: Duration = .seconds(5)
+
     /// Longest a long operation (load, import, backup, compact) may wait without a byte from PostgreSQL
     /// before it gives the connection up. Long, because a VACUUM or the first rows of a large scan
     /// answer nothing for a while; the bound is there so that a vanished server ends the wait.
