@@ -15,8 +15,10 @@ public struct AuthConfiguration: Sendable {
     /// Email-enumeration protection (docs/auth.md §8.1): on by default, like new Firebase projects.
     public var emailEnumerationProtection = true
     public var allowAnonymousSignUp = true
-    /// Where the sign-in methods switched on and off at runtime are kept (``SignInMethods``); nil keeps
-    /// them in memory.
+    /// Where the sign-in methods switched on and off at runtime are kept (``SignInMethods``): a storage
+    /// of its own (PostgreSQL's, for a cluster), else the file at `signInMethodsFile`; with neither, they
+    /// are kept in memory.
+    public var signInMethodsStorage: (any SignInMethodsStorage)?
     public var signInMethodsFile: String?
     /// Per client IP, sign-up and sign-in attempts together (only when the transport reports the address).
     public var attemptsPerIP = RateLimiter.Rule(capacity: 100, perSecond: 5)
@@ -83,8 +85,10 @@ public final class AuthService: Sendable {
     /// A hash checked for unknown emails so that their sign-in takes as long as a real one.
     let dummyHash: String
     let enumerationProtection: Mutex<Bool>
-    /// Which sign-ins are allowed; changed by an admin at runtime.
-    let signInMethodsState: Mutex<SignInMethods>
+    /// Which sign-ins are allowed, and when they were last read from `signInMethodsStorage`; changed by an
+    /// admin at runtime.
+    let signInMethodsState: Mutex<(methods: SignInMethods, readAt: ContinuousClock.Instant)>
+    let signInMethodsStorage: (any SignInMethodsStorage)?
     /// Seconds of the last pruning of old revoked refresh tokens (rotation leaves one row per refresh).
     let lastPrune = Mutex<Int64>(0)
     /// How long revoked refresh tokens are kept, so that reuse answers TOKEN_EXPIRED: a week.
@@ -108,8 +112,9 @@ public final class AuthService: Sendable {
         hashingSlots = DispatchSemaphore(value: max(1, ProcessInfo.processInfo.activeProcessorCount))
         dummyHash = try configuration.passwordHasher.hash(Base64URL.encode(SecureRandom.bytes(16)))
         enumerationProtection = Mutex(configuration.emailEnumerationProtection)
-        signInMethodsState = Mutex(SignInMethods.load(
-            from: configuration.signInMethodsFile, default: SignInMethods(anonymous: configuration.allowAnonymousSignUp)))
+        signInMethodsStorage = configuration.signInMethodsStorage ?? configuration.signInMethodsFile.map(SignInMethodsFile.init)
+        let stored = try signInMethodsStorage?.load()
+        signInMethodsState = Mutex((stored ?? SignInMethods(anonymous: configuration.allowAnonymousSignUp), .now))
     }
 
     var now: Int64 { clock() }

@@ -2,7 +2,9 @@ import Foundation
 public import HearthCrypto
 
 /// The RS256 key that signs Hearth's ID tokens: generated on first start and kept in
-/// `<data>/auth-signing-key.pem` (mode 0600), published as a JWKS so other backends can verify tokens.
+/// `<data>/auth-signing-key.pem` (mode 0600), or in PostgreSQL for a cluster (every node signs with the
+/// same key, so any node verifies any node's tokens); published as a JWKS so other backends can verify
+/// tokens.
 public struct SigningKey: Sendable {
     public let privateKey: RSAPrivateKey
     public let publicKey: RSAPublicKey
@@ -15,6 +17,20 @@ public struct SigningKey: Sendable {
         keyID = Base64URL.encode(Array(SHA256.hash(publicKey.modulus).prefix(16)))
     }
 
+    /// The key in a PEM text (PKCS#8, or a traditional RSA key), as ``pemRepresentation()`` writes it.
+    public init(pem: String) throws {
+        self.init(privateKey: try RSAPrivateKey(pem: pem))
+    }
+
+    /// A new RSA-2048 key.
+    public static func generate() throws -> SigningKey {
+        SigningKey(privateKey: try RSAPrivateKey.generate(bits: 2048))
+    }
+
+    /// The private key as unencrypted PKCS#8 PEM: whoever reads it can sign tokens for any user, so it is
+    /// kept owner-only (the file is 0600; in PostgreSQL, grant the table to hearth's role alone).
+    public func pemRepresentation() throws -> String { try privateKey.pemRepresentation() }
+
     public static func file(in directory: String) -> String {
         (directory.hasSuffix("/") ? directory : directory + "/") + "auth-signing-key.pem"
     }
@@ -23,15 +39,15 @@ public struct SigningKey: Sendable {
     public static func loadOrCreate(in directory: String) throws -> SigningKey {
         let path = file(in: directory)
         if let data = FileManager.default.contents(atPath: path) {
-            return SigningKey(privateKey: try RSAPrivateKey(pem: String(decoding: data, as: UTF8.self)))
+            return try SigningKey(pem: String(decoding: data, as: UTF8.self))
         }
-        let key = try RSAPrivateKey.generate(bits: 2048)
+        let key = try generate()
         guard FileManager.default.createFile(
             atPath: path, contents: Data(try key.pemRepresentation().utf8), attributes: [.posixPermissions: 0o600])
         else {
             throw CryptoError("saving the signing key to \(path)")
         }
-        return SigningKey(privateKey: key)
+        return key
     }
 
     /// The public key as a JSON Web Key Set (RFC 7517), the format of Google's securetoken JWKS.

@@ -17,7 +17,6 @@ import Synchronization
 /// checkpoints run on a background thread (``SQLiteDatabase/checkpointInBackground(every:)``).
 public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // SQLiteDatabase serialises access
     private let database: SQLiteDatabase
-    private let encoder = JSONEncoder()
     /// Decoded users by uid: every token refresh and ID-token check reads its user, and decoding the JSON
     /// record cost more than the query. All writes go through this store, which keeps it current: reads
     /// that fill it and writes to users hold its lock across the SQL, so a stale record cannot slip in.
@@ -161,7 +160,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
         _ = try run(
             "UPDATE auth_users SET email = ?2, phone = ?3, record = ?4 WHERE uid = ?1",
             [.text(user.localId), user.email.map(SQLiteValue.text) ?? .null, user.phoneNumber.map(SQLiteValue.text) ?? .null,
-             .text(encode(user))])
+             .text(user.storedJSON())])
         _ = try run("DELETE FROM auth_user_providers WHERE uid = ?1", [.text(user.localId)])
         for provider in user.linkedProviders ?? [] {
             _ = try run(
@@ -310,12 +309,8 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
 
     // MARK: Encoding
 
-    private func encode(_ user: UserRecord) throws -> String {
-        String(decoding: try encoder.encode(user), as: UTF8.self)
-    }
-
     private func decode(_ value: SQLiteValue) throws -> UserRecord {
-        try JSONDecoder().decode(UserRecord.self, from: Data((value.text ?? "").utf8))
+        try UserRecord(storedJSON: value.text ?? "")
     }
 
     private func decodeFirst(_ rows: [[SQLiteValue]]) throws -> UserRecord? {
