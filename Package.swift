@@ -69,6 +69,11 @@ let package = Package(
         .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthCore", "HearthProtocol", "HearthSupport"], swiftSettings: strict),
         /// The accounts of HearthAuth in SQLite (`auth.sqlite`), and the service opened over a data directory.
         .target(name: "HearthAuthSQLite", dependencies: ["HearthAuth", "HearthSQLite", "HearthCrypto"], swiftSettings: strict),
+        /// The accounts, signing key and sign-in methods of HearthAuth in PostgreSQL, shared by a cluster's
+        /// nodes, and the service opened over a PostgreSQL URL.
+        .target(
+            name: "HearthAuthPostgres", dependencies: ["HearthAuth", "HearthPostgres", "HearthCrypto", "HearthStorage", "HearthSupport"],
+            swiftSettings: strict),
         /// Debian's libwebsockets 4.1 (with its libuv event library plugin) and libuv; imported only by HearthTransport.
         .systemLibrary(
             name: "CLibWebSockets", path: "Sources/CLibWebSockets", pkgConfig: "libwebsockets",
@@ -89,7 +94,8 @@ let package = Package(
             name: "HearthCLI",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthPostgres", "HearthServer", "HearthTransport",
-                "HearthBolt", "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthMail", "HearthProtocol",
+                "HearthBolt", "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthMail",
+                "HearthProtocol",
             ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.
@@ -153,7 +159,14 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "HearthBoltTests", dependencies: ["HearthBolt"], swiftSettings: strict),
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
-        .testTarget(name: "HearthAuthTests", dependencies: ["HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthProtocol", "HearthSQLite"], swiftSettings: strict),
+        /// HearthAuth's tests, and its two stores' (SQLite and PostgreSQL) through one set of store tests.
+        .testTarget(
+            name: "HearthAuthTests",
+            dependencies: [
+                "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthProtocol", "HearthSQLite", "HearthPostgres",
+                "HearthStorage", "HearthTesting",
+            ],
+            swiftSettings: strict),
         .testTarget(name: "HearthCLITests", dependencies: ["HearthCLI", "HearthSupport"], swiftSettings: strict),
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),
