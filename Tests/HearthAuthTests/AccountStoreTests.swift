@@ -10,8 +10,9 @@ func temporaryPath(_ name: String) -> String {
     return directory.appendingPathComponent(name).path
 }
 
-@Test func sqliteStoreKeepsUsersTokensAndCodes() throws {
-    let store = try SQLiteAccountStore(path: temporaryPath("auth.sqlite"))
+@Test(arguments: AccountStoreKind.available)
+func storeKeepsUsersTokensAndCodes(_ kind: AccountStoreKind) async throws {
+    let store = try await kind.makeStore().store
     var ann = UserRecord(localId: "ann", createdAt: 1_700_000_000_000)
     ann.email = "ann@example.com"
     ann.password = .argon2id("$argon2id$fake")
@@ -82,8 +83,9 @@ func temporaryPath(_ name: String) -> String {
     #expect(try throttled.user(id: "v")?.disabled == true)
 }
 
-@Test func oldRevokedRefreshTokensArePruned() throws {
-    let store = try SQLiteAccountStore(path: temporaryPath("auth.sqlite"))
+@Test(arguments: AccountStoreKind.available)
+func oldRevokedRefreshTokensArePruned(_ kind: AccountStoreKind) async throws {
+    let store = try await kind.makeStore().store
     func token(_ byte: UInt8, issuedAt: Int64, revoked: Bool) -> RefreshTokenRecord {
         RefreshTokenRecord(tokenHash: [byte], uid: "u", provider: "password", authTime: 0, extraClaims: nil,
                            issuedAt: issuedAt, revoked: revoked)
@@ -97,9 +99,10 @@ func temporaryPath(_ name: String) -> String {
     #expect(try store.refreshToken(hash: [3]) != nil)
 }
 
-@Test func modifyIsAtomicAndRollsBackWhenTheBodyThrows() throws {
+@Test(arguments: AccountStoreKind.available)
+func modifyIsAtomicAndRollsBackWhenTheBodyThrows(_ kind: AccountStoreKind) async throws {
     struct Refused: Error {}
-    let store = try SQLiteAccountStore(path: temporaryPath("auth.sqlite"))
+    let store = try await kind.makeStore().store
     var a = UserRecord(localId: "a", createdAt: 1)
     a.email = "a@b.co"
     var b = UserRecord(localId: "b", createdAt: 1)
@@ -120,8 +123,9 @@ func temporaryPath(_ name: String) -> String {
     try store.update(UserRecord(localId: "a", createdAt: 1))  // still usable after the rollbacks
 }
 
-@Test func phoneNumbersAndLinkedProvidersAreUniqueAndFound() throws {
-    let store = try SQLiteAccountStore(path: temporaryPath("auth.sqlite"))
+@Test(arguments: AccountStoreKind.available)
+func phoneNumbersAndLinkedProvidersAreUniqueAndFound(_ kind: AccountStoreKind) async throws {
+    let store = try await kind.makeStore().store
     var ann = UserRecord(localId: "ann", createdAt: 1)
     ann.phoneNumber = "+15555550100"
     var google = LinkedProvider(providerId: "google.com", rawId: "g-1")

@@ -13,19 +13,35 @@ final class TestClock: Sendable {
     var now: Int64 { value.withLock { $0 } }
 }
 
-/// One service on a fresh SQLite store with cheap argon2id parameters.
+/// One service on a fresh store (SQLite unless given another) with cheap argon2id parameters.
 struct Harness {
     let service: AuthService
     let clock = TestClock()
 
-    init(emulator: Bool = true, adminToken: String? = nil, configure: (inout AuthConfiguration) -> Void = { _ in }) throws {
+    init(
+        store: (any AccountStore)? = nil, emulator: Bool = true, adminToken: String? = nil,
+        configure: (inout AuthConfiguration) -> Void = { _ in }
+    ) throws {
         var configuration = AuthConfiguration(projectID: "demo-test", emulator: emulator, adminToken: adminToken)
         configuration.passwordHasher = .testing
         configure(&configuration)
         let clock = self.clock
         service = try AuthService(
-            configuration: configuration, store: SQLiteAccountStore(path: temporaryPath("auth.sqlite")),
+            configuration: configuration, store: store ?? SQLiteAccountStore(path: temporaryPath("auth.sqlite")),
             key: SigningKey(privateKey: Self.key), clock: { clock.now })
+    }
+
+    /// Calls to a service made elsewhere (a cluster node opened over PostgreSQL); its clock is the real one.
+    init(service: AuthService) {
+        self.service = service
+    }
+
+    /// A service on a fresh store of `kind`.
+    static func make(
+        _ kind: AccountStoreKind, emulator: Bool = true, adminToken: String? = nil,
+        configure: (inout AuthConfiguration) -> Void = { _ in }
+    ) async throws -> Harness {
+        try Harness(store: await kind.makeStore().store, emulator: emulator, adminToken: adminToken, configure: configure)
     }
 
     static let key = try! RSAPrivateKey.generate(bits: 2048)
@@ -114,8 +130,9 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
 
 /// The JS SDK's flow: sign-up → sign-in → refresh → lookup → sendOobCode → apply → verified →
 /// password reset → the old refresh token is rejected.
-@Test func theEmailPasswordLifecycle() throws {
-    let harness = try Harness()
+@Test(arguments: AccountStoreKind.available)
+func theEmailPasswordLifecycle(_ kind: AccountStoreKind) async throws {
+    let harness = try await Harness.make(kind)
     let signUp = harness.client("signUp", ["email": "bob@example.com", "password": "secret123", "returnSecureToken": true, "clientType": "CLIENT_TYPE_WEB"])
     let uid = try #require(signUp.json["localId"] as? String)
     #expect(uid.count == 28)
@@ -178,8 +195,9 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect(harness.client("signInWithPassword", ["email": "bob@example.com", "password": "new-secret"]).status == 200)
 }
 
-@Test func errorsHaveFirebasesShapeAndStrings() throws {
-    let harness = try Harness()
+@Test(arguments: AccountStoreKind.available)
+func errorsHaveFirebasesShapeAndStrings(_ kind: AccountStoreKind) async throws {
+    let harness = try await Harness.make(kind)
     harness.client("signUp", ["email": "a@b.co", "password": "secret123"])
     let exists = harness.client("signUp", ["email": "A@B.co", "password": "secret123"])
     #expect(exists.status == 400)
@@ -202,8 +220,9 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect(try harness.service.verifier.verify(anonymous.json["idToken"] as! String).provider == "anonymous")
 }
 
-@Test func disabledUsersAreSignedOut() throws {
-    let harness = try Harness()
+@Test(arguments: AccountStoreKind.available)
+func disabledUsersAreSignedOut(_ kind: AccountStoreKind) async throws {
+    let harness = try await Harness.make(kind)
     let signUp = harness.client("signUp", ["email": "d@b.co", "password": "secret123"])
     let uid = signUp.json["localId"] as! String
     harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:update", ["localId": uid, "disableUser": true], admin: true)
@@ -235,8 +254,9 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
 }
 
 /// Users exported from Firebase sign in with their old passwords; the hash becomes argon2id.
-@Test func importedFirebaseScryptUsersSignInAndAreRehashed() throws {
-    let harness = try Harness()
+@Test(arguments: AccountStoreKind.available)
+func importedFirebaseScryptUsersSignInAndAreRehashed(_ kind: AccountStoreKind) async throws {
+    let harness = try await Harness.make(kind)
     let imported = harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:batchCreate", [
         "hashAlgorithm": "SCRYPT",
         "signerKey": "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==",
@@ -269,8 +289,9 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect(Base64URL.decode(key["n"] as! String)?.count == 256)
 }
 
-@Test func customTokensSignIn() throws {
-    let harness = try Harness(emulator: false, adminToken: "t")
+@Test(arguments: AccountStoreKind.available)
+func customTokensSignIn(_ kind: AccountStoreKind) async throws {
+    let harness = try await Harness.make(kind, emulator: false, adminToken: "t")
     let token = try harness.service.createCustomToken(uid: "robot", claims: ["role": "admin"])
     let signIn = harness.client("signInWithCustomToken", ["token": token, "returnSecureToken": true])
     #expect(signIn.json["isNewUser"] as? Bool == true)
@@ -299,8 +320,9 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
     #expect(email.body.contains("https://auth.example.com/emulator/action?mode=resetPassword&lang=en&oobCode=\(code)&apiKey=fake"))
 }
 
-@Test func actionPagesVerifyAndResetOnlyOnPost() throws {
-    let harness = try Harness()
+@Test(arguments: AccountStoreKind.available)
+func actionPagesVerifyAndResetOnlyOnPost(_ kind: AccountStoreKind) async throws {
+    let harness = try await Harness.make(kind)
     let signUp = harness.client("signUp", ["email": "p<b>@b.co", "password": "secret123"])
     harness.client("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": signUp.json["idToken"]!])
     let codes = { harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]] ?? [] }
@@ -376,8 +398,9 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
 }
 
 /// JS verifyBeforeUpdateEmail: the code goes to the new address; using it changes the email and ends sessions.
-@Test func verifyAndChangeEmail() throws {
-    let harness = try Harness()
+@Test(arguments: AccountStoreKind.available)
+func verifyAndChangeEmail(_ kind: AccountStoreKind) async throws {
+    let harness = try await Harness.make(kind)
     let signUp = harness.client("signUp", ["email": "old@b.co", "password": "secret123"])
     harness.client("signUp", ["email": "taken@b.co", "password": "secret123"])
     let idToken = signUp.json["idToken"] as! String
@@ -401,8 +424,9 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
 }
 
 /// Passwordless: sendOobCode EMAIL_SIGNIN → the link redirects to the app → signInWithEmailLink.
-@Test func emailLinkSignIn() throws {
-    let harness = try Harness { $0.authorizedDomains.append("app.test") }
+@Test(arguments: AccountStoreKind.available)
+func emailLinkSignIn(_ kind: AccountStoreKind) async throws {
+    let harness = try await Harness.make(kind) { $0.authorizedDomains.append("app.test") }
     #expect(errorMessage(harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "link@b.co"]).json)
         == "MISSING_CONTINUE_URI")
     harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "Link@b.co", "continueUrl": "https://app.test/finish?x=1", "canHandleCodeInApp": true])
@@ -446,8 +470,9 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
 
 /// Email-enumeration protection (docs/auth.md §8.1): a direct email change is refused the same way whether the
 /// address is free or taken; verify-before-update still works; without protection the old behaviour stays.
-@Test func directEmailChangeIsRefusedUnderEnumerationProtection() throws {
-    let harness = try Harness()
+@Test(arguments: AccountStoreKind.available)
+func directEmailChangeIsRefusedUnderEnumerationProtection(_ kind: AccountStoreKind) async throws {
+    let harness = try await Harness.make(kind)
     let idToken = harness.client("signUp", ["email": "me@b.co", "password": "secret123"]).json["idToken"] as! String
     harness.client("signUp", ["email": "taken@b.co", "password": "secret123"])
     let refused = "OPERATION_NOT_ALLOWED : Please verify the new email before changing email."
@@ -471,8 +496,9 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
 }
 
 /// An ID token names every identity of its account, as Firebase's do: the rules' `auth.token` sees them.
-@Test func idTokensCarryPhoneNumbersAndLinkedIdentities() throws {
-    let harness = try Harness()
+@Test(arguments: AccountStoreKind.available)
+func idTokensCarryPhoneNumbersAndLinkedIdentities(_ kind: AccountStoreKind) async throws {
+    let harness = try await Harness.make(kind)
     let imported = harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:batchCreate", [
         "users": [["localId": "p1", "email": "p1@test.com", "phoneNumber": "+15555550100",
                    "providerUserInfo": [["providerId": "google.com", "rawId": "g-123"]]]],

@@ -6,15 +6,10 @@ import HearthCrypto
 import Synchronization
 import Testing
 
-/// Security review finding 5: auth.sqlite is private to its owner and holds out-of-band codes only as
-/// SHA-256 hashes, unless the outbox is how codes are delivered.
+/// Security review finding 5: auth.sqlite is private to its owner, and every store holds out-of-band
+/// codes only as SHA-256 hashes, unless the outbox is how codes are delivered.
 private func mode(_ path: String) -> Int? {
     (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue
-}
-
-private func fileText(_ path: String) -> String {
-    ["", "-wal", "-shm"].compactMap { FileManager.default.contents(atPath: path + $0) }
-        .map { String(decoding: $0, as: UTF8.self) }.joined()
 }
 
 @Test func authDatabaseFilesAreCreatedPrivate() throws {
@@ -34,9 +29,10 @@ private func fileText(_ path: String) -> String {
     reopened.close()
 }
 
-@Test func storedCodesAreFoundByHashAndKeptOnlyForTheOutbox() throws {
-    let path = temporaryPath("auth.sqlite")
-    let store = try SQLiteAccountStore(path: path)
+@Test(arguments: AccountStoreKind.available)
+func storedCodesAreFoundByHashAndKeptOnlyForTheOutbox(_ kind: AccountStoreKind) async throws {
+    let tested = try await kind.makeStore()
+    let store = tested.store
     let hidden = "hidden-code-\(UUID().uuidString)", shown = "shown-code-\(UUID().uuidString)"
     try store.insertOobCode(OobCode(code: hidden, requestType: "PASSWORD_RESET", uid: "u", email: "e@b.co", newEmail: nil,
                                     createdAt: 1, expiresAt: 2, outboxShowsCode: false))
@@ -48,7 +44,7 @@ private func fileText(_ path: String) -> String {
     #expect(try store.oobCode(hidden)?.code == hidden)
     #expect(try store.oobCode("other") == nil)
     #expect(try store.oobCodes().map(\.code) == ["", shown])
-    let text = fileText(path)
+    let text = try tested.storedText()
     #expect(!text.contains(hidden))
     #expect(text.contains(shown))
     try store.deleteOobCode(hidden)
@@ -57,14 +53,14 @@ private func fileText(_ path: String) -> String {
 
 /// With a mailer outside emulator mode, the code goes out by email only: the database has its hash, the
 /// outbox lists the entry without the code, and the emailed code works.
-@Test func emailedCodesAreNotKeptInPlainText() async throws {
+@Test(arguments: AccountStoreKind.available)
+func emailedCodesAreNotKeptInPlainText(_ kind: AccountStoreKind) async throws {
     let sent = Mutex<[OutgoingEmail]>([])
-    let path = temporaryPath("auth.sqlite")
+    let tested = try await kind.makeStore()
     var configuration = AuthConfiguration(projectID: "demo-test", emulator: false, adminToken: "admin")
     configuration.passwordHasher = .testing
     configuration.deliverEmail = { email in sent.withLock { $0.append(email) } }
-    let service = try AuthService(configuration: configuration, store: SQLiteAccountStore(path: path),
-                                  key: SigningKey(privateKey: Harness.key))
+    let service = try AuthService(configuration: configuration, store: tested.store, key: SigningKey(privateKey: Harness.key))
     func post(_ operation: String, _ body: [String: Any]) -> HTTPResponse {
         service.handle(HTTPRequest(
             method: .post, path: "/identitytoolkit.googleapis.com/v1/accounts:\(operation)", queryItems: [("key", "k")],
@@ -76,7 +72,7 @@ private func fileText(_ path: String) -> String {
     let body = try #require(sent.withLock { $0.first }?.body)
     let code = try #require(URLComponents(string: body.split(separator: "\n").first { $0.contains("oobCode=") }
         .map { String($0).trimmingCharacters(in: .whitespaces) } ?? "")?.queryItems?.first { $0.name == "oobCode" }?.value)
-    #expect(!fileText(path).contains(code))
+    #expect(try !tested.storedText().contains(code))
     let outbox = service.handle(HTTPRequest(
         method: .get, path: "/emulator/v1/projects/demo-test/oobCodes", headers: ["authorization": "Bearer admin"]))
     let entries = (try JSONSerialization.jsonObject(with: Data(outbox.body)) as? [String: Any])?["oobCodes"] as? [[String: Any]]
