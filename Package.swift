@@ -123,8 +123,8 @@ let package = Package(
             name: "HearthBenchmarks",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
-                "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient", "HearthTesting",
-                "HearthPostgres",
+                "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient",
+                "HearthTesting", "HearthPostgres",
             ],
             swiftSettings: strict),
         // The seed apps: a small full-screen terminal toolkit, the apps' state and commands (tested), and
