@@ -24,8 +24,8 @@ import Synchronization
 /// Statements that PostgreSQL refuses throw ``PostgresUniqueViolation`` for a unique constraint (so a
 /// store can tell which one) and ``StorageError`` for everything else, as do failures to reach it.
 public final class PostgresDatabase: Sendable {
-    /// Most connections open at once. Four measured best for HearthAuthPostgres on a two-core machine
-    /// (docs/auth.md, "With PostgreSQL"); more only queue in PostgreSQL.
+    /// Most connections open at once. HearthAuthPostgres uses four: on two cores, two to four
+    /// connections commit half as much again as one, and more gave nothing (docs/auth.md, "The pool").
     public let connectionsMax: Int
     let endpoint: PostgresEndpoint
     /// `postgresql://user@host:port/dbname`: the URL without its password, for messages.
