@@ -4,7 +4,6 @@ import HearthAuthPostgres
 import HearthAuthSQLite
 import HearthPostgres
 import HearthTesting
-import Synchronization
 import Testing
 
 /// The account stores every store-level test runs against: one test body, each store, the way the
@@ -53,23 +52,12 @@ struct TestStore: Sendable {
     let storedText: @Sendable () throws -> String
 }
 
-/// The PostgreSQL of the auth tests: a server of their own (so that their connections never crowd the
-/// storage engine's tests on the shared one), with a schema per store, so that stores made by tests
-/// running at once see only their own tables.
+/// The PostgreSQL of the auth tests: the test process's shared server, with a schema per store, so that
+/// stores made by tests running at once see only their own tables.
 enum AuthPostgres {
-    private static let server = Mutex<Task<TemporaryPostgres, any Error>?>(nil)
+    static func shared() async throws -> TemporaryPostgres { try await TemporaryPostgres.shared() }
 
-    static func shared() async throws -> TemporaryPostgres {
-        let start = server.withLock { task in
-            if let task { return task }
-            let started = Task { try await TemporaryPostgres.make() }
-            task = started
-            return started
-        }
-        return try await start.value
-    }
-
-    /// A URL on the auth tests' server whose connections see only a new, empty schema (`search_path`).
+    /// A URL on the shared server whose connections see only a new, empty schema (`search_path`).
     static func freshURL() async throws -> String {
         try await url(on: shared())
     }

@@ -187,7 +187,7 @@ struct PostgresClusterTests {
         let failures = await offThePool { () -> Int in
             let failed = Atomic<Int>(0)
             DispatchQueue.concurrentPerform(iterations: 8) { thread in
-                for index in 0..<50 {
+                for index in 0..<25 {
                     do {
                         var user = UserRecord(localId: "u\(thread)-\(index)", createdAt: 1)
                         user.email = "u\(thread)-\(index)@example.com"
@@ -202,7 +202,7 @@ struct PostgresClusterTests {
             return failed.load(ordering: .relaxed)
         }
         #expect(failures == 0)
-        #expect(try store.userCount() == 400)
+        #expect(try store.userCount() == 200)
         #expect(store.database.connectionsOpened <= 3)
     }
 

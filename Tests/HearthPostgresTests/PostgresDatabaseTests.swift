@@ -66,8 +66,10 @@ struct PostgresDatabaseTests {
         #expect(database.connectionsOpened == 1, "every failure above left the connection usable")
     }
 
-    /// An idle connection that PostgreSQL closed (a restart) is replaced before use: the first call after
-    /// the restart succeeds.
+    /// An idle connection that PostgreSQL closed (a restart: every backend says goodbye and closes its
+    /// socket before `pg_ctl stop` returns) is replaced before use: the first call after it succeeds.
+    /// (A server of its own: a session ended with pg_terminate_backend leaves its process, and socket, a
+    /// moment after it leaves pg_stat_activity, so nothing outside could tell when the close arrived.)
     @Test func idleConnectionsClosedByARestartAreReplaced() async throws {
         let server = try await TemporaryPostgres.make()
         defer { server.destroy() }
