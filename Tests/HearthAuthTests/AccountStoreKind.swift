@@ -33,7 +33,8 @@ enum AccountStoreKind: String, CaseIterable, Sendable, CustomTestStringConvertib
             }
         case .postgres:
             let url = try await AuthPostgres.freshURL()
-            let store = try PostgresAccountStore(database: PostgresDatabase(url: url, connectionsMax: 2))
+            // Connecting and making the tables block for a moment: not on the cooperative pool.
+            let store = try await offThePool { try PostgresAccountStore(database: PostgresDatabase(url: url, connectionsMax: 2)) }
             return TestStore(store: store) {
                 let dump = "SELECT coalesce(string_agg(t::text, E'\\n'), '') FROM %@ t"
                 return try ["hearth_auth_users", "hearth_auth_refresh_tokens", "hearth_auth_oob_codes"].map { table in

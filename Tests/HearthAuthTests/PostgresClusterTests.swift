@@ -25,11 +25,12 @@ struct PostgresClusterTests {
     }
 
     /// Calls `body` until it returns true or `limit` passes; returns whether it did, and after how long.
-    static func eventually(within limit: Duration = .seconds(3), _ body: () throws -> Bool) rethrows -> (Bool, Duration) {
+    /// Sleeps between calls without holding a thread of the cooperative pool (other tests' waits run on it).
+    static func eventually(within limit: Duration = .seconds(3), _ body: () throws -> Bool) async rethrows -> (Bool, Duration) {
         let start = ContinuousClock.now
         while ContinuousClock.now - start < limit {
             if try body() { return (true, ContinuousClock.now - start) }
-            Thread.sleep(forTimeInterval: 0.01)
+            try? await Task.sleep(for: .milliseconds(10))
         }
         return (try body(), ContinuousClock.now - start)
     }
@@ -64,7 +65,7 @@ struct PostgresClusterTests {
         let disabled = a.post(
             "/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:update", ["localId": uid, "disableUser": true], admin: true)
         #expect(disabled.status == 200)
-        let (seen, after) = Self.eventually { !b.service.accountAllows(uid: uid, issuedAt: issuedAt) }
+        let (seen, after) = await Self.eventually { !b.service.accountAllows(uid: uid, issuedAt: issuedAt) }
         #expect(seen, "the other node still accepts a disabled account's token after \(after)")
         #expect(errorMessage(b.refresh(refreshToken).json) == "USER_DISABLED")
         #expect(errorMessage(b.client("signInWithPassword", ["email": "ann@example.com", "password": "secret123"]).json) == "USER_DISABLED")
@@ -117,7 +118,7 @@ struct PostgresClusterTests {
             headers: ["content-type": "application/json", "authorization": "Bearer owner"],
             body: Array(#"{"signIn":{"anonymous":{"enabled":false}}}"#.utf8)))
         #expect(patch.status == 200)
-        let (refused, after) = Self.eventually { errorMessage(b.client("signUp", [:]).json) == "ADMIN_ONLY_OPERATION" }
+        let (refused, after) = await Self.eventually { errorMessage(b.client("signUp", [:]).json) == "ADMIN_ONLY_OPERATION" }
         #expect(refused, "the other node still allows anonymous sign-up after \(after)")
         #expect(after < .seconds(2))
         // A node started later reads them too.
@@ -159,7 +160,7 @@ struct PostgresClusterTests {
         var ann = UserRecord(localId: uid, createdAt: 1)
         ann.displayName = "one"
         try writer.insert(ann)
-        #expect(Self.eventually { reader.cache.isTrusted }.0, "the reader's listener never started")
+        #expect(await Self.eventually { reader.cache.isTrusted }.0, "the reader's listener never started")
         #expect(try reader.user(id: uid)?.displayName == "one")
 
         // A change that notifies nobody (triggers off for this session) shows the cache is read.
@@ -174,10 +175,10 @@ struct PostgresClusterTests {
         #expect(try reader.user(id: uid)?.displayName == "one")
 
         try writer.modify(id: uid) { $0.displayName = "two" }
-        let (seen, after) = try Self.eventually { try reader.user(id: uid)?.displayName == "two" }
+        let (seen, after) = try await Self.eventually { try reader.user(id: uid)?.displayName == "two" }
         #expect(seen, "the reader still has the old account after \(after)")
         try writer.delete(id: uid)
-        #expect(try Self.eventually { try reader.user(id: uid) == nil }.0)
+        #expect(try await Self.eventually { try reader.user(id: uid) == nil }.0)
     }
 
     /// Many threads on one store share its few connections.
@@ -229,12 +230,12 @@ struct PostgresClusterTests {
         let answer = node.client("signInWithPassword", ["email": "ann@example.com", "password": "secret123"])
         #expect(answer.status == 500 && (answer.json["error"] as? [String: Any])?["status"] as? String == "INTERNAL")
         // The cache is not trusted once its listener lost PostgreSQL: the account is not answered from it.
-        #expect(Self.eventually { (try? node.service.store.user(id: uid)) == nil }.0)
+        #expect(await Self.eventually { (try? node.service.store.user(id: uid)) == nil }.0)
         #expect(!node.service.accountAllows(uid: uid, issuedAt: .max))
         #expect(ContinuousClock.now - start < .seconds(10))
 
         try await offThePool { try server.start() }
-        let (back, after) = Self.eventually(within: .seconds(10)) {
+        let (back, after) = await Self.eventually(within: .seconds(10)) {
             node.client("signInWithPassword", ["email": "ann@example.com", "password": "secret123"]).status == 200
         }
         #expect(back, "still failing \(after) after PostgreSQL started")
