@@ -3,6 +3,7 @@ import Foundation
 import HearthAuth
 import HearthAuthSQLite
 import HearthCrypto
+import HearthTesting
 import Synchronization
 import Testing
 
@@ -132,103 +133,109 @@ func errorMessage(_ json: [String: Any]) -> String? { (json["error"] as? [String
 /// password reset → the old refresh token is rejected.
 @Test(arguments: AccountStoreKind.available)
 func theEmailPasswordLifecycle(_ kind: AccountStoreKind) async throws {
-    let harness = try await Harness.make(kind)
-    let signUp = harness.client("signUp", ["email": "bob@example.com", "password": "secret123", "returnSecureToken": true, "clientType": "CLIENT_TYPE_WEB"])
-    let uid = try #require(signUp.json["localId"] as? String)
-    #expect(uid.count == 28)
+    try await onBlockingThreads {
+        let harness = try await Harness.make(kind)
+        let signUp = harness.client("signUp", ["email": "bob@example.com", "password": "secret123", "returnSecureToken": true, "clientType": "CLIENT_TYPE_WEB"])
+        let uid = try #require(signUp.json["localId"] as? String)
+        #expect(uid.count == 28)
 
-    let signIn = harness.client("signInWithPassword", ["email": "bob@example.com", "password": "secret123", "returnSecureToken": true])
-    #expect(signIn.status == 200)
-    #expect(signIn.json["registered"] as? Bool == true)
-    let refreshToken = try #require(signIn.json["refreshToken"] as? String)
+        let signIn = harness.client("signInWithPassword", ["email": "bob@example.com", "password": "secret123", "returnSecureToken": true])
+        #expect(signIn.status == 200)
+        #expect(signIn.json["registered"] as? Bool == true)
+        let refreshToken = try #require(signIn.json["refreshToken"] as? String)
 
-    harness.clock.advance(seconds: 5)
-    let refreshed = harness.refresh(refreshToken)
-    #expect(refreshed.status == 200)
-    #expect(refreshed.json["expires_in"] as? String == "3600")
-    #expect(refreshed.json["user_id"] as? String == uid)
-    #expect(refreshed.json["access_token"] as? String == refreshed.json["id_token"] as? String)
-    // The same refresh token, valid again (FirebaseAuth's SDKs present it again by design).
-    #expect(refreshed.json["refresh_token"] as? String == refreshToken)
-    #expect(harness.refresh(refreshToken).status == 200)
-    let idToken = try #require(refreshed.json["id_token"] as? String)
-    // auth_time stays the sign-in's.
-    let context = try harness.service.verifier.verify(idToken)
-    #expect(context.issuedAt == Int64(context.claims.child("auth_time").numberValue!) + 5)
+        harness.clock.advance(seconds: 5)
+        let refreshed = harness.refresh(refreshToken)
+        #expect(refreshed.status == 200)
+        #expect(refreshed.json["expires_in"] as? String == "3600")
+        #expect(refreshed.json["user_id"] as? String == uid)
+        #expect(refreshed.json["access_token"] as? String == refreshed.json["id_token"] as? String)
+        // The same refresh token, valid again (FirebaseAuth's SDKs present it again by design).
+        #expect(refreshed.json["refresh_token"] as? String == refreshToken)
+        #expect(harness.refresh(refreshToken).status == 200)
+        let idToken = try #require(refreshed.json["id_token"] as? String)
+        // auth_time stays the sign-in's.
+        let context = try harness.service.verifier.verify(idToken)
+        #expect(context.issuedAt == Int64(context.claims.child("auth_time").numberValue!) + 5)
 
-    let lookup = harness.client("lookup", ["idToken": idToken])
-    let user = try #require((lookup.json["users"] as? [[String: Any]])?.first)
-    #expect(user["localId"] as? String == uid)
-    #expect(user["emailVerified"] as? Bool == false)
-    #expect(user["passwordHash"] as? String == "UkVEQUNURUQ=")
-    #expect(user["createdAt"] is String && user["lastLoginAt"] is String && user["validSince"] is String)
-    #expect((user["providerUserInfo"] as? [[String: Any]])?.first?["providerId"] as? String == "password")
+        let lookup = harness.client("lookup", ["idToken": idToken])
+        let user = try #require((lookup.json["users"] as? [[String: Any]])?.first)
+        #expect(user["localId"] as? String == uid)
+        #expect(user["emailVerified"] as? Bool == false)
+        #expect(user["passwordHash"] as? String == "UkVEQUNURUQ=")
+        #expect(user["createdAt"] is String && user["lastLoginAt"] is String && user["validSince"] is String)
+        #expect((user["providerUserInfo"] as? [[String: Any]])?.first?["providerId"] as? String == "password")
 
-    let send = harness.client("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": idToken])
-    #expect(send.json["email"] as? String == "bob@example.com")
-    let outbox = harness.get("/emulator/v1/projects/demo-test/oobCodes")
-    let verifyCode = try #require((outbox.json["oobCodes"] as? [[String: Any]])?.first)
-    #expect(verifyCode["requestType"] as? String == "VERIFY_EMAIL")
-    #expect((verifyCode["oobLink"] as? String)?.hasPrefix("http://127.0.0.1:9000/emulator/action?mode=verifyEmail&lang=en&oobCode=") == true)
-    let applied = harness.client("update", ["oobCode": verifyCode["oobCode"]!])
-    #expect(applied.json["emailVerified"] as? Bool == true)
-    #expect(errorMessage(harness.client("update", ["oobCode": verifyCode["oobCode"]!]).json) == "INVALID_OOB_CODE")
-    let afterVerify = harness.client("lookup", ["idToken": idToken])
-    #expect((afterVerify.json["users"] as? [[String: Any]])?.first?["emailVerified"] as? Bool == true)
+        let send = harness.client("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": idToken])
+        #expect(send.json["email"] as? String == "bob@example.com")
+        let outbox = harness.get("/emulator/v1/projects/demo-test/oobCodes")
+        let verifyCode = try #require((outbox.json["oobCodes"] as? [[String: Any]])?.first)
+        #expect(verifyCode["requestType"] as? String == "VERIFY_EMAIL")
+        #expect((verifyCode["oobLink"] as? String)?.hasPrefix("http://127.0.0.1:9000/emulator/action?mode=verifyEmail&lang=en&oobCode=") == true)
+        let applied = harness.client("update", ["oobCode": verifyCode["oobCode"]!])
+        #expect(applied.json["emailVerified"] as? Bool == true)
+        #expect(errorMessage(harness.client("update", ["oobCode": verifyCode["oobCode"]!]).json) == "INVALID_OOB_CODE")
+        let afterVerify = harness.client("lookup", ["idToken": idToken])
+        #expect((afterVerify.json["users"] as? [[String: Any]])?.first?["emailVerified"] as? Bool == true)
 
-    harness.clock.advance(seconds: 5)
-    harness.client("sendOobCode", ["requestType": 1, "email": "BOB@example.com"])  // Android sends enum indexes
-    let resetCode = try #require(
-        (harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]])?
-            .first { $0["requestType"] as? String == "PASSWORD_RESET" }?["oobCode"] as? String)
-    let peek = harness.client("resetPassword", ["oobCode": resetCode])
-    #expect(peek.json["requestType"] as? String == "PASSWORD_RESET" && peek.json["email"] as? String == "bob@example.com")
-    #expect(errorMessage(harness.client("resetPassword", ["oobCode": resetCode, "newPassword": "short"]).json)
-        == "WEAK_PASSWORD : Password should be at least 6 characters")
-    let reset = harness.client("resetPassword", ["oobCode": resetCode, "newPassword": "new-secret"])
-    #expect(reset.status == 200 && reset.json["email"] as? String == "bob@example.com")
+        harness.clock.advance(seconds: 5)
+        harness.client("sendOobCode", ["requestType": 1, "email": "BOB@example.com"])  // Android sends enum indexes
+        let resetCode = try #require(
+            (harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]])?
+                .first { $0["requestType"] as? String == "PASSWORD_RESET" }?["oobCode"] as? String)
+        let peek = harness.client("resetPassword", ["oobCode": resetCode])
+        #expect(peek.json["requestType"] as? String == "PASSWORD_RESET" && peek.json["email"] as? String == "bob@example.com")
+        #expect(errorMessage(harness.client("resetPassword", ["oobCode": resetCode, "newPassword": "short"]).json)
+            == "WEAK_PASSWORD : Password should be at least 6 characters")
+        let reset = harness.client("resetPassword", ["oobCode": resetCode, "newPassword": "new-secret"])
+        #expect(reset.status == 200 && reset.json["email"] as? String == "bob@example.com")
 
-    #expect(errorMessage(harness.refresh(refreshToken).json) == "TOKEN_EXPIRED")  // revoked by the reset
-    #expect(errorMessage(harness.client("lookup", ["idToken": idToken]).json) == "TOKEN_EXPIRED")
-    #expect(errorMessage(harness.client("signInWithPassword", ["email": "bob@example.com", "password": "secret123"]).json)
-        == "INVALID_LOGIN_CREDENTIALS")
-    #expect(harness.client("signInWithPassword", ["email": "bob@example.com", "password": "new-secret"]).status == 200)
+        #expect(errorMessage(harness.refresh(refreshToken).json) == "TOKEN_EXPIRED")  // revoked by the reset
+        #expect(errorMessage(harness.client("lookup", ["idToken": idToken]).json) == "TOKEN_EXPIRED")
+        #expect(errorMessage(harness.client("signInWithPassword", ["email": "bob@example.com", "password": "secret123"]).json)
+            == "INVALID_LOGIN_CREDENTIALS")
+        #expect(harness.client("signInWithPassword", ["email": "bob@example.com", "password": "new-secret"]).status == 200)
+    }
 }
 
 @Test(arguments: AccountStoreKind.available)
 func errorsHaveFirebasesShapeAndStrings(_ kind: AccountStoreKind) async throws {
-    let harness = try await Harness.make(kind)
-    harness.client("signUp", ["email": "a@b.co", "password": "secret123"])
-    let exists = harness.client("signUp", ["email": "A@B.co", "password": "secret123"])
-    #expect(exists.status == 400)
-    let error = try #require(exists.json["error"] as? [String: Any])
-    #expect(error["code"] as? Int == 400 && error["message"] as? String == "EMAIL_EXISTS")
-    #expect((error["errors"] as? [[String: Any]])?.first?["reason"] as? String == "invalid")
-    #expect(errorMessage(harness.client("signUp", ["email": "c@b.co", "password": "12345"]).json)
-        == "WEAK_PASSWORD : Password should be at least 6 characters")
-    #expect(errorMessage(harness.client("signUp", ["email": "not an email", "password": "secret123"]).json) == "INVALID_EMAIL")
-    #expect(errorMessage(harness.client("signUp", ["email": "c@b.co"]).json) == "MISSING_PASSWORD")
-    #expect(errorMessage(harness.client("signInWithPassword", ["email": "nobody@b.co", "password": "secret123"]).json)
-        == "INVALID_LOGIN_CREDENTIALS")
-    #expect(errorMessage(harness.client("lookup", ["idToken": "garbage"]).json) == "INVALID_ID_TOKEN")
-    #expect(errorMessage(harness.refresh("garbage").json) == "INVALID_REFRESH_TOKEN")
-    #expect(harness.post("/identitytoolkit.googleapis.com/v1/accounts:signUp", [:], key: false).status == 403)
-    #expect(harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:lookup", ["localId": ["x"]]).status == 401)
-    #expect(harness.get("/identitytoolkit.googleapis.com/v1/nothing").status == 404)
-    let anonymous = harness.client("signUp", ["returnSecureToken": true])
-    #expect(anonymous.status == 200)
-    #expect(try harness.service.verifier.verify(anonymous.json["idToken"] as! String).provider == "anonymous")
+    try await onBlockingThreads {
+        let harness = try await Harness.make(kind)
+        harness.client("signUp", ["email": "a@b.co", "password": "secret123"])
+        let exists = harness.client("signUp", ["email": "A@B.co", "password": "secret123"])
+        #expect(exists.status == 400)
+        let error = try #require(exists.json["error"] as? [String: Any])
+        #expect(error["code"] as? Int == 400 && error["message"] as? String == "EMAIL_EXISTS")
+        #expect((error["errors"] as? [[String: Any]])?.first?["reason"] as? String == "invalid")
+        #expect(errorMessage(harness.client("signUp", ["email": "c@b.co", "password": "12345"]).json)
+            == "WEAK_PASSWORD : Password should be at least 6 characters")
+        #expect(errorMessage(harness.client("signUp", ["email": "not an email", "password": "secret123"]).json) == "INVALID_EMAIL")
+        #expect(errorMessage(harness.client("signUp", ["email": "c@b.co"]).json) == "MISSING_PASSWORD")
+        #expect(errorMessage(harness.client("signInWithPassword", ["email": "nobody@b.co", "password": "secret123"]).json)
+            == "INVALID_LOGIN_CREDENTIALS")
+        #expect(errorMessage(harness.client("lookup", ["idToken": "garbage"]).json) == "INVALID_ID_TOKEN")
+        #expect(errorMessage(harness.refresh("garbage").json) == "INVALID_REFRESH_TOKEN")
+        #expect(harness.post("/identitytoolkit.googleapis.com/v1/accounts:signUp", [:], key: false).status == 403)
+        #expect(harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:lookup", ["localId": ["x"]]).status == 401)
+        #expect(harness.get("/identitytoolkit.googleapis.com/v1/nothing").status == 404)
+        let anonymous = harness.client("signUp", ["returnSecureToken": true])
+        #expect(anonymous.status == 200)
+        #expect(try harness.service.verifier.verify(anonymous.json["idToken"] as! String).provider == "anonymous")
+    }
 }
 
 @Test(arguments: AccountStoreKind.available)
 func disabledUsersAreSignedOut(_ kind: AccountStoreKind) async throws {
-    let harness = try await Harness.make(kind)
-    let signUp = harness.client("signUp", ["email": "d@b.co", "password": "secret123"])
-    let uid = signUp.json["localId"] as! String
-    harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:update", ["localId": uid, "disableUser": true], admin: true)
-    #expect(errorMessage(harness.client("signInWithPassword", ["email": "d@b.co", "password": "secret123"]).json) == "USER_DISABLED")
-    #expect(errorMessage(harness.refresh(signUp.json["refreshToken"] as! String).json) == "USER_DISABLED")
-    #expect(errorMessage(harness.client("lookup", ["idToken": signUp.json["idToken"]!]).json) == "USER_DISABLED")
+    try await onBlockingThreads {
+        let harness = try await Harness.make(kind)
+        let signUp = harness.client("signUp", ["email": "d@b.co", "password": "secret123"])
+        let uid = signUp.json["localId"] as! String
+        harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:update", ["localId": uid, "disableUser": true], admin: true)
+        #expect(errorMessage(harness.client("signInWithPassword", ["email": "d@b.co", "password": "secret123"]).json) == "USER_DISABLED")
+        #expect(errorMessage(harness.refresh(signUp.json["refreshToken"] as! String).json) == "USER_DISABLED")
+        #expect(errorMessage(harness.client("lookup", ["idToken": signUp.json["idToken"]!]).json) == "USER_DISABLED")
+    }
 }
 
 @Test func repeatedFailuresLockTheAccountAndTheAddress() throws {
@@ -256,28 +263,30 @@ func disabledUsersAreSignedOut(_ kind: AccountStoreKind) async throws {
 /// Users exported from Firebase sign in with their old passwords; the hash becomes argon2id.
 @Test(arguments: AccountStoreKind.available)
 func importedFirebaseScryptUsersSignInAndAreRehashed(_ kind: AccountStoreKind) async throws {
-    let harness = try await Harness.make(kind)
-    let imported = harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:batchCreate", [
-        "hashAlgorithm": "SCRYPT",
-        "signerKey": "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==",
-        "saltSeparator": "Bw==", "rounds": 8, "memoryCost": 14,
-        "users": [
-            ["localId": "u1", "email": "user1@test.com",
-             "passwordHash": "lSrfV15cpx95_sZS2W9c9Kp6i_LVgQNDNC_qzrCnh1SAyZvqmZqAjTdn3aoItz-VHjoZilo78198JAdRuid5lQ==",
-             "salt": "42xEC-ixf3L2lw=="],
-            ["email": "no-id@test.com"],
-        ],
-    ], admin: true)
-    #expect(imported.status == 200)
-    #expect((imported.json["error"] as? [[String: Any]])?.first?["index"] as? Int == 1)
-    #expect(errorMessage(harness.client("signInWithPassword", ["email": "user1@test.com", "password": "hunter2"]).json)
-        == "INVALID_LOGIN_CREDENTIALS")
-    #expect(harness.client("signInWithPassword", ["email": "user1@test.com", "password": "user1password"]).status == 200)
-    guard case .argon2id = try harness.service.store.user(id: "u1")?.password else {
-        Issue.record("the imported hash was not upgraded to argon2id")
-        return
+    try await onBlockingThreads {
+        let harness = try await Harness.make(kind)
+        let imported = harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:batchCreate", [
+            "hashAlgorithm": "SCRYPT",
+            "signerKey": "jxspr8Ki0RYycVU8zykbdLGjFQ3McFUH0uiiTvC8pVMXAn210wjLNmdZJzxUECKbm0QsEmYUSDzZvpjeJ9WmXA==",
+            "saltSeparator": "Bw==", "rounds": 8, "memoryCost": 14,
+            "users": [
+                ["localId": "u1", "email": "user1@test.com",
+                 "passwordHash": "lSrfV15cpx95_sZS2W9c9Kp6i_LVgQNDNC_qzrCnh1SAyZvqmZqAjTdn3aoItz-VHjoZilo78198JAdRuid5lQ==",
+                 "salt": "42xEC-ixf3L2lw=="],
+                ["email": "no-id@test.com"],
+            ],
+        ], admin: true)
+        #expect(imported.status == 200)
+        #expect((imported.json["error"] as? [[String: Any]])?.first?["index"] as? Int == 1)
+        #expect(errorMessage(harness.client("signInWithPassword", ["email": "user1@test.com", "password": "hunter2"]).json)
+            == "INVALID_LOGIN_CREDENTIALS")
+        #expect(harness.client("signInWithPassword", ["email": "user1@test.com", "password": "user1password"]).status == 200)
+        guard case .argon2id = try harness.service.store.user(id: "u1")?.password else {
+            Issue.record("the imported hash was not upgraded to argon2id")
+            return
+        }
+        #expect(harness.client("signInWithPassword", ["email": "user1@test.com", "password": "user1password"]).status == 200)
     }
-    #expect(harness.client("signInWithPassword", ["email": "user1@test.com", "password": "user1password"]).status == 200)
 }
 
 @Test func jwksPublishesTheSigningKey() throws {
@@ -291,17 +300,19 @@ func importedFirebaseScryptUsersSignInAndAreRehashed(_ kind: AccountStoreKind) a
 
 @Test(arguments: AccountStoreKind.available)
 func customTokensSignIn(_ kind: AccountStoreKind) async throws {
-    let harness = try await Harness.make(kind, emulator: false, adminToken: "t")
-    let token = try harness.service.createCustomToken(uid: "robot", claims: ["role": "admin"])
-    let signIn = harness.client("signInWithCustomToken", ["token": token, "returnSecureToken": true])
-    #expect(signIn.json["isNewUser"] as? Bool == true)
-    let context = try harness.service.verifier.verify(signIn.json["idToken"] as! String)
-    #expect(context.uid == "robot" && context.provider == "custom")
-    #expect(context.claims.child("role").stringValue == "admin")
-    let refreshed = harness.refresh(signIn.json["refreshToken"] as! String)
-    #expect(try harness.service.verifier.verify(refreshed.json["id_token"] as! String).claims.child("role").stringValue == "admin")
-    let unsigned = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"uid":"x"}"#.utf8)) + "."
-    #expect(errorMessage(harness.client("signInWithCustomToken", ["token": unsigned]).json)?.hasPrefix("INVALID_CUSTOM_TOKEN : ") == true)
+    try await onBlockingThreads {
+        let harness = try await Harness.make(kind, emulator: false, adminToken: "t")
+        let token = try harness.service.createCustomToken(uid: "robot", claims: ["role": "admin"])
+        let signIn = harness.client("signInWithCustomToken", ["token": token, "returnSecureToken": true])
+        #expect(signIn.json["isNewUser"] as? Bool == true)
+        let context = try harness.service.verifier.verify(signIn.json["idToken"] as! String)
+        #expect(context.uid == "robot" && context.provider == "custom")
+        #expect(context.claims.child("role").stringValue == "admin")
+        let refreshed = harness.refresh(signIn.json["refreshToken"] as! String)
+        #expect(try harness.service.verifier.verify(refreshed.json["id_token"] as! String).claims.child("role").stringValue == "admin")
+        let unsigned = Base64URL.encode(Array(#"{"alg":"none"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"uid":"x"}"#.utf8)) + "."
+        #expect(errorMessage(harness.client("signInWithCustomToken", ["token": unsigned]).json)?.hasPrefix("INVALID_CUSTOM_TOKEN : ") == true)
+    }
 }
 
 @Test func codesAreHandedToTheMailerWithTheirLinks() async throws {
@@ -322,36 +333,38 @@ func customTokensSignIn(_ kind: AccountStoreKind) async throws {
 
 @Test(arguments: AccountStoreKind.available)
 func actionPagesVerifyAndResetOnlyOnPost(_ kind: AccountStoreKind) async throws {
-    let harness = try await Harness.make(kind)
-    let signUp = harness.client("signUp", ["email": "p<b>@b.co", "password": "secret123"])
-    harness.client("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": signUp.json["idToken"]!])
-    let codes = { harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]] ?? [] }
-    let verify = try #require(codes().first?["oobCode"] as? String)
-    func page(_ query: String) -> HTTPResponse {
-        harness.service.handle(HTTPRequest(
-            method: .get, path: "/emulator/action",
-            queryItems: query.split(separator: "&").map { let p = $0.split(separator: "="); return (String(p[0]), String(p[1])) },
-            headers: ["accept": "text/html,application/xhtml+xml", "host": "h"]))
-    }
-    func post(_ body: String) -> HTTPResponse {
-        harness.service.handle(HTTPRequest(
-            method: .post, path: "/emulator/action", headers: ["content-type": "application/x-www-form-urlencoded"],
-            body: Array(body.utf8)))
-    }
-    let opened = page("mode=verifyEmail&oobCode=\(verify)&apiKey=k")
-    #expect(opened.status == 200 && opened.bodyText.contains("<form method=\"post\""))
-    #expect(opened.bodyText.contains("p&lt;b&gt;@b.co") && !opened.bodyText.contains("p<b>@b.co"))
-    #expect(codes().count == 1)  // opening the page did not use the code
-    #expect(post("mode=verifyEmail&oobCode=\(verify)&apiKey=k").bodyText.contains("is verified"))
-    #expect(codes().isEmpty)
-    #expect(page("mode=verifyEmail&oobCode=\(verify)&apiKey=k").status == 400)
+    try await onBlockingThreads {
+        let harness = try await Harness.make(kind)
+        let signUp = harness.client("signUp", ["email": "p<b>@b.co", "password": "secret123"])
+        harness.client("sendOobCode", ["requestType": "VERIFY_EMAIL", "idToken": signUp.json["idToken"]!])
+        let codes = { harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]] ?? [] }
+        let verify = try #require(codes().first?["oobCode"] as? String)
+        func page(_ query: String) -> HTTPResponse {
+            harness.service.handle(HTTPRequest(
+                method: .get, path: "/emulator/action",
+                queryItems: query.split(separator: "&").map { let p = $0.split(separator: "="); return (String(p[0]), String(p[1])) },
+                headers: ["accept": "text/html,application/xhtml+xml", "host": "h"]))
+        }
+        func post(_ body: String) -> HTTPResponse {
+            harness.service.handle(HTTPRequest(
+                method: .post, path: "/emulator/action", headers: ["content-type": "application/x-www-form-urlencoded"],
+                body: Array(body.utf8)))
+        }
+        let opened = page("mode=verifyEmail&oobCode=\(verify)&apiKey=k")
+        #expect(opened.status == 200 && opened.bodyText.contains("<form method=\"post\""))
+        #expect(opened.bodyText.contains("p&lt;b&gt;@b.co") && !opened.bodyText.contains("p<b>@b.co"))
+        #expect(codes().count == 1)  // opening the page did not use the code
+        #expect(post("mode=verifyEmail&oobCode=\(verify)&apiKey=k").bodyText.contains("is verified"))
+        #expect(codes().isEmpty)
+        #expect(page("mode=verifyEmail&oobCode=\(verify)&apiKey=k").status == 400)
 
-    harness.client("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "p<b>@b.co"])
-    let reset = try #require(codes().first?["oobCode"] as? String)
-    #expect(page("mode=resetPassword&oobCode=\(reset)&apiKey=k").bodyText.contains("name=\"newPassword\""))
-    #expect(post("mode=resetPassword&oobCode=\(reset)&newPassword=short").status == 400)
-    #expect(post("mode=resetPassword&oobCode=\(reset)&newPassword=long-enough%21").status == 200)
-    #expect(harness.client("signInWithPassword", ["email": "p<b>@b.co", "password": "long-enough!"]).status == 200)
+        harness.client("sendOobCode", ["requestType": "PASSWORD_RESET", "email": "p<b>@b.co"])
+        let reset = try #require(codes().first?["oobCode"] as? String)
+        #expect(page("mode=resetPassword&oobCode=\(reset)&apiKey=k").bodyText.contains("name=\"newPassword\""))
+        #expect(post("mode=resetPassword&oobCode=\(reset)&newPassword=short").status == 400)
+        #expect(post("mode=resetPassword&oobCode=\(reset)&newPassword=long-enough%21").status == 200)
+        #expect(harness.client("signInWithPassword", ["email": "p<b>@b.co", "password": "long-enough!"]).status == 200)
+    }
 }
 
 @Test func forwardedAddressesCountOnlyWhenTrusted() throws {
@@ -400,58 +413,62 @@ func actionPagesVerifyAndResetOnlyOnPost(_ kind: AccountStoreKind) async throws 
 /// JS verifyBeforeUpdateEmail: the code goes to the new address; using it changes the email and ends sessions.
 @Test(arguments: AccountStoreKind.available)
 func verifyAndChangeEmail(_ kind: AccountStoreKind) async throws {
-    let harness = try await Harness.make(kind)
-    let signUp = harness.client("signUp", ["email": "old@b.co", "password": "secret123"])
-    harness.client("signUp", ["email": "taken@b.co", "password": "secret123"])
-    let idToken = signUp.json["idToken"] as! String
-    #expect(errorMessage(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken]).json)
-        == "MISSING_NEW_EMAIL")
-    // Under email-enumeration protection a taken address answers success and sends nothing.
-    #expect(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken, "newEmail": "taken@b.co"]).status == 200)
-    harness.client("sendOobCode", ["requestType": 7, "idToken": idToken, "newEmail": "New@b.co"])
-    let codes = harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]] ?? []
-    #expect(codes.count == 1)
-    let code = try #require(codes.first)
-    #expect(code["newEmail"] as? String == "new@b.co" && code["email"] as? String == "old@b.co")
-    #expect((code["oobLink"] as? String)?.contains("mode=verifyAndChangeEmail") == true)
-    let peek = harness.client("resetPassword", ["oobCode": code["oobCode"]!])
-    #expect(peek.json["newEmail"] as? String == "new@b.co" && peek.json["requestType"] as? String == "VERIFY_AND_CHANGE_EMAIL")
-    harness.clock.advance(seconds: 2)
-    let applied = harness.client("update", ["oobCode": code["oobCode"]!])
-    #expect(applied.json["email"] as? String == "new@b.co" && applied.json["emailVerified"] as? Bool == true)
-    #expect(errorMessage(harness.refresh(signUp.json["refreshToken"] as! String).json) == "TOKEN_EXPIRED")
-    #expect(harness.client("signInWithPassword", ["email": "new@b.co", "password": "secret123"]).status == 200)
+    try await onBlockingThreads {
+        let harness = try await Harness.make(kind)
+        let signUp = harness.client("signUp", ["email": "old@b.co", "password": "secret123"])
+        harness.client("signUp", ["email": "taken@b.co", "password": "secret123"])
+        let idToken = signUp.json["idToken"] as! String
+        #expect(errorMessage(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken]).json)
+            == "MISSING_NEW_EMAIL")
+        // Under email-enumeration protection a taken address answers success and sends nothing.
+        #expect(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken, "newEmail": "taken@b.co"]).status == 200)
+        harness.client("sendOobCode", ["requestType": 7, "idToken": idToken, "newEmail": "New@b.co"])
+        let codes = harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]] ?? []
+        #expect(codes.count == 1)
+        let code = try #require(codes.first)
+        #expect(code["newEmail"] as? String == "new@b.co" && code["email"] as? String == "old@b.co")
+        #expect((code["oobLink"] as? String)?.contains("mode=verifyAndChangeEmail") == true)
+        let peek = harness.client("resetPassword", ["oobCode": code["oobCode"]!])
+        #expect(peek.json["newEmail"] as? String == "new@b.co" && peek.json["requestType"] as? String == "VERIFY_AND_CHANGE_EMAIL")
+        harness.clock.advance(seconds: 2)
+        let applied = harness.client("update", ["oobCode": code["oobCode"]!])
+        #expect(applied.json["email"] as? String == "new@b.co" && applied.json["emailVerified"] as? Bool == true)
+        #expect(errorMessage(harness.refresh(signUp.json["refreshToken"] as! String).json) == "TOKEN_EXPIRED")
+        #expect(harness.client("signInWithPassword", ["email": "new@b.co", "password": "secret123"]).status == 200)
+    }
 }
 
 /// Passwordless: sendOobCode EMAIL_SIGNIN → the link redirects to the app → signInWithEmailLink.
 @Test(arguments: AccountStoreKind.available)
 func emailLinkSignIn(_ kind: AccountStoreKind) async throws {
-    let harness = try await Harness.make(kind) { $0.authorizedDomains.append("app.test") }
-    #expect(errorMessage(harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "link@b.co"]).json)
-        == "MISSING_CONTINUE_URI")
-    harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "Link@b.co", "continueUrl": "https://app.test/finish?x=1", "canHandleCodeInApp": true])
-    let code = try #require((harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]])?.first)
-    #expect(code["requestType"] as? String == "EMAIL_SIGNIN" && code["email"] as? String == "link@b.co")
-    let oobCode = code["oobCode"] as! String
-    let peek = harness.client("resetPassword", ["oobCode": oobCode])
-    #expect(peek.json["requestType"] as? String == "EMAIL_SIGNIN" && peek.json["email"] == nil)
+    try await onBlockingThreads {
+        let harness = try await Harness.make(kind) { $0.authorizedDomains.append("app.test") }
+        #expect(errorMessage(harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "link@b.co"]).json)
+            == "MISSING_CONTINUE_URI")
+        harness.client("sendOobCode", ["requestType": "EMAIL_SIGNIN", "email": "Link@b.co", "continueUrl": "https://app.test/finish?x=1", "canHandleCodeInApp": true])
+        let code = try #require((harness.get("/emulator/v1/projects/demo-test/oobCodes").json["oobCodes"] as? [[String: Any]])?.first)
+        #expect(code["requestType"] as? String == "EMAIL_SIGNIN" && code["email"] as? String == "link@b.co")
+        let oobCode = code["oobCode"] as! String
+        let peek = harness.client("resetPassword", ["oobCode": oobCode])
+        #expect(peek.json["requestType"] as? String == "EMAIL_SIGNIN" && peek.json["email"] == nil)
 
-    let redirect = harness.service.handle(HTTPRequest(
-        method: .get, path: "/emulator/action",
-        queryItems: [("mode", "signIn"), ("oobCode", oobCode), ("apiKey", "k"), ("continueUrl", "https://app.test/finish?x=1")]))
-    #expect(redirect.status == 303)
-    #expect(redirect.headers.first { $0.0 == "location" }?.1 == "https://app.test/finish?x=1&mode=signIn&oobCode=\(oobCode)&apiKey=k")
+        let redirect = harness.service.handle(HTTPRequest(
+            method: .get, path: "/emulator/action",
+            queryItems: [("mode", "signIn"), ("oobCode", oobCode), ("apiKey", "k"), ("continueUrl", "https://app.test/finish?x=1")]))
+        #expect(redirect.status == 303)
+        #expect(redirect.headers.first { $0.0 == "location" }?.1 == "https://app.test/finish?x=1&mode=signIn&oobCode=\(oobCode)&apiKey=k")
 
-    #expect(errorMessage(harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "other@b.co"]).json)
-        == "INVALID_EMAIL : The email provided does not match the sign-in email address.")
-    let signIn = harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "link@b.co", "returnSecureToken": true])
-    #expect(signIn.status == 200 && signIn.json["isNewUser"] as? Bool == true)
-    #expect(errorMessage(harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "link@b.co"]).json) == "INVALID_OOB_CODE")
-    let user = try #require((harness.client("lookup", ["idToken": signIn.json["idToken"]!]).json["users"] as? [[String: Any]])?.first)
-    #expect(user["emailVerified"] as? Bool == true && user["passwordHash"] == nil)
-    let methods = harness.post("/identitytoolkit.googleapis.com/v1/accounts:createAuthUri",
-                               ["identifier": "link@b.co", "continueUri": "http://localhost"], admin: true)
-    #expect(methods.json["signinMethods"] as? [String] == ["emailLink"])
+        #expect(errorMessage(harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "other@b.co"]).json)
+            == "INVALID_EMAIL : The email provided does not match the sign-in email address.")
+        let signIn = harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "link@b.co", "returnSecureToken": true])
+        #expect(signIn.status == 200 && signIn.json["isNewUser"] as? Bool == true)
+        #expect(errorMessage(harness.client("signInWithEmailLink", ["oobCode": oobCode, "email": "link@b.co"]).json) == "INVALID_OOB_CODE")
+        let user = try #require((harness.client("lookup", ["idToken": signIn.json["idToken"]!]).json["users"] as? [[String: Any]])?.first)
+        #expect(user["emailVerified"] as? Bool == true && user["passwordHash"] == nil)
+        let methods = harness.post("/identitytoolkit.googleapis.com/v1/accounts:createAuthUri",
+                                   ["identifier": "link@b.co", "continueUri": "http://localhost"], admin: true)
+        #expect(methods.json["signinMethods"] as? [String] == ["emailLink"])
+    }
 }
 
 @Test func sessionCookiesAreSignedAndBounded() throws {
@@ -472,42 +489,46 @@ func emailLinkSignIn(_ kind: AccountStoreKind) async throws {
 /// address is free or taken; verify-before-update still works; without protection the old behaviour stays.
 @Test(arguments: AccountStoreKind.available)
 func directEmailChangeIsRefusedUnderEnumerationProtection(_ kind: AccountStoreKind) async throws {
-    let harness = try await Harness.make(kind)
-    let idToken = harness.client("signUp", ["email": "me@b.co", "password": "secret123"]).json["idToken"] as! String
-    harness.client("signUp", ["email": "taken@b.co", "password": "secret123"])
-    let refused = "OPERATION_NOT_ALLOWED : Please verify the new email before changing email."
-    for address in ["taken@b.co", "free@b.co"] {
-        let update = harness.client("update", ["idToken": idToken, "email": address, "returnSecureToken": true])
-        #expect(update.status == 400 && errorMessage(update.json) == refused, "\(address)")
-    }
-    #expect(errorMessage(harness.client("update", ["idToken": idToken, "email": "not an email"]).json) == "INVALID_EMAIL")
-    #expect(harness.client("update", ["idToken": idToken, "email": "ME@b.co", "displayName": "Me"]).status == 200)  // no change
-    let user = (harness.client("lookup", ["idToken": idToken]).json["users"] as? [[String: Any]])?.first
-    #expect(user?["email"] as? String == "me@b.co")
-    #expect(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken, "newEmail": "free@b.co"]).status == 200)
+    try await onBlockingThreads {
+        let harness = try await Harness.make(kind)
+        let idToken = harness.client("signUp", ["email": "me@b.co", "password": "secret123"]).json["idToken"] as! String
+        harness.client("signUp", ["email": "taken@b.co", "password": "secret123"])
+        let refused = "OPERATION_NOT_ALLOWED : Please verify the new email before changing email."
+        for address in ["taken@b.co", "free@b.co"] {
+            let update = harness.client("update", ["idToken": idToken, "email": address, "returnSecureToken": true])
+            #expect(update.status == 400 && errorMessage(update.json) == refused, "\(address)")
+        }
+        #expect(errorMessage(harness.client("update", ["idToken": idToken, "email": "not an email"]).json) == "INVALID_EMAIL")
+        #expect(harness.client("update", ["idToken": idToken, "email": "ME@b.co", "displayName": "Me"]).status == 200)  // no change
+        let user = (harness.client("lookup", ["idToken": idToken]).json["users"] as? [[String: Any]])?.first
+        #expect(user?["email"] as? String == "me@b.co")
+        #expect(harness.client("sendOobCode", ["requestType": "VERIFY_AND_CHANGE_EMAIL", "idToken": idToken, "newEmail": "free@b.co"]).status == 200)
 
-    // The emulator's switch turns protection off: then the direct change and EMAIL_EXISTS are back.
-    let patch = harness.service.handle(HTTPRequest(
-        method: .patch, path: "/emulator/v1/projects/demo-test/config", headers: ["content-type": "application/json"],
-        body: Array(#"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":false}}"#.utf8)))
-    #expect(patch.status == 200)
-    #expect(errorMessage(harness.client("update", ["idToken": idToken, "email": "taken@b.co"]).json) == "EMAIL_EXISTS")
-    #expect(harness.client("update", ["idToken": idToken, "email": "free@b.co"]).json["email"] as? String == "free@b.co")
+        // The emulator's switch turns protection off: then the direct change and EMAIL_EXISTS are back.
+        let patch = harness.service.handle(HTTPRequest(
+            method: .patch, path: "/emulator/v1/projects/demo-test/config", headers: ["content-type": "application/json"],
+            body: Array(#"{"emailPrivacyConfig":{"enableImprovedEmailPrivacy":false}}"#.utf8)))
+        #expect(patch.status == 200)
+        #expect(errorMessage(harness.client("update", ["idToken": idToken, "email": "taken@b.co"]).json) == "EMAIL_EXISTS")
+        #expect(harness.client("update", ["idToken": idToken, "email": "free@b.co"]).json["email"] as? String == "free@b.co")
+    }
 }
 
 /// An ID token names every identity of its account, as Firebase's do: the rules' `auth.token` sees them.
 @Test(arguments: AccountStoreKind.available)
 func idTokensCarryPhoneNumbersAndLinkedIdentities(_ kind: AccountStoreKind) async throws {
-    let harness = try await Harness.make(kind)
-    let imported = harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:batchCreate", [
-        "users": [["localId": "p1", "email": "p1@test.com", "phoneNumber": "+15555550100",
-                   "providerUserInfo": [["providerId": "google.com", "rawId": "g-123"]]]],
-    ], admin: true)
-    #expect(imported.status == 200 && imported.json["error"] == nil, "\(imported.json)")
-    let signIn = harness.client("signInWithCustomToken", ["token": try harness.service.createCustomToken(uid: "p1"), "returnSecureToken": true])
-    let claims = try harness.service.verifier.verify(try #require(signIn.json["idToken"] as? String)).claims
-    #expect(claims.child("phone_number").stringValue == "+15555550100")
-    #expect(claims.child(at: "firebase/identities/phone/0").stringValue == "+15555550100")
-    #expect(claims.child(at: "firebase/identities/email/0").stringValue == "p1@test.com")
-    #expect(claims.child(at: "firebase/identities/google.com/0").stringValue == "g-123")
+    try await onBlockingThreads {
+        let harness = try await Harness.make(kind)
+        let imported = harness.post("/identitytoolkit.googleapis.com/v1/projects/demo-test/accounts:batchCreate", [
+            "users": [["localId": "p1", "email": "p1@test.com", "phoneNumber": "+15555550100",
+                       "providerUserInfo": [["providerId": "google.com", "rawId": "g-123"]]]],
+        ], admin: true)
+        #expect(imported.status == 200 && imported.json["error"] == nil, "\(imported.json)")
+        let signIn = harness.client("signInWithCustomToken", ["token": try harness.service.createCustomToken(uid: "p1"), "returnSecureToken": true])
+        let claims = try harness.service.verifier.verify(try #require(signIn.json["idToken"] as? String)).claims
+        #expect(claims.child("phone_number").stringValue == "+15555550100")
+        #expect(claims.child(at: "firebase/identities/phone/0").stringValue == "+15555550100")
+        #expect(claims.child(at: "firebase/identities/email/0").stringValue == "p1@test.com")
+        #expect(claims.child(at: "firebase/identities/google.com/0").stringValue == "g-123")
+    }
 }

@@ -11,7 +11,11 @@ import Testing
 
 /// Auth on a cluster: several nodes (here, services in one process) over one PostgreSQL database, each
 /// opened the way `hearth serve` opens it (`AuthService.open(postgresURL:)`), must act as one.
-@Suite(.enabled(if: !TemporaryPostgres.isSkipped))
+///
+/// One test at a time: each runs two nodes and several threads, and together they crowded the two cores
+/// enough to push the suite's timing-bound PostgreSQL tests (a frozen backend's commit failing within
+/// 7 s) over their bounds.
+@Suite(.serialized, .enabled(if: !TemporaryPostgres.isSkipped))
 struct PostgresClusterTests {
     static func configuration() -> AuthConfiguration {
         var configuration = AuthConfiguration(projectID: "demo-test", emulator: true, adminToken: nil)
@@ -181,14 +185,14 @@ struct PostgresClusterTests {
         #expect(try await Self.eventually { try reader.user(id: uid) == nil }.0)
     }
 
-    /// Many threads on one store share its few connections.
+    /// More threads than connections on one store share its few connections.
     @Test func oneStoreServesManyThreadsOnABoundedPool() async throws {
         let url = try await AuthPostgres.freshURL()
-        let store = try await offThePool { try PostgresAccountStore(database: PostgresDatabase(url: url, connectionsMax: 3)) }
+        let store = try await offThePool { try PostgresAccountStore(database: PostgresDatabase(url: url, connectionsMax: 2)) }
         let failures = await offThePool { () -> Int in
             let failed = Atomic<Int>(0)
-            DispatchQueue.concurrentPerform(iterations: 8) { thread in
-                for index in 0..<25 {
+            DispatchQueue.concurrentPerform(iterations: 5) { thread in
+                for index in 0..<40 {
                     do {
                         var user = UserRecord(localId: "u\(thread)-\(index)", createdAt: 1)
                         user.email = "u\(thread)-\(index)@example.com"
@@ -204,7 +208,7 @@ struct PostgresClusterTests {
         }
         #expect(failures == 0)
         #expect(try store.userCount() == 200)
-        #expect(store.database.connectionsOpened <= 3)
+        #expect(store.database.connectionsOpened <= 2)
     }
 
     /// A stopped PostgreSQL: calls fail within seconds with a message that says what to do (and no
