@@ -106,6 +106,14 @@ public protocol AccountStore: AnyObject, Sendable {
     func deleteOobCode(_ code: String) throws
     /// Every stored code, oldest first; `code` is empty for those the outbox may not show.
     func oobCodes() throws -> [OobCode]
+
+    /// True when a read may wait for a network round trip (PostgreSQL): the service then never reads on
+    /// the caller's thread where the server asks from its event loop (``AccountVerdicts``).
+    var readsOverNetwork: Bool { get }
+}
+
+extension AccountStore {
+    public var readsOverNetwork: Bool { false }
 }
 
 /// The id, email, phone number or a linked provider's identity of a new or changed account is already used.

@@ -71,6 +71,8 @@ public struct OutgoingEmail: Sendable, Equatable {
 public final class AuthService: Sendable {
     public let configuration: AuthConfiguration
     public let store: any AccountStore
+    /// For a store on the network: what the server's loop reads instead of the store.
+    private let verdicts: AccountVerdicts?
     public let key: SigningKey
     /// Offline ID-token verification for the database.
     public let verifier: TokenVerifier
@@ -100,6 +102,7 @@ public final class AuthService: Sendable {
     ) throws {
         self.configuration = configuration
         self.store = store
+        verdicts = store.readsOverNetwork ? AccountVerdicts(store: store) : nil
         self.key = key
         self.clock = clock
         verifier = TokenVerifier(
@@ -135,6 +138,7 @@ public final class AuthService: Sendable {
     /// of every connection holding one, so a disabled or deleted user loses access at once, not when the
     /// token expires. False when the store cannot be read (refusing is the safe answer).
     public func accountAllows(uid: String, issuedAt: Int64) -> Bool {
+        if let verdicts { return verdicts.allows(uid: uid, issuedAt: issuedAt) }
         guard let user = try? store.user(id: uid) else { return false }
         return !user.disabled && issuedAt >= user.validSince
     }

@@ -47,6 +47,9 @@ public final class PostgresAccountStore: AccountStore {
 
     // MARK: Users
 
+    /// Reads may wait for PostgreSQL: the service answers its loop from memory (`AccountVerdicts`).
+    public var readsOverNetwork: Bool { true }
+
     public func user(id: String) throws -> UserRecord? {
         let (cached, read) = cache.lookup(id)
         if let cached { return cached }

@@ -1,5 +1,6 @@
 import Foundation
 import HearthAuth
+import HearthAuthPostgres
 import HearthAuthSQLite
 import HearthMail
 import HearthServer
@@ -198,7 +199,7 @@ struct ServeSettings: Equatable {
             Serves Firebase Realtime Database (the SDKs' realtime protocol, REST and streaming) and Firebase
             Auth on one port, for many databases (namespaces) at once, with the data in one SQLite file per
             namespace and accounts in auth.sqlite, all under the data directory; with --storage, every
-            namespace's data and rules are in PostgreSQL instead (prefer HEARTH_STORAGE or the config file
+            namespace's data and rules, and the accounts, are in PostgreSQL instead (prefer HEARTH_STORAGE or the config file
             for a URL with a password: other users can see flags in ps).
 
             Options (each also from an environment variable, or a line 'key = value' in the config file):
@@ -293,9 +294,14 @@ extension HearthCommand {
             }
         }
         do {
-            server.identity = try AuthService.open(dataDirectory: directory, configuration: authConfiguration)
+            if let url = settings.storageURL {
+                // A cluster's nodes share accounts, the signing key and sign-in methods.
+                server.identity = try AuthService.open(postgresURL: url, configuration: authConfiguration, log: .standardError)
+            } else {
+                server.identity = try AuthService.open(dataDirectory: directory, configuration: authConfiguration)
+            }
         } catch {
-            print("hearth serve: cannot open the accounts in \(directory): \(error).", to: &errorOutput)
+            print("hearth serve: cannot open the accounts\(settings.storageURL == nil ? " in \(directory)" : ""): \(error).", to: &errorOutput)
             return .failure
         }
         if let publicDirectory = settings.publicDirectory {
@@ -334,7 +340,7 @@ extension HearthCommand {
               Admin SDKs: FIREBASE_DATABASE_EMULATOR_HOST=\(address) with databaseURL https://<namespace>.firebaseio.com
               Email:      \(settings.smtpURL.map { "auth emails via \($0)" } ?? "no SMTP (--smtp-url): links only in the outbox, /emulator/v1/projects/\(settings.project)/oobCodes")
               Auth:       FIREBASE_AUTH_EMULATOR_HOST=\(address); JS connectAuthEmulator(auth, "\(scheme)://\(address)")
-                          accounts in auth.sqlite, ID tokens signed with auth-signing-key.pem (JWKS at
+                          \(settings.storageURL == nil ? "accounts in auth.sqlite, ID tokens signed with auth-signing-key.pem" : "accounts and the signing key in PostgreSQL, shared by every node") (JWKS at
                           /www.googleapis.com/service_accounts/v1/jwk/securetoken@system.gserviceaccount.com)
               JS SDK:     connectDatabaseEmulator(db, "\(hostForURL)", \(transport.boundPort)) or databaseURL \(scheme)://\(address)?ns=<namespace>
 

@@ -52,7 +52,7 @@ struct ServeStorage {
                     return try PostgresStorageEngine(url: url, namespace: namespace, log: log)
                 },
                 banner: "PostgreSQL \(catalogue.endpoint) (every namespace's data and rules; hearth export/backup --storage read them)\n"
-                    + "              \(absolute) keeps the admin token, the accounts (auth.sqlite) and the signing key",
+                    + "              \(absolute) keeps the admin token (give every node the same one)",
                 close: { catalogue.close() },
                 ledger: PostgresOnDisconnectLedger(
                     try PostgresDisconnectLeases(url: url, node: node, lease: .seconds(leaseSeconds), log: log)),

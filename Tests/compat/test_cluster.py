@@ -156,6 +156,36 @@ def test_rules_deployed_on_one_node_apply_on_every_node(cluster):
         assert current.text == locked
 
 
+def test_accounts_are_shared_by_every_node(cluster):
+    _postgres, (a, b, c), balancer = cluster
+    ns = namespace()
+    email, password = f"{ns}@example.com", "secret123"
+
+    def auth(node, operation, body):
+        return requests.post(f"{node.endpoint.url}/identitytoolkit.googleapis.com/v1/accounts:{operation}?key=k",
+                             json=body, timeout=30)
+
+    signed_up = auth(a, "signUp", {"email": email, "password": password, "returnSecureToken": True})
+    assert signed_up.status_code == 200, signed_up.text
+    signed_in = auth(b, "signInWithPassword", {"email": email, "password": password, "returnSecureToken": True})
+    assert signed_in.status_code == 200, signed_in.text
+    token, uid = signed_in.json()["idToken"], signed_in.json()["localId"]
+    assert uid == signed_up.json()["localId"]
+    # Rules that need a signed-in user, deployed on a, enforced on c with the token b issued.
+    rules = '{"rules": {"users": {"$uid": {".read": "auth.uid == $uid", ".write": "auth.uid == $uid"}}}}'
+    requests.put(f"{a.endpoint.url}/.settings/rules.json?ns={ns}", data=rules, headers={"Authorization": "Bearer owner"},
+                 timeout=10).raise_for_status()
+    assert eventually(lambda: requests.put(f"{c.endpoint.url}/users/{uid}.json?ns={ns}&auth={token}", json={"n": 1},
+                                           timeout=10).status_code == 200, 5)
+    assert requests.get(f"{c.endpoint.url}/users/{uid}.json?ns={ns}", timeout=10).status_code == 401
+    # A refresh token from b refreshes on c; the account is the same one everywhere.
+    refreshed = requests.post(f"{c.endpoint.url}/securetoken.googleapis.com/v1/token?key=k",
+                              data={"grant_type": "refresh_token", "refresh_token": signed_in.json()["refreshToken"]}, timeout=30)
+    assert refreshed.status_code == 200 and refreshed.json()["user_id"] == uid, refreshed.text
+    duplicate = auth(c, "signUp", {"email": email, "password": password})
+    assert duplicate.status_code == 400 and "EMAIL_EXISTS" in duplicate.text
+
+
 def test_firebase_admin_through_the_balancer(cluster, monkeypatch):
     _postgres, _nodes, balancer = cluster
     import firebase_admin

@@ -158,16 +158,8 @@ extension Scenario {
         summary: "A node opens a 1M-leaf namespace on PostgreSQL and is serving it (target ≤ 5 s)"
     ) { context in
         let postgres = try ClusterWorkload.postgres()
-        let groups = 1000, leavesPerGroup = 1000
-        let text = String(repeating: "x", count: 60)
-        var groupEntries: [(key: ChildKey, value: Node)] = []
-        for g in 0..<groups {
-            var leaves = (0..<leavesPerGroup).map { (key: ChildKey("item\($0)"), value: Node("\(text)\(g)-\($0)")) }
-            leaves.sort { $0.key < $1.key }
-            groupEntries.append((ChildKey("group\(g)"), Node(children: ChildrenMap(sortedUniqueElements: leaves))))
-        }
-        groupEntries.sort { $0.key < $1.key }
-        let root = Node(["items": Node(children: ChildrenMap(sortedUniqueElements: groupEntries))])
+        let (groups, leavesPerGroup) = (StorageWorkload.groups, StorageWorkload.leavesPerGroup)
+        let root = StorageWorkload.millionLeaves()
         let clock = ContinuousClock()
         let importStart = clock.now
         let setup = try PostgresStorageEngine(url: postgres.url, namespace: "cluster-start")

@@ -33,6 +33,22 @@ enum StorageWorkload {
         return 0
     }
 
+    static let groups = 1000, leavesPerGroup = 1000
+
+    /// `{"items": {"group0": {"item0": "xxx…0-0", …}, …}}`: 1,000 groups of 1,000 leaves of 60-odd bytes
+    /// (~100 MB stored), what the load and start scenarios open.
+    static func millionLeaves() -> Node {
+        let text = String(repeating: "x", count: 60)
+        var groupEntries: [(key: ChildKey, value: Node)] = []
+        for g in 0..<groups {
+            var leaves = (0..<leavesPerGroup).map { (key: ChildKey("item\($0)"), value: Node("\(text)\(g)-\($0)")) }
+            leaves.sort { $0.key < $1.key }
+            groupEntries.append((ChildKey("group\(g)"), Node(children: ChildrenMap(sortedUniqueElements: leaves))))
+        }
+        groupEntries.sort { $0.key < $1.key }
+        return Node(["items": Node(children: ChildrenMap(sortedUniqueElements: groupEntries))])
+    }
+
     /// CPU seconds (user + system) this process has used, all threads.
     static func cpuSeconds() -> Double {
         var usage = rusage()
@@ -115,17 +131,9 @@ extension Scenario {
         name: "storage.load",
         summary: "Open (clean shutdown: no quick_check) and load a 1M-leaf (~100 MB) database into the tree"
     ) { context in
-        let groups = 1000, leavesPerGroup = 1000
+        let (groups, leavesPerGroup) = (StorageWorkload.groups, StorageWorkload.leavesPerGroup)
         StorageWorkload.removeDatabase("load")
-        let text = String(repeating: "x", count: 60)
-        var groupEntries: [(key: ChildKey, value: Node)] = []
-        for g in 0..<groups {
-            var leaves = (0..<leavesPerGroup).map { (key: ChildKey("item\($0)"), value: Node("\(text)\(g)-\($0)")) }
-            leaves.sort { $0.key < $1.key }
-            groupEntries.append((ChildKey("group\(g)"), Node(children: ChildrenMap(sortedUniqueElements: leaves))))
-        }
-        groupEntries.sort { $0.key < $1.key }
-        let root = Node(["items": Node(children: ChildrenMap(sortedUniqueElements: groupEntries))])
+        let root = StorageWorkload.millionLeaves()
         let setup = try SQLiteStorageEngine(directory: StorageWorkload.directory, namespace: "load")
         try setup.replaceAll(with: root, progress: nil)
         let bytes = setup.fileByteCount
