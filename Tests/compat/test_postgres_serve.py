@@ -89,7 +89,8 @@ class _NoCredential(firebase_admin.credentials.Base):
 def test_rest_admin_and_realtime_data_is_in_postgres_and_survives_a_restart(postgres, hearth_binary, tmp_path):
     served = serve(hearth_binary, tmp_path / "data", postgres.url)
     assert f"PostgreSQL {postgres.shown_url}" in served.banner and postgres.password not in served.banner
-    assert "keeps the admin token, the accounts (auth.sqlite) and the signing key" in served.banner
+    assert "keeps the admin token (give every node the same one)" in served.banner
+    assert "accounts and the signing key in PostgreSQL, shared by every node" in served.banner
 
     assert requests.put(f"{served.url}/users/ada.json?ns=app", json={"name": "Ada", "born": 1815}).status_code == 200
     app = firebase_admin.initialize_app(_NoCredential(), {"databaseURL": f"{served.url}/?ns=admin-app", "projectId": "pg-test"},
