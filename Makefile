@@ -24,7 +24,7 @@ TEST_FUZZ_SECONDS ?= 10
 # make jokes|social|board: the app's options, e.g. ARGS="--url http://localhost:9000?ns=mine".
 ARGS ?=
 
-.PHONY: help run test bench build clean setup fuzz jokes social board
+.PHONY: help run test bench build clean setup fuzz jokes social board cluster
 
 help: ## Show the commands
 	@echo "Hearth: a self-hosted Firebase Realtime Database and Auth server."
@@ -58,6 +58,9 @@ build: ## Build hearth and hearth-bench (debug)
 run: $(SETUP_STAMP) build ## Install, build and serve on http://localhost:9000 with data in ./hearth-data
 	@echo "==> hearth serve"
 	@$(HEARTH) serve
+
+cluster: $(SETUP_STAMP) build ## A cluster to try: private PostgreSQL, nodes a (:9101) and b (:9102), nginx on :9100 (docs/scaling.md)
+	@.venv/bin/python scripts/cluster
 
 test: $(SETUP_STAMP) build ## Install, build and run every test (Swift Testing, pytest on Tests/compat, each fuzzer briefly)
 	@echo "==> swift test"

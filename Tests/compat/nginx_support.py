@@ -65,12 +65,12 @@ def free_port() -> int:
 class Balancer:
     """nginx on a free loopback port, round-robin over `upstream_ports`; `stop()` ends it."""
 
-    def __init__(self, upstream_ports: list[int]):
+    def __init__(self, upstream_ports: list[int], port: int | None = None):
         binary = shutil.which("nginx") or "/usr/sbin/nginx"
         if not os.access(binary, os.X_OK):
             raise RuntimeError("nginx is not installed: apt-get install nginx (scripts/setup does)")
         self.prefix = Path(tempfile.mkdtemp(prefix="hearth-nginx-"))
-        self.port = free_port()
+        self.port = port or free_port()
         servers = "\n".join(f"        server 127.0.0.1:{port} max_fails=1 fail_timeout=5s;" for port in upstream_ports)
         # As root (CI), workers would switch to nobody, who cannot use the temporary directories.
         user = "user root;" if os.geteuid() == 0 else ""

@@ -24,7 +24,7 @@ import requests
 from conftest import start_hearth
 from nginx_support import Balancer
 from postgres_support import TemporaryPostgres
-from test_realtime import Client, number_hash
+from test_realtime import Client, increment_in_transactions
 
 LEASE_SECONDS = 2
 
@@ -250,29 +250,7 @@ def test_realtime_transactions_from_clients_on_every_node_sum_exactly(cluster):
     def worker(endpoint):
         try:
             client = Client(endpoint, ns=ns, timeout=60)
-            state = {"value": None}
-
-            def absorb(pushes):
-                for push in pushes:
-                    if push["a"] == "d" and push["b"]["p"].strip("/") == path:
-                        state["value"] = push["b"]["d"]
-
-            pushes, reply = client.call("q", {"p": "/" + path, "h": ""})
-            absorb(pushes)
-            done = tries = 0
-            while done < 10:
-                tries += 1
-                assert tries < 3000, "no progress"
-                current = state["value"]
-                pushes, reply = client.call("p", {"p": "/" + path, "d": (current or 0) + 1, "h": number_hash(current)})
-                absorb(pushes)
-                if reply["s"] == "ok":
-                    done += 1
-                else:
-                    assert reply["s"] == "datastale", reply
-                    # The push that made it stale may still be on its way from another node.
-                    if not pushes:
-                        absorb([client.next_push()])
+            increment_in_transactions(client, path, 10)
             client.close()
         except Exception as error:  # reported below
             errors.append(repr(error))

@@ -4,7 +4,9 @@ file; only the port is changed, to a free one."""
 
 import os
 import re
+import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,36 @@ def test_the_readme_first_run_commands_work_verbatim(hearth_binary, tmp_path):
     finally:
         process.terminate()
         process.communicate(timeout=20)
+
+
+def cluster_block() -> str:
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Running a cluster"):]
+    match = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert match, "no sh block in the README's 'Running a cluster'"
+    return match.group(1)
+
+
+def test_the_readme_cluster_block_runs_against_make_cluster(hearth_binary):
+    """`make cluster` (scripts/cluster) and the README's commands for it, verbatim: a private PostgreSQL,
+    nodes a and b and nginx on the README's ports; Ctrl-C leaves nothing behind."""
+    if os.environ.get("HEARTH_SKIP_POSTGRES") == "1":
+        pytest.skip("HEARTH_SKIP_POSTGRES=1: make cluster needs PostgreSQL")
+    cluster = subprocess.Popen(
+        [sys.executable, str(ROOT / "scripts" / "cluster")], env={**os.environ, "HEARTH_BINARY": str(hearth_binary)},
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    try:
+        for line in cluster.stdout:
+            lines.append(line)
+            if line.startswith("Stop with Ctrl-C"):
+                break
+        assert lines and lines[-1].startswith("Stop with"), "".join(lines)
+        outputs = [subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=30).stdout.strip()
+                   for command in cluster_block().strip().splitlines()]
+        assert outputs[0] in ('"a"', '"b"') and outputs[1] == '"hi"' and outputs[2] == '"hi"', outputs
+    finally:
+        cluster.send_signal(signal.SIGINT)
+        rest = cluster.communicate(timeout=60)[0]
+    assert "stopped; PostgreSQL and the nodes' directories removed" in rest, rest
+    assert cluster.returncode == 0
