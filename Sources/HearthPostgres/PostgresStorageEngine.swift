@@ -27,8 +27,11 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
         public var commits = 0
         public var batches = 0
         public var failedCommits = 0
-        /// Commits that found their sequence taken by another server's (their writes were decided again).
+        /// Commits that found their sequence taken by another server's.
         public var supersededCommits = 0
+        /// Of those, the ones sent again unchanged because their writes commute with the other server's
+        /// (see `GroupCommitStatistics`); the others' writes were decided again.
+        public var recommittedCommits = 0
         public var connections = 0
         /// Batches per commit, in order (the first 100,000 commits, for benchmarks).
         public var groupSizes: [Int] = []
@@ -38,7 +41,8 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
         let counts = thread.statistics
         return Statistics(
             commits: counts.commits, batches: counts.batches, failedCommits: counts.failedCommits,
-            supersededCommits: counts.supersededCommits, connections: connections.current, groupSizes: counts.groupSizes)
+            supersededCommits: counts.supersededCommits, recommittedCommits: counts.recommittedCommits,
+            connections: connections.current, groupSizes: counts.groupSizes)
     }
 
     /// Most batches one transaction commits: a bound on one commit's size and its completions' burst.
@@ -87,7 +91,7 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     /// Delivers what other servers commit to this namespace, from the tree the last `load` returned
     /// (``FollowingStorageEngine``): woken by PostgreSQL's notifications (`PostgresChangeListener`), and
     /// after any commit that finds its sequence taken.
-    public func follow(_ receive: @escaping @Sendable (RemoteCommit) -> Void) {
+    public func follow(_ receive: @escaping @Sendable (RemoteCommit) -> Bool) {
         let loaded = loadedSequence.withLock { $0 }
         do {
             try thread.exclusive { writer throws(StorageError) in writer.startFollowing(from: loaded) }

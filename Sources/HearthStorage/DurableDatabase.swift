@@ -43,6 +43,11 @@ public final class DurableDatabase: Sendable {
         var pending: DatabaseTree
         /// Batches appended to the engine whose completion has not run yet.
         var inFlight = 0
+        /// What each batch in flight was decided on, oldest first from `readsStart`: its locations, or nil
+        /// when its decision may have read anywhere (security rules). A remote commit that overlaps none
+        /// of them commutes with them all (see `receive`).
+        var reads: [[Path]?] = []
+        var readsStart = 0
         /// A commit failed and `pending` holds writes that will never be durable.
         var failed = false
         /// Another server's commits reached the engine that `pending` does not have: writes wait in
@@ -204,6 +209,8 @@ public final class DurableDatabase: Sendable {
         }
         let batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
         state.inFlight += 1
+        // Without a check, the write read its own locations only (values, hashes, increments there).
+        state.reads.append(write.check == nil ? targets : nil)
         // Appended under the lock, so the engine sees batches in the order `pending` applied them.
         engine.append(batch) { [self] result in
             guard let finisher else { return finish(write, changes, result) }
@@ -227,6 +234,15 @@ public final class DurableDatabase: Sendable {
         var answers: [(Write, Result<CommittedWrite, any Error>)] = []
         state.withLock { state in
             state.inFlight -= 1
+            // Batches finish in the order they were appended.
+            state.readsStart += 1
+            if state.readsStart == state.reads.count {
+                state.reads.removeAll(keepingCapacity: true)
+                state.readsStart = 0
+            } else if state.readsStart >= 1024 {
+                state.reads.removeFirst(state.readsStart)
+                state.readsStart = 0
+            }
             switch result {
             case .failure(let error) where error.code == .superseded && state.onRemote != nil:
                 state.behind = true
@@ -278,7 +294,7 @@ public final class DurableDatabase: Sendable {
     public func follow(_ onRemote: @escaping @Sendable (RemoteWrite) -> Void) -> Bool {
         guard let engine = engine as? any FollowingStorageEngine else { return false }
         state.withLock { $0.onRemote = onRemote }
-        engine.follow { [weak self] remote in self?.receive(remote) }
+        engine.follow { [weak self] remote in self?.receive(remote) ?? false }
         return true
     }
 
@@ -298,12 +314,20 @@ public final class DurableDatabase: Sendable {
         }
     }
 
-    /// On the engine's completion queue: from now on, new writes wait (the engine supersedes the ones
-    /// appended before this returns); then, where completions finish, the commit is applied.
-    private func receive(_ remote: RemoteCommit) {
-        state.withLock { state in
-            state.behind = true
+    /// On the engine's completion queue. When the remote commit overlaps nothing the writes in flight
+    /// were decided on, they commute with it: it goes into the pending tree at once, and they keep their
+    /// batches (true: the engine commits them after it). Otherwise new writes wait from now on, and the
+    /// engine supersedes the ones appended before this returns (false). Either way, where completions
+    /// finish, the commit is then applied to the committed tree.
+    private func receive(_ remote: RemoteCommit) -> Bool {
+        let absorbed = state.withLock { state in
             state.remoteUnapplied += 1
+            if !state.failed && !state.behind && Self.commutes(remote, with: state.reads[state.readsStart...]) {
+                _ = Self.apply(remote, to: &state.pending)
+                return true
+            }
+            state.behind = true
+            return false
         }
         let apply: @Sendable () -> Void = { [self] in
             var answers: [(Write, Result<CommittedWrite, any Error>)] = []
@@ -317,6 +341,23 @@ public final class DurableDatabase: Sendable {
             for (write, answer) in answers { write.completion(answer) }
         }
         if let finisher { finisher(apply) } else { apply() }
+        return absorbed
+    }
+
+    /// True when no write in flight was decided on a location `remote` wrote, above or below it: storing
+    /// them after it gives what deciding them again on it would (the same values, hashes and increments,
+    /// and records at other paths). A write checked by security rules may have read anywhere, and a
+    /// snapshot replaced everything: neither commutes.
+    private static func commutes(_ remote: RemoteCommit, with reads: ArraySlice<[Path]?>) -> Bool {
+        guard case .batches(let batches) = remote else { return reads.isEmpty }
+        if reads.isEmpty { return true }
+        let written = WrittenLocations(batches.flatMap { $0.operations.map(\.path) })
+        if written.isEmpty { return true }
+        for read in reads {
+            guard let read else { return false }
+            if read.contains(where: written.overlaps) { return false }
+        }
+        return true
     }
 
     /// Applies another server's commit to `tree`: each outermost location it wrote gets its value from

@@ -5,15 +5,17 @@ public import HearthCore
 ///
 /// Every commit carries the sequence number after the last one the engine knows of; one that finds the
 /// number taken (another server committed first) fails with ``StorageError/Code/superseded``, after the
-/// engine has read and delivered what the others committed. An engine also fails with `.superseded`
-/// every batch appended before its database heard of remote commits, since those were decided without
-/// them. ``DurableDatabase`` follows such an engine: it applies remote commits to its trees and decides
+/// engine has read and delivered what the others committed, unless the database says its batches
+/// commute with those commits: then the engine commits them again at the next sequence. Otherwise it
+/// fails with `.superseded` every batch appended before its database heard of the remote commits, since
+/// those were decided without them. ``DurableDatabase`` follows such an engine: it applies remote commits to its trees and decides
 /// superseded writes again on the caught-up state (rules, transaction hashes, server values).
 public protocol FollowingStorageEngine: StorageEngine {
     /// Starts delivering remote commits, from the state the last `load` returned. `receive` runs on the
-    /// engine's completion queue, in order with completions; the engine supersedes the batches appended
-    /// before it returns.
-    func follow(_ receive: @escaping @Sendable (RemoteCommit) -> Void)
+    /// engine's completion queue, in order with completions. When it returns false, the engine
+    /// supersedes the batches appended before it returned; true says the database took the commit in
+    /// beneath them (they commute with it), and the engine commits them after it, unchanged.
+    func follow(_ receive: @escaping @Sendable (RemoteCommit) -> Bool)
 
     /// Reads what other servers committed before the next batch appended after this call commits (its
     /// completion comes after their delivery).

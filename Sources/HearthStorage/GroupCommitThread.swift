@@ -28,8 +28,11 @@ public struct GroupCommitStatistics: Sendable, Equatable {
     public var commits = 0
     public var batches = 0
     public var failedCommits = 0
-    /// Commits another server's commit got ahead of (their batches were decided again).
+    /// Commits that found their sequence taken by another server's commit.
     public var supersededCommits = 0
+    /// Of those, the ones sent again unchanged after the database took the other server's commits in
+    /// beneath their batches (they commute: see ``FollowingStorageEngine``); the rest were decided again.
+    public var recommittedCommits = 0
     /// Batches per commit, in order (kept for the first 100,000 commits, for benchmarks).
     public var groupSizes: [Int] = []
 
@@ -48,6 +51,9 @@ public struct GroupCommitStatistics: Sendable, Equatable {
 /// heard of the failure fails too (`abortThrough`), since those were built on the failed writes.
 public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Sendable {
     public typealias Completion = @Sendable (Result<Void, StorageError>) -> Void
+    /// Takes remote commits in; true when the batches appended so far commute with them and stay valid
+    /// (see ``FollowingStorageEngine``).
+    public typealias Receiver = @Sendable (RemoteCommit) -> Bool
 
     private enum Job {
         case batch(sequence: Int, WriteBatch, Completion)
@@ -75,7 +81,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     /// Batches appended up to here were decided before the database heard of remote commits.
     private var supersedeThrough = 0
     /// Who hears of remote commits (``follow(_:)``); nil while nobody follows.
-    private var receiver: (@Sendable (RemoteCommit) -> Void)?
+    private var receiver: Receiver?
     /// Someone asked for a catch-up (a notification, a timer): done before the next group.
     private var catchUpRequested = false
     private var statisticsStorage = GroupCommitStatistics()
@@ -174,7 +180,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
 
     /// Delivers remote commits to `receive`, on the completion queue, from now on (a catch-up is done
     /// at once). See ``FollowingStorageEngine``.
-    public func follow(_ receive: @escaping @Sendable (RemoteCommit) -> Void) {
+    public func follow(_ receive: @escaping Receiver) {
         condition.lock()
         receiver = receive
         catchUpRequested = true
@@ -235,19 +241,20 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
         StorageError(.superseded, "another server committed to this namespace first; the write is decided again on its data.")
     }
 
-    /// Hands remote commits to the database (which from then on queues new writes rather than deciding
-    /// them on a stale tree), then marks every batch appended before that as superseded.
-    private func deliver(_ remote: RemoteCommit, to receiver: @escaping @Sendable (RemoteCommit) -> Void) {
-        completions.sync { receiver(remote) }
-        condition.lock()
-        supersedeThrough = appended
-        condition.unlock()
+    /// Hands remote commits to the database. Unless it says the batches appended so far commute with
+    /// them (true), it queues new writes from now on rather than deciding them on a stale tree, and every
+    /// batch appended before that is marked superseded.
+    @discardableResult
+    private func deliver(_ remote: RemoteCommit, to receiver: @escaping Receiver) -> Bool {
+        let absorbed = completions.sync { receiver(remote) }
+        if !absorbed { condition.withLock { supersedeThrough = appended } }
+        return absorbed
     }
 
     /// Waits for work and takes it: a group of batches, or one exclusive job; nil once closing with
     /// nothing left.
     private func nextJobs() -> (
-        group: [Queued], exclusive: ((Committer) -> Void)?, catchUp: Bool, receiver: (@Sendable (RemoteCommit) -> Void)?
+        group: [Queued], exclusive: ((Committer) -> Void)?, catchUp: Bool, receiver: Receiver?
     )? {
         condition.lock()
         defer { condition.unlock() }
@@ -297,9 +304,32 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
         return (group, exclusive, catchUp, receiver)
     }
 
-    private func commit(_ toCommit: ArraySlice<Queued>, receiver: (@Sendable (RemoteCommit) -> Void)?) {
+    private func commit(_ toCommit: ArraySlice<Queued>, receiver: Receiver?) {
         let completionsToRun = toCommit.map(\.completion)
-        switch committer.commit(toCommit.map(\.batch)) {
+        let batches = toCommit.map(\.batch)
+        var result = committer.commit(batches)
+        retrying: while case .failure(let error) = result, error.code == .superseded, let receiver {
+            // Another server took the sequence: read what it committed and hand it over. When the database
+            // takes it in beneath these batches, they commit after it unchanged; otherwise this group (and
+            // everything appended before the database heard) is decided again.
+            condition.withLock { statisticsStorage.supersededCommits += 1 }
+            let remote: RemoteCommit?
+            switch committer.catchUp() {
+            case .success(let read): remote = read
+            case .failure(let failure):
+                result = .failure(failure)
+                break retrying
+            }
+            if let remote, deliver(remote, to: receiver) {
+                condition.withLock { statisticsStorage.recommittedCommits += 1 }
+                result = committer.commit(batches)
+                continue
+            }
+            condition.withLock { supersedeThrough = appended }
+            completions.async { for completion in completionsToRun { completion(.failure(error)) } }
+            return
+        }
+        switch result {
         case .success:
             condition.lock()
             statisticsStorage.commits += 1
@@ -313,22 +343,6 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
                 completionsRunning -= 1
                 if completionsRunning == 0 && (waitingForCompletions || waitingForJobs) { condition.signal() }
                 condition.unlock()
-            }
-        case .failure(let error) where error.code == .superseded && receiver != nil:
-            // Another server took the sequence: read what it committed, hand it over, and have this group
-            // (and everything appended before the database heard) decided again.
-            guard let receiver else { return }
-            switch committer.catchUp() {
-            case .success(let remote):
-                if let remote {
-                    deliver(remote, to: receiver)
-                } else {
-                    condition.withLock { supersedeThrough = appended }
-                }
-                condition.withLock { statisticsStorage.supersededCommits += 1 }
-                completions.async { for completion in completionsToRun { completion(.failure(error)) } }
-            case .failure(let failure):
-                fail(completionsToRun, with: failure)
             }
         case .failure(let error):
             fail(completionsToRun, with: error)

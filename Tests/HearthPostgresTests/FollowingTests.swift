@@ -89,7 +89,10 @@ struct FollowingTests {
         #expect(root.child("s0").childCount == 4 && root.child("s1").childCount == 4)
         #expect(root.child(at: "s1/w3").childCount == 25)
         #expect(try servers[0].engine.load(progress: nil) == root)
-        #expect(servers.map { $0.engine.commitStatistics.supersededCommits }.reduce(0, +) > 0, "the servers should have raced")
+        let statistics = servers.map(\.engine.commitStatistics)
+        #expect(statistics.map(\.supersededCommits).reduce(0, +) > 0, "the servers should have raced")
+        // Writes at distinct locations commute: a group that lost the race committed again unchanged.
+        #expect(statistics.map(\.recommittedCommits).reduce(0, +) == statistics.map(\.supersededCommits).reduce(0, +))
     }
 
     /// Compare-and-set increments (what a transaction sends) from both servers: every increment lands
@@ -128,6 +131,51 @@ struct FollowingTests {
         }
         #expect(await eventually { servers.allSatisfy { $0.database.root.child(at: "counter") == Node(Int64(clients * increments)) } })
         #expect(try servers[0].engine.load(progress: nil).child(at: "counter") == Node(Int64(clients * increments)))
+    }
+
+    /// Writes at distinct locations (which commute with the other server's and keep their batches)
+    /// racing compare-and-set increments of one counter (which never commute): every write is kept, every
+    /// increment counted once, and both servers' trees end as the records.
+    @Test(arguments: [false, true])
+    func commutingAndConflictingWritesTogether(finishing: Bool) async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("mixed")
+        let servers = [
+            try Server(url: postgres.url, namespace: namespace, finishing: finishing),
+            try Server(url: postgres.url, namespace: namespace, finishing: finishing),
+        ]
+        defer { servers.forEach { $0.close() } }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, server) in servers.enumerated() {
+                let database = server.database
+                for writer in 0..<4 {
+                    group.addTask {
+                        for i in 0..<20 { try await database.set(Path("items/s\(index)w\(writer)/k\(i)"), to: Node(i)) }
+                    }
+                }
+                for _ in 0..<5 {
+                    group.addTask {
+                        for _ in 0..<10 {
+                            while true {
+                                let current = database.root.child(at: "counter")
+                                do {
+                                    try await database.set("counter", to: Node(Int64(current.numberValue ?? 0) + 1), ifHash: current.hash)
+                                    break
+                                } catch let error as DataError where error.code == .hashMismatch {
+                                    try await Task.sleep(for: .milliseconds(Int.random(in: 1...3)))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await eventually { servers[0].database.root == servers[1].database.root })
+        let root = servers[0].database.root
+        #expect(root.child("counter") == Node(Int64(100)))
+        #expect(root.child("items").childCount == 8 && root.child(at: "items/s1w3").childCount == 20)
+        #expect(try servers[1].engine.load(progress: nil) == servers[1].database.root)
     }
 
     @Test func aServerThatStartsLaterLoadsAndContinuesFromTheLog() async throws {

@@ -76,7 +76,8 @@ extension Scenario {
             groupSizes = statistics.flatMap(\.groupSizes)
             let commits = statistics.map(\.commits).reduce(0, +)
             let superseded = statistics.map(\.supersededCommits).reduce(0, +)
-            print("   run \(run): \(commits) commits, \(rounded(Double(total) / Double(max(1, commits)), places: 1)) writes per commit, \(superseded) superseded by the other node and decided again")
+            let recommitted = statistics.map(\.recommittedCommits).reduce(0, +)
+            print("   run \(run): \(commits) commits, \(rounded(Double(total) / Double(max(1, commits)), places: 1)) writes per commit; \(superseded) found their sequence taken by the other node: \(recommitted) sent again unchanged (the writes commute), \(superseded - recommitted) decided again")
         }
         var paths: [Path] = []
         for index in 0..<writesPerWriter {
