@@ -41,6 +41,7 @@ let scenarios: [Scenario] = [
     .clientRoundTrip,
     .clientOffline,
     .clusterWrite,
+    .clusterFanout,
     .clusterLatency,
     .clusterStart,
 ]

@@ -1,17 +1,19 @@
 import HearthProtocol
 import Foundation
 import HearthAuth
+import HearthAuthPostgres
 import HearthAuthSQLite
 import HearthCrypto
 
-/// `hearth users list|add|disable|enable|delete|export|import`: the accounts in `<data>/auth.sqlite`.
+/// `hearth users list|add|disable|enable|delete|export|import`: the accounts in `<data>/auth.sqlite`,
+/// or in PostgreSQL with `--storage URL` (or `HEARTH_STORAGE`), where a cluster's nodes keep them.
 ///
 /// Each subcommand is one call to the same AuthService code the admin REST API runs (as an admin with a
 /// one-off credential), so validation, hashing and import rules are the server's. Safe while `hearth
-/// serve` runs: SQLite serialises the writers, and the server's account cache notices the change.
+/// serve` runs: the database serialises the writers, and the server's account cache notices the change.
 enum UsersCommand {
     static let usage = """
-        Usage: hearth users <subcommand> [--data DIR]
+        Usage: hearth users <subcommand> [--data DIR | --storage postgresql://…]
 
           list                          uid, email, flags of every account
           add EMAIL PASSWORD [NAME]     create an email/password account (prints its uid)
@@ -32,7 +34,8 @@ enum UsersCommand {
     private static let project = "hearth-cli"
 
     static func run<Output: TextOutputStream, ErrorOutput: TextOutputStream>(
-        _ arguments: [String], output: inout Output, errorOutput: inout ErrorOutput
+        _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        output: inout Output, errorOutput: inout ErrorOutput
     ) -> ExitCode {
         var positional: [String] = []
         var options: [String: String] = [:]
@@ -60,7 +63,7 @@ enum UsersCommand {
                 index += 1
             }
         }
-        let known: Set<String> = ["data", "hash-key", "salt-separator", "rounds", "mem-cost"]
+        let known: Set<String> = ["data", "storage", "hash-key", "salt-separator", "rounds", "mem-cost"]
         if let unknown = options.keys.sorted().first(where: { !known.contains($0) }) {
             print("hearth users: unknown option '--\(unknown)'.\n\(usage)", terminator: "", to: &errorOutput)
             return .usageError
@@ -70,19 +73,28 @@ enum UsersCommand {
             return .usageError
         }
         let operands = Array(positional.dropFirst())
-        let directory = options["data"] ?? DataCommands.defaultDataDirectory
-        guard FileManager.default.fileExists(atPath: directory) else {
-            print("hearth users: no data directory at \(directory) (use --data DIR).", to: &errorOutput)
-            return .failure
-        }
         let admin = Base64URL.encode(SecureRandom.bytes(24))
+        let configuration = AuthConfiguration(projectID: project, emulator: false, adminToken: admin)
         let service: AuthService
-        do {
-            service = try AuthService.open(
-                dataDirectory: directory, configuration: AuthConfiguration(projectID: project, emulator: false, adminToken: admin))
-        } catch {
-            print("hearth users: cannot open the accounts in \(directory): \(error).", to: &errorOutput)
-            return .failure
+        if let storage = options["storage"] ?? environment["HEARTH_STORAGE"] {
+            do {
+                service = try AuthService.open(postgresURL: storage, configuration: configuration)
+            } catch {
+                print("hearth users: cannot open the accounts in PostgreSQL: \(error).", to: &errorOutput)
+                return .failure
+            }
+        } else {
+            let directory = options["data"] ?? DataCommands.defaultDataDirectory
+            guard FileManager.default.fileExists(atPath: directory) else {
+                print("hearth users: no data directory at \(directory) (use --data DIR, or --storage URL for a cluster's PostgreSQL).", to: &errorOutput)
+                return .failure
+            }
+            do {
+                service = try AuthService.open(dataDirectory: directory, configuration: configuration)
+            } catch {
+                print("hearth users: cannot open the accounts in \(directory): \(error).", to: &errorOutput)
+                return .failure
+            }
         }
         let client = AdminClient(service: service, token: admin)
 

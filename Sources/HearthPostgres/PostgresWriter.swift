@@ -233,7 +233,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                     }
                     // The log has no gaps; one here means the rows after `next` were trimmed.
                     guard sequence == next + 1 else { return .success(try snapshot(on: connection, doing: doing)) }
-                    batches.append(try WriteBatch(decoding: UnsafeRawBufferPointer(bytes)))
+                    batches += try WriteBatch.decodeBatches(UnsafeRawBufferPointer(bytes))
                     next = sequence
                 }
                 if rows.count < Self.catchUpRowsPerQuery { break }

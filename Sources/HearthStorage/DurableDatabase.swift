@@ -28,8 +28,9 @@ public final class DurableDatabase: Sendable {
         public var root: Node
     }
 
-    /// What another server committed (``follow(_:)``), applied to the committed tree: the change set,
-    /// the tree after it, and the locations it replaced (for fan-out, as a merge of them at the root).
+    /// One write another server committed (``follow(_:)``; a snapshot when the log had been trimmed),
+    /// applied to the committed tree: the change set, the tree after it, and the locations it replaced
+    /// (for fan-out, as a merge of them at the root).
     public struct RemoteWrite: Sendable {
         public var changes: ChangeSet
         public var root: Node
@@ -287,9 +288,10 @@ public final class DurableDatabase: Sendable {
 
     /// Follows what other servers commit to the namespace, when the engine is one they share
     /// (``FollowingStorageEngine``, PostgreSQL): their commits reach the committed tree in the
-    /// namespace's commit order, and `onRemote` hears of each once it is there (where `finishOn` runs
-    /// completions). Writes decided on a tree without them are decided again. False when the engine has
-    /// no other writers; call it once, before the first write, after loading the tree from the engine.
+    /// namespace's commit order, and `onRemote` hears of each of their writes once it is there (where
+    /// `finishOn` runs completions). Writes decided on a tree without them are decided again. False when
+    /// the engine has no other writers; call it once, before the first write, after loading the tree
+    /// from the engine.
     @discardableResult
     public func follow(_ onRemote: @escaping @Sendable (RemoteWrite) -> Void) -> Bool {
         guard let engine = engine as? any FollowingStorageEngine else { return false }
@@ -323,7 +325,7 @@ public final class DurableDatabase: Sendable {
         let absorbed = state.withLock { state in
             state.remoteUnapplied += 1
             if !state.failed && !state.behind && Self.commutes(remote, with: state.reads[state.readsStart...]) {
-                _ = Self.apply(remote, to: &state.pending)
+                for write in Self.writes(of: remote) { _ = Self.apply(write, to: &state.pending) }
                 return true
             }
             state.behind = true
@@ -332,12 +334,12 @@ public final class DurableDatabase: Sendable {
         let apply: @Sendable () -> Void = { [self] in
             var answers: [(Write, Result<CommittedWrite, any Error>)] = []
             let (published, onRemote) = state.withLock { state in
-                let published = Self.apply(remote, to: &state.committed)
+                let published = Self.writes(of: remote).map { Self.apply($0, to: &state.committed) }
                 state.remoteUnapplied -= 1
                 answers = settle(&state)
                 return (published, state.onRemote)
             }
-            onRemote?(published)
+            for write in published { onRemote?(write) }
             for (write, answer) in answers { write.completion(answer) }
         }
         if let finisher { finisher(apply) } else { apply() }
@@ -358,6 +360,13 @@ public final class DurableDatabase: Sendable {
             if read.contains(where: written.overlaps) { return false }
         }
         return true
+    }
+
+    /// Another server's commit as the writes to apply and announce one by one, so that listeners hear
+    /// each write as the writer's own server's listeners do (not only the last of several at one place).
+    private static func writes(of remote: RemoteCommit) -> [RemoteCommit] {
+        guard case .batches(let batches) = remote, batches.count > 1 else { return [remote] }
+        return batches.filter { !$0.isEmpty }.map { .batches([$0]) }
     }
 
     /// Applies another server's commit to `tree`: each outermost location it wrote gets its value from

@@ -1,25 +1,33 @@
 import HearthCore
 
 /// Write batches as bytes, for engines that log batches before applying them to their records
-/// (`SQLiteStorageEngine`'s write log, docs/storage.md).
+/// (`SQLiteStorageEngine`'s write log, docs/storage.md) and for PostgreSQL's change log, which other
+/// servers read write by write.
 ///
-/// The format, version 1: a version byte, then per operation a tag byte, the path (a varint key count,
+/// The format, version 2: a version byte, then per operation a tag byte, the path (a varint key count,
 /// then per key a varint byte count and its UTF-8 bytes) and, for `put` and `putPriority`, a varint
 /// byte count and the node (or the priority as a leaf) as `JSONFormat.lossless` JSON: the export form,
-/// which keeps priorities, with every double written so that it reads back as a double. Batch
-/// boundaries are not kept: a logged group is applied as a whole or not at all.
+/// which keeps priorities, with every double written so that it reads back as a double. A one-byte
+/// tag ends each batch but the last, so that readers can tell the writes apart (``decodeBatches(_:)``);
+/// a logged group is still applied as a whole or not at all. Version 1, without batch ends, still
+/// reads (as one batch).
 extension WriteBatch {
-    static let encodingVersion: UInt8 = 1
+    static let encodingVersion: UInt8 = 2
 
     private enum Tag: UInt8 {
         case removeSubtree = 1, removeRecord, put, putPriority
+        /// Between two batches.
+        case endOfBatch
     }
 
     /// Appends the encoding of `batches`' operations, in order, to `bytes`.
     public static func encode(_ batches: some Sequence<WriteBatch>, into bytes: inout [UInt8]) {
         bytes.append(encodingVersion)
         var json: [UInt8] = []
+        var first = true
         for batch in batches {
+            if !first { bytes.append(Tag.endOfBatch.rawValue) }
+            first = false
             for operation in batch.operations {
                 let tag: Tag
                 let node: Node?
@@ -46,17 +54,32 @@ extension WriteBatch {
     ///
     /// - Throws: ``StorageError`` (`.corrupt`) when the bytes are not such an encoding.
     public init(decoding bytes: UnsafeRawBufferPointer) throws(StorageError) {
+        self.init(operations: try Self.decodeBatches(bytes).flatMap(\.operations))
+    }
+
+    /// The batches `encode` wrote, in order (one for version 1, which did not mark where they end).
+    ///
+    /// - Throws: ``StorageError`` (`.corrupt`) when the bytes are not such an encoding.
+    public static func decodeBatches(_ bytes: UnsafeRawBufferPointer) throws(StorageError) -> [WriteBatch] {
         var reader = Reader(bytes: bytes)
-        guard try reader.byte() == Self.encodingVersion else {
-            throw StorageError(.corrupt, "a logged write has an unknown format (version \(bytes.first ?? 0)).")
+        let version = try reader.byte()
+        guard version == 1 || version == Self.encodingVersion else {
+            throw StorageError(.corrupt, "a logged write has an unknown format (version \(version)).")
         }
+        var batches: [WriteBatch] = []
         var operations: [Operation] = []
         while !reader.isAtEnd {
-            guard let tag = Tag(rawValue: try reader.byte()) else {
+            guard let tag = Tag(rawValue: try reader.byte()), version > 1 || tag != .endOfBatch else {
                 throw StorageError(.corrupt, "a logged write has an unknown operation at byte \(reader.offset - 1).")
+            }
+            if tag == .endOfBatch {
+                batches.append(WriteBatch(operations: operations))
+                operations = []
+                continue
             }
             let path = try reader.path()
             switch tag {
+            case .endOfBatch: break
             case .removeSubtree: operations.append(.removeSubtree(path))
             case .removeRecord: operations.append(.removeRecord(path))
             case .put: operations.append(.put(path, try reader.node()))
@@ -67,7 +90,8 @@ extension WriteBatch {
                 operations.append(.putPriority(path, priority))
             }
         }
-        self.init(operations: operations)
+        batches.append(WriteBatch(operations: operations))
+        return batches
     }
 
     private static func append(_ path: Path, to bytes: inout [UInt8]) {

@@ -68,6 +68,22 @@ struct FollowingTests {
         #expect(try a.engine.load(progress: nil) == a.database.root)
     }
 
+    /// Writes that share one commit on A are heard on B one by one, as A's own listeners hear them:
+    /// a listener of the location sees every value, not only the last.
+    @Test func writesCommittedTogetherAreHeardOneByOne() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("together")
+        let a = try Server(url: postgres.url, namespace: namespace)
+        let b = try Server(url: postgres.url, namespace: namespace)
+        defer { a.close(); b.close() }
+        for value in 1...20 { a.database.set("score", to: Node(value)) { _ in } }
+        await a.database.waitForPendingWrites()
+        #expect(await eventually { b.database.root.child("score") == Node(20) })
+        let heard = b.remote.map { $0.root.child("score") }
+        #expect(heard == (1...20).map { Node($0) })
+        #expect(a.engine.commitStatistics.commits < 20, "some of the writes should have shared a commit")
+    }
+
     @Test func concurrentWritesFromBothServersAreAllKept() async throws {
         let postgres = try await TemporaryPostgres.shared()
         let namespace = PostgresFixture.uniqueNamespace("both")

@@ -25,6 +25,20 @@ private let sampleBatches: [WriteBatch] = [
     #expect(decoded.operations == sampleBatches.flatMap(\.operations))
 }
 
+@Test func theBatchesOfAGroupDecodeOneByOne() throws {
+    var bytes: [UInt8] = []
+    WriteBatch.encode(sampleBatches, into: &bytes)
+    #expect(try bytes.withUnsafeBytes { try WriteBatch.decodeBatches($0) } == sampleBatches)
+    // Version 1 (before batches were marked) reads as one batch; a batch end in it is damage.
+    var one: [UInt8] = []
+    WriteBatch.encode([WriteBatch(operations: sampleBatches.flatMap(\.operations))], into: &one)
+    one[0] = 1
+    #expect(try one.withUnsafeBytes { try WriteBatch.decodeBatches($0) } == [WriteBatch(operations: sampleBatches.flatMap(\.operations))])
+    var marked = bytes
+    marked[0] = 1
+    #expect { try marked.withUnsafeBytes { try WriteBatch.decodeBatches($0) } } throws: { ($0 as? StorageError)?.code == .corrupt }
+}
+
 @Test func anEmptyGroupEncodesToNoOperations() throws {
     var bytes: [UInt8] = []
     WriteBatch.encode([WriteBatch](), into: &bytes)

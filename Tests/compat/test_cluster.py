@@ -186,6 +186,29 @@ def test_accounts_are_shared_by_every_node(cluster):
     assert duplicate.status_code == 400 and "EMAIL_EXISTS" in duplicate.text
 
 
+def test_hearth_users_with_storage_manages_the_clusters_accounts(cluster, hearth_binary):
+    postgres, (a, _b, c), _balancer = cluster
+    email = f"{namespace()}@example.com"
+
+    def users(*arguments):
+        done = subprocess.run([str(hearth_binary), "users", *arguments, "--storage", postgres.url],
+                              capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def sign_in(node):
+        return requests.post(f"{node.endpoint.url}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k",
+                             json={"email": email, "password": "secret123", "returnSecureToken": True}, timeout=30)
+
+    uid = users("add", email, "secret123").strip()
+    assert uid and f"{uid}\t{email}" in users("list")
+    assert sign_in(c).status_code == 200 and sign_in(c).json()["localId"] == uid
+    users("disable", uid)
+    refused = sign_in(a)
+    assert refused.status_code == 400 and "USER_DISABLED" in refused.text, refused.text
+    assert f"{uid}\t{email}\tdisabled" in users("list")
+
+
 def test_firebase_admin_through_the_balancer(cluster, monkeypatch):
     _postgres, _nodes, balancer = cluster
     import firebase_admin

@@ -32,8 +32,9 @@ final class LoadFleet {
     let connectionCount: Int
 
     /// Starts `workerCount` workers sharing `connections` connections made by `configure` (given the
-    /// worker's share and index). Workers use source addresses 127.0.0.10, .11, …
-    init(workerCount: Int, connections: Int, configure: (inout LoadWorkerOptions) -> Void) throws(ServerHarness.Failure) {
+    /// worker's share and first index, and the worker's number). Workers use source addresses
+    /// 127.0.0.10, .11, …
+    init(workerCount: Int, connections: Int, configure: (inout LoadWorkerOptions, Int) -> Void) throws(ServerHarness.Failure) {
         connectionCount = connections
         let executable = Self.ownExecutable()
         var first = 0
@@ -42,7 +43,7 @@ final class LoadFleet {
             options.connections = connections / workerCount + (index < connections % workerCount ? 1 : 0)
             options.first = first
             options.source = 0x7F00_000A + UInt32(index)
-            configure(&options)
+            configure(&options, index)
             first += options.connections
             guard options.connections > 0 else { continue }
             let process = Process()

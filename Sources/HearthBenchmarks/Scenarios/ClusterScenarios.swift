@@ -94,6 +94,34 @@ extension Scenario {
             referenceValue: Double(total) / reference.median.seconds)
     }
 
+    /// One writer on node A keeping 8 writes in flight, 9,000 listeners of its location, half on node A
+    /// and half on node B (`hearth serve --storage` on one PostgreSQL), as ws.fanout measures one node;
+    /// beside it, that one node on SQLite with the same load.
+    static let clusterFanout = Scenario(
+        name: "cluster.fanout",
+        summary: "1 writer on node A → 9,000 listeners over 2 nodes on PostgreSQL: deliveries/s against one node on SQLite (target ≥ 0.8×)"
+    ) { context in
+        let settings = RealtimeLoad.FanoutSettings()
+        let runs = context.configuration.measuredRunCount
+        let postgres = try ClusterWorkload.postgres()
+        try PostgresReference.clear(url: postgres.url, namespace: "bench")
+        print("   \(settings.listenerCount) listeners, \(Int(settings.seconds)) s per run, \(settings.window) writes in flight, \(RealtimeLoad.workerCount) client processes")
+        func measure(_ target: LoadTarget) throws -> (rates: [Double], closed: Int) {
+            defer { target.stop() }
+            let fleet = try RealtimeLoad.listeners(target, count: settings.listenerCount)
+            defer { fleet.stop() }
+            return try RealtimeLoad.throughputRuns(target, fleet: fleet, window: settings.window, seconds: settings.seconds, runs: runs)
+        }
+        let cluster = try measure(try LoadTarget.cluster(name: "cluster-fanout", url: postgres.url))
+        let single = try measure(try LoadTarget.hearth(name: "cluster-fanout-sqlite"))
+        print("   deliveries/s per run: 2 nodes \(cluster.rates.map { String(Int($0)) }.joined(separator: ", ")); one node on SQLite \(single.rates.map { String(Int($0)) }.joined(separator: ", "))")
+        return BenchmarkResult(
+            scenario: "cluster.fanout", metric: "deliveries per second, 1 writer on node A → \(settings.listenerCount) listeners over 2 nodes",
+            value: RealtimeLoad.median(cluster.rates), unit: "messages/s",
+            reference: "one hearth node on SQLite, the same writer and listeners", referenceValue: RealtimeLoad.median(single.rates),
+            extras: [("closed", Double(cluster.closed))])
+    }
+
     /// 500 writes/s on node A, each timed until node B's tree has it (B's database tells of the remote
     /// commit, where a server fans it out); beside it, the same writes' durable acknowledgement on A.
     static let clusterLatency = Scenario(
@@ -196,4 +224,28 @@ extension Scenario {
 
 extension Duration {
     fileprivate var milliseconds: Double { Double(components.seconds) * 1000 + Double(components.attoseconds) / 1e15 }
+}
+
+extension LoadTarget {
+    /// Two `hearth serve` nodes on one PostgreSQL: the writer connects to node A, listeners to both.
+    static func cluster(name: String, url: String) throws(ServerHarness.Failure) -> LoadTarget {
+        let a = try ServerHarness.startHearth(name: name + "-a", arguments: ["--storage", url, "--node", "a"])
+        let b: (process: Process, port: Int, directory: String)
+        do {
+            b = try ServerHarness.startHearth(name: name + "-b", arguments: ["--storage", url, "--node", "b"])
+        } catch {
+            ServerHarness.stop(a.process)
+            throw error
+        }
+        return LoadTarget(
+            label: "2 nodes", wire: .realtime, port: a.port, pid: a.process.processIdentifier, credential: "owner",
+            fanPath: "/fan", writePath: "/w",
+            stop: {
+                for node in [a, b] {
+                    ServerHarness.stop(node.process)
+                    try? FileManager.default.removeItem(atPath: node.directory)
+                }
+            },
+            listenerPorts: [a.port, b.port])
+    }
 }

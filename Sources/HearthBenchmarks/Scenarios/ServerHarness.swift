@@ -105,12 +105,15 @@ enum ServerHarness {
         return path
     }
 
-    /// Runs `hearth serve --emulator` on a free port with a fresh data directory.
-    static func startHearth(name: String) throws(Failure) -> (process: Process, port: Int, directory: String) {
+    /// Runs `hearth serve --emulator` on a free port with a fresh data directory, and `arguments` (a
+    /// cluster node's `--storage` and `--node`).
+    static func startHearth(name: String, arguments: [String] = []) throws(Failure) -> (process: Process, port: Int, directory: String) {
         let binary = try hearthBinary()
         let directory = temporaryDirectory(name)
         let port = Loopback.freePort()
-        let process = try spawn(binary, ["serve", "--emulator", "--host", "127.0.0.1", "--port", "\(port)", "--data", directory + "/data", "--project", "bench"], log: directory + "/hearth.log")
+        let process = try spawn(
+            binary, ["serve", "--emulator", "--host", "127.0.0.1", "--port", "\(port)", "--data", directory + "/data", "--project", "bench"] + arguments,
+            log: directory + "/hearth.log")
         try waitForListener(port: port, process: process)
         return (process, port, directory)
     }

@@ -16,6 +16,9 @@ struct LoadTarget {
     let fanPath: String
     let writePath: String
     let stop: () -> Void
+    /// Where listeners connect, worker by worker in turn (a cluster's nodes); empty: `port`, where the
+    /// writer connects.
+    var listenerPorts: [Int] = []
 
     static func hearth(name: String) throws(ServerHarness.Failure) -> LoadTarget {
         let server = try ServerHarness.startHearth(name: name)
@@ -62,9 +65,10 @@ enum RealtimeLoad {
     /// `count` listeners of `target`'s fan-out location over the worker processes, all ready.
     static func listeners(_ target: LoadTarget, count: Int, role: String = "listener") throws(ServerHarness.Failure) -> LoadFleet {
         LoadWorker.raiseOpenFileLimit()
-        let fleet = try LoadFleet(workerCount: workerCount, connections: count) { options in
+        let ports = target.listenerPorts.isEmpty ? [target.port] : target.listenerPorts
+        let fleet = try LoadFleet(workerCount: max(workerCount, ports.count), connections: count) { options, worker in
             options.wire = target.wire
-            options.port = target.port
+            options.port = ports[worker % ports.count]
             options.role = role
             options.path = role == "writer" ? target.writePath : target.fanPath
             options.credential = target.credential
