@@ -278,6 +278,7 @@ extension HearthCommand {
             rules: storage.rules, files: storage.files, openEngine: storage.openEngine)
         server.onDisconnectLedger = storage.ledger
         storage.observeRules? { [server] namespace in server.rulesChanged(in: namespace) }
+        storage.observeDeletions? { [server] namespace in server.namespaceDeleted(elsewhere: namespace) }
         var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
         authConfiguration.publicURL = settings.publicURL
         authConfiguration.authorizedDomains += settings.authorizedDomains

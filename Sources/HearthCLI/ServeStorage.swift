@@ -21,6 +21,8 @@ struct ServeStorage {
     var ledger: (any OnDisconnectLedger)? = nil
     /// Tells of rules deployed by any server on the same storage (PostgreSQL only), by namespace.
     var observeRules: ((@escaping @Sendable (String) -> Void) -> Void)? = nil
+    /// Tells of namespaces deleted by any server on the same storage (PostgreSQL only).
+    var observeDeletions: ((@escaping @Sendable (String) -> Void) -> Void)? = nil
 
     /// Opens what `store` needs. For PostgreSQL that is a connection now: a wrong URL, a wrong password
     /// or a stopped server stop `hearth serve` before it listens.
@@ -56,7 +58,8 @@ struct ServeStorage {
                 close: { catalogue.close() },
                 ledger: PostgresOnDisconnectLedger(
                     try PostgresDisconnectLeases(url: url, node: node, lease: .seconds(leaseSeconds), log: log)),
-                observeRules: { changed in rules.observe(log: log, changed) })
+                observeRules: { changed in rules.observe(log: log, changed) },
+                observeDeletions: { deleted in catalogue.observeDeletions(deleted) })
         }
     }
 

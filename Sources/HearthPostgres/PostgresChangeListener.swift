@@ -26,11 +26,16 @@ final class PostgresChangeListener: Sendable {
     /// Engines by namespace; several engines of one namespace (tests run two "servers" in one process).
     private let followers = Mutex<[String: [Follower]]>([:])
     private let stopped = Atomic<Bool>(false)
-    /// Told of every rules deploy (`PostgresRulesStore.observe`).
-    private let rulesObservers = Mutex<[@Sendable (String) -> Void]>([])
+    /// Told of every rules deploy (`PostgresRulesStore.observe`), by channel; and of every namespace
+    /// deleted (`PostgresNamespaceCatalogue.observeDeletions`).
+    private let observers = Mutex<[String: [@Sendable (String) -> Void]]>([:])
 
     func observeRules(_ changed: @escaping @Sendable (String) -> Void) {
-        rulesObservers.withLock { $0.append(changed) }
+        observers.withLock { $0[PostgresSchema.rulesChannel, default: []].append(changed) }
+    }
+
+    func observeDeletions(_ deleted: @escaping @Sendable (String) -> Void) {
+        observers.withLock { $0[PostgresSchema.namespacesChannel, default: []].append(deleted) }
     }
 
     private static let listeners = Mutex<[String: PostgresChangeListener]>([:])
@@ -78,7 +83,9 @@ final class PostgresChangeListener: Sendable {
             do {
                 connection = try PostgresConnection(endpoint, deadline: .now + PostgresTimeouts.connect)
                 _ = try connection.run(
-                    [PostgresStatement("LISTEN \(PostgresSchema.changesChannel)"), PostgresStatement("LISTEN \(PostgresSchema.rulesChannel)")],
+                    [PostgresSchema.changesChannel, PostgresSchema.rulesChannel, PostgresSchema.namespacesChannel].map {
+                        PostgresStatement("LISTEN \($0)")
+                    },
                     deadline: .at(.now + PostgresTimeouts.commit))
             } catch {
                 if !reported {
@@ -110,9 +117,9 @@ final class PostgresChangeListener: Sendable {
                 log("hearth: the connection listening for other servers' commits at \(endpoint) broke (\(error)); reconnecting.")
                 return
             }
-            let observers = rulesObservers.withLock { $0 }
-            for notification in received where notification.channel == PostgresSchema.rulesChannel {
-                for observer in observers { observer(notification.payload) }
+            let observers = observers.withLock { $0 }
+            for notification in received where notification.channel != PostgresSchema.changesChannel {
+                for observer in observers[notification.channel] ?? [] { observer(notification.payload) }
             }
             var woken = Set<String>()
             for notification in received where notification.channel == PostgresSchema.changesChannel {

@@ -99,6 +99,19 @@ public final class PostgresNamespaceCatalogue: Sendable {
         }
     }
 
+    /// Calls `deleted` (on a thread of the listener's) with the name of every namespace any server
+    /// deletes from this database, this one included, once it is gone from the answers here, so that
+    /// each server closes it.
+    public func observeDeletions(_ deleted: @escaping @Sendable (_ namespace: String) -> Void) {
+        PostgresChangeListener.shared(for: endpoint, log: log).observeDeletions { [self] namespace in
+            noteLocalChange { answers in
+                answers.names.remove(namespace)
+                answers.bytes[namespace] = nil
+            }
+            deleted(namespace)
+        }
+    }
+
     private func noteLocalChange(_ change: (inout Answers) -> Void) {
         state.withLock { answers in
             change(&answers)

@@ -19,12 +19,16 @@ extension PostgresSchema {
         PostgresStatement("INSERT INTO hearth_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [.text(namespace)])
     }
 
-    /// Everything stored for a namespace, to run as one transaction: records, change log, rules, entry.
+    /// Everything stored for a namespace, to run as one transaction: records, change log, rules, entry;
+    /// then a notification on ``namespacesChannel``, so that other servers close it too.
     static func deleteNamespace(_ namespace: String) -> [PostgresStatement] {
         ["hearth_records", "hearth_changes", "hearth_rules", "hearth_namespaces"].map { table in
             PostgresStatement("DELETE FROM \(table) WHERE namespace = $1", [.text(namespace)])
-        }
+        } + [PostgresStatement("SELECT pg_notify('\(namespacesChannel)', $1)", [.text(namespace)])]
     }
+
+    /// Notified with a namespace's name when it is deleted (sent on commit).
+    static let namespacesChannel = "hearth_namespaces"
 
     /// Each namespace's bytes of data: per record its path, its string value and string priority (UTF-8),
     /// and 8 bytes for a number, boolean or the row itself. Not what the rows take on disk (tuple headers,

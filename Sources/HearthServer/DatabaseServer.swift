@@ -103,6 +103,12 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
     }
 
+    /// Another server deleted `namespace` and its stored data (a cluster): its clients here are told and
+    /// disconnected as that server's were, and it is closed here. Any thread.
+    public func namespaceDeleted(elsewhere namespace: String) {
+        executor?.execute { [weak self] in self?.namespaces.close(deletedElsewhere: namespace) }
+    }
+
     /// Runs the onDisconnect operations of a node that died (``OnDisconnectLedger``), as that node would
     /// have: one merge per credential, checked by the rules now.
     private func runOrphanedOnDisconnect(_ name: String, _ records: [OnDisconnectRecord]) {

@@ -186,6 +186,27 @@ def test_accounts_are_shared_by_every_node(cluster):
     assert duplicate.status_code == 400 and "EMAIL_EXISTS" in duplicate.text
 
 
+def test_a_namespace_deleted_on_one_node_is_closed_on_the_others(cluster):
+    _postgres, (a, b, _c), _balancer = cluster
+    ns = namespace()
+    requests.put(f"{a.endpoint.url}/shop.json?ns={ns}", json={"item": 1}, timeout=10).raise_for_status()
+    listener = Client(b.endpoint, ns=ns)
+    _, reply = listener.call("q", {"p": "/shop", "h": ""})
+    assert reply["s"] == "ok"
+    # The console on node a, signed in with the admin token (owner in emulator mode).
+    console = requests.Session()
+    assert console.post(f"{a.endpoint.url}/console/api/signin", json={"token": "owner"}, timeout=10).status_code == 200
+    csrf = console.get(f"{a.endpoint.url}/console/api/session", timeout=10).json()["csrf"]
+    deleted = console.delete(f"{a.endpoint.url}/console/api/namespaces/{ns}", json={"confirm": ns},
+                             headers={"X-Hearth-CSRF": csrf}, timeout=30)
+    assert deleted.status_code == 200, deleted.text
+    # Node b tells its client as node a would, and forgets the data it held.
+    while (message := listener.receive())["t"] != "c":
+        pass
+    assert message["d"]["t"] == "s" and "deleted" in message["d"]["d"], message
+    assert requests.get(f"{b.endpoint.url}/shop.json?ns={ns}", timeout=10).json() is None
+
+
 def test_hearth_users_with_storage_manages_the_clusters_accounts(cluster, hearth_binary):
     postgres, (a, _b, c), _balancer = cluster
     email = f"{namespace()}@example.com"

@@ -226,11 +226,7 @@ final class NamespaceRegistry: @unchecked Sendable {
             return completion(.failure(NamespaceUnavailable(reason: .cannotOpen, message: "'\(name)' is \(doing); try again in a moment")))
         }
         let namespace = namespaces.removeValue(forKey: name)
-        if let namespace {
-            for stream in Array(namespace.streams.values) { stream.cancel() }
-            for session in Array(namespace.realtimeSessions.values) { session.namespaceDeleted() }
-            for feed in Array(namespace.consoleFeeds.values) { feed.finish() }
-        }
+        if let namespace { disconnectClients(of: namespace) }
         deleting.insert(name)
         histories[name] = nil
         let (engine, files, rules) = (namespace?.database.engine, files, rules)
@@ -248,6 +244,26 @@ final class NamespaceRegistry: @unchecked Sendable {
             if case .success = result { log("hearth: namespace '\(name)' deleted.") }
             completion(result)
         }
+    }
+
+    /// Another server deleted `name` (its notification, in a cluster): its clients here are told and
+    /// disconnected, and its engine closed off the loop. Opened again, it starts from what storage
+    /// holds then. Nothing happens when it is not open here, or when this server is deleting it.
+    func close(deletedElsewhere name: String) {
+        guard !deleting.contains(name), let namespace = namespaces.removeValue(forKey: name) else { return }
+        disconnectClients(of: namespace)
+        histories[name] = nil
+        let engine = namespace.database.engine
+        onMaintenance({ engine.close() }) { [self] _ in
+            log("hearth: namespace '\(name)' was deleted by another server; closed here.")
+        }
+    }
+
+    /// Tells a deleted namespace's clients (realtime `s`, streams `cancel`, the console's feeds).
+    private func disconnectClients(of namespace: Namespace) {
+        for stream in Array(namespace.streams.values) { stream.cancel() }
+        for session in Array(namespace.realtimeSessions.values) { session.namespaceDeleted() }
+        for feed in Array(namespace.consoleFeeds.values) { feed.finish() }
     }
 
     /// Runs `work` on the maintenance queue, then `then` with its result on the loop; both here and now
