@@ -123,9 +123,8 @@ enum DataCommands {
     /// Replaces `namespace` with the export read from `descriptor`, all or nothing; returns the records
     /// written and where they went.
     ///
-    /// SQLite streams the file (read in 8 MB steps and written as it is read, in one transaction, so
-    /// memory stays bounded whatever the export's size: docs/storage.md). PostgreSQL's import takes a
-    /// tree (`replaceAll`): the file is read and parsed whole, then written in one transaction.
+    /// Both engines stream the file: read in 8 MB steps and written as it is read, in one transaction,
+    /// so memory stays bounded whatever the export's size (docs/storage.md).
     private static func importFile(
         _ descriptor: Int32, byteCount: Int?, into namespace: String, of store: DataStore, report: @escaping (Int, Int) -> Void
     ) throws -> (records: Int, location: String) {
@@ -138,34 +137,14 @@ enum DataCommands {
             }
             return (records, engine.path)
         case .postgres(let url):
-            let bytes = try readAll(descriptor)
-            report(bytes.count, 0)
-            let root = try bytes.withUnsafeBytes { buffer throws(StorageError) in try StorageJSON.read(buffer) }
             // Entered in the catalogue first, so the namespace exists even when the export is empty.
             try PostgresNamespaces(url: url).register(namespace)
             let engine = try PostgresStorageEngine(url: url, namespace: namespace)
             defer { engine.close() }
-            nonisolated(unsafe) var written = 0
-            try engine.replaceAll(with: root) { progress in
-                written = progress.done
-                report(bytes.count, progress.done)
+            let records = try engine.importJSON(from: descriptor, byteCount: byteCount) { progress in
+                report(progress.bytesRead, progress.recordsWritten)
             }
-            return (written, engine.location)
-        }
-    }
-
-    /// The rest of the file, read with read(2).
-    private static func readAll(_ descriptor: Int32) throws(StorageError) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 8 << 20)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw StorageError(.io, "cannot read the import file: \(String(cString: strerror(errno))). Nothing was imported.")
-            }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
+            return (records, engine.location)
         }
     }
 

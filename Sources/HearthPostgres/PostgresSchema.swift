@@ -108,6 +108,10 @@ enum PostgresSchema {
             [.text(namespace), .int8(sequence), .bytea(batch)])
     }
 
+    /// A change-log row that says "too large to log: load a snapshot" (a streamed import, whose tree
+    /// may not fit in memory, let alone in one row). Followers that reach it reload the namespace.
+    static let reloadMarker: [UInt8] = [0]
+
     /// The channel every commit notifies, with `"<sequence> <namespace>"` as the payload: followers
     /// (`PostgresChangeListener`) wake on it, then read the log itself, which is the truth.
     static let changesChannel = "hearth_changes"

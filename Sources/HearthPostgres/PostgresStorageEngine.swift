@@ -117,6 +117,18 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
         try thread.exclusive { writer throws(StorageError) in try writer.replaceAll(with: root, progress: progress) }
     }
 
+    /// Replaces the namespace's data with the Firebase JSON export read from `descriptor`, in one
+    /// transaction (all or nothing) and bounded memory: the file is read in 8 MB steps and its records
+    /// sent as they are read (`StreamingImporter`, as SQLite's import). Followers reload the namespace
+    /// when they reach it. Returns the records written.
+    @discardableResult
+    public func importJSON(from descriptor: Int32, byteCount: Int? = nil, progress: ((ImportProgress) -> Void)? = nil) throws(StorageError) -> Int {
+        nonisolated(unsafe) let progress = progress  // called on the storage thread while the caller waits
+        return try thread.exclusive { writer throws(StorageError) in
+            try writer.importJSON(from: descriptor, byteCount: byteCount, progress: progress)
+        }
+    }
+
     /// Waits for queued batches and their completions, then closes the connection.
     public func close() { thread.close() }
 

@@ -231,8 +231,11 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                     guard let sequence = row.bytes(0).flatMap(PostgresBinary.decodeInt64), let bytes = row.bytes(1) else {
                         throw StorageError(.corrupt, "a change-log row of namespace '\(namespace)' at \(endpoint) does not decode.")
                     }
-                    // The log has no gaps; one here means the rows after `next` were trimmed.
-                    guard sequence == next + 1 else { return .success(try snapshot(on: connection, doing: doing)) }
+                    // The log has no gaps; one here means the rows after `next` were trimmed. A streamed
+                    // import's change is not in the log either, only its marker.
+                    guard sequence == next + 1, !bytes.elementsEqual(PostgresSchema.reloadMarker) else {
+                        return .success(try snapshot(on: connection, doing: doing))
+                    }
                     batches += try WriteBatch.decodeBatches(UnsafeRawBufferPointer(bytes))
                     next = sequence
                 }
@@ -300,6 +303,46 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                 let lost = StorageError(error, at: endpoint, doing: doing)
                 throw StorageError(.unavailable, lost.message + " Whether PostgreSQL stored the import is unknown: load the namespace to see.")
             }
+        }
+    }
+
+    /// Replaces the namespace's records with the Firebase JSON export read from `descriptor`, in one
+    /// transaction and bounded memory (`StreamingImporter`, `PostgresImportSink`). The change log gets a
+    /// reload marker instead of the tree: followers load a snapshot when they reach it. Returns the
+    /// records written.
+    func importJSON(from descriptor: Int32, byteCount: Int?, progress: ((ImportProgress) -> Void)?) throws(StorageError) -> Int {
+        let doing = "importing into namespace '\(namespace)'"
+        let (connection, _) = try connected(by: .now + PostgresTimeouts.silence)
+        let sequence = (lastSequence ?? 0) + 1
+        do {
+            let pipeline = try PostgresConnection.Pipeline(connection, deadline: .afterSilence(PostgresTimeouts.silence))
+            try pipeline.send(PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: PostgresSchema.reloadMarker))
+            try pipeline.send(PostgresSchema.deleteAllRecords(namespace: namespace))
+            var sink = PostgresImportSink(pipeline: pipeline, namespace: namespace)
+            var importer = StreamingImporter(input: JSONInput(descriptor: descriptor, byteCount: byteCount))
+            importer.progress = progress
+            try importer.run(into: &sink)
+            try sink.flush()
+            try pipeline.send(PostgresSchema.notifyChange(namespace: namespace, sequence: sequence))
+            _ = try pipeline.finish()
+            lastSequence = sequence
+            return sink.written
+        } catch let error as PostgresError {
+            // Closing the connection rolls back what was sent before the pipeline's sync.
+            disconnect()
+            if error.kind == .server(sqlState: PostgresError.uniqueViolation) {
+                throw StorageError(.superseded, "another server wrote to namespace '\(namespace)' while it was being imported; nothing was imported. Run the import again (with the namespace's writers stopped).")
+            }
+            let failure = StorageError(error, at: endpoint, doing: doing)
+            guard error.breaksConnection else { throw StorageError(failure.code, failure.message + " Nothing was imported.") }
+            inDoubt = (sequence, 1)
+            throw StorageError(.unavailable, failure.message + " Whether PostgreSQL stored the import is unknown: load the namespace to see.")
+        } catch let error as StorageError {
+            disconnect()  // the file is not a valid export: the transaction ends unfinished
+            throw error
+        } catch {
+            disconnect()
+            throw StorageError(.io, "\(error) Nothing was imported.")
         }
     }
 

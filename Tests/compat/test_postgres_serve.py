@@ -221,6 +221,43 @@ def test_export_import_and_backup_round_trip_with_storage(postgres, hearth_binar
     assert missing.returncode == 1 and "no namespace 'nothing-here' in PostgreSQL" in missing.stderr
 
 
+def test_a_large_import_streams_into_postgres_and_a_running_server_reloads_it(postgres, hearth_binary, tmp_path):
+    served = serve(hearth_binary, tmp_path / "data", postgres.url)
+    ns = "streamed"
+    try:
+        requests.put(f"{served.url}/old.json?ns={ns}", json="before", timeout=10).raise_for_status()
+        listener = Client(served, ns=ns, timeout=30)
+        _, reply = listener.call("q", {"p": "/", "h": ""})
+        assert reply["s"] == "ok"
+        # An object of 5 MB: past the importer's 4 MB whole-value limit, so it is walked key by key. Its
+        # first key comes again at the end: the last value wins, as when parsing it whole.
+        entries = ",".join(f'"k{i}": {{"text": "{"x" * 80}", "n": {i}}}' for i in range(50_000))
+        source = tmp_path / "big.json"
+        source.write_text('{"big": {' + entries + ', "k0": {"text": "last", "n": -1}}, "title": "streamed"}')
+        assert source.stat().st_size > 4 << 20
+        imported = run_hearth(hearth_binary, "import", ns, str(source), "--storage", postgres.url)
+        assert imported.returncode == 0, imported.stderr
+        assert "wrote 100001 records" in imported.stderr, imported.stderr
+
+        # The server following the namespace reloads it (the change log holds a marker, not the tree).
+        assert eventually(lambda: requests.get(f"{served.url}/big/k0.json?ns={ns}", timeout=10).json()
+                          == {"text": "last", "n": -1})
+        assert requests.get(f"{served.url}/old.json?ns={ns}", timeout=10).json() is None
+        assert len(requests.get(f"{served.url}/big.json?ns={ns}&shallow=true", timeout=30).json()) == 50_000
+        push = listener.next_push()
+        assert push["b"]["p"].strip("/") == "" and push["b"]["d"]["title"] == "streamed"
+
+        # A file that is not a valid export changes nothing.
+        bad = tmp_path / "bad.json"
+        bad.write_text('{"big": {"a": 1,')
+        failed = run_hearth(hearth_binary, "import", ns, str(bad), "--storage", postgres.url)
+        assert failed.returncode != 0 and "not valid Firebase JSON" in failed.stderr, failed.stderr
+        exported = json.loads(run_hearth(hearth_binary, "export", ns, "--storage", postgres.url).stdout)
+        assert len(exported["big"]) == 50_000 and exported["big"]["k49999"]["n"] == 49_999
+    finally:
+        served.stop()
+
+
 def test_a_wrong_password_or_a_stopped_postgres_stop_hearth_with_the_reason(postgres, hearth_binary, tmp_path):
     wrong = postgres.url.replace(postgres.password, "not-the-password-42")
     process, _ = start_hearth(hearth_binary, "--emulator", "--data", str(tmp_path / "data"), "--storage", wrong)
