@@ -44,6 +44,29 @@ struct FollowingTests {
     }
 
     
+    /// Two servers on one new namespace.
+    static func pair(_ prefix: String, finishing: Bool = false) async throws -> [Server] {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace(prefix)
+        return [
+            try Server(url: postgres.url, namespace: namespace, finishing: finishing),
+            try Server(url: postgres.url, namespace: namespace, finishing: finishing),
+        ]
+    }
+
+    /// Adds one to `counter` as a transaction does: a compare-and-set on its hash, again until it lands.
+    static func increment(_ counter: Path, in database: DurableDatabase) async throws {
+        while true {
+            let current = database.root.child(at: counter)
+            do {
+                try await database.set(counter, to: Node(Int64(current.numberValue ?? 0) + 1), ifHash: current.hash)
+                return
+            } catch let error as DataError where error.code == .hashMismatch {
+                try await Task.sleep(for: .milliseconds(Int.random(in: 1...5)))
+            }
+        }
+    }
+
     @Test func aWriteOnOneServerReachesTheOtherInOrder() async throws {
         let postgres = try await TemporaryPostgres.shared()
         let namespace = PostgresFixture.uniqueNamespace("follow")
@@ -117,12 +140,7 @@ struct FollowingTests {
     /// application once let the next writes be decided without it: 2 of 200 increments were lost.
     @Test(arguments: [false, true])
     func transactionsOnBothServersSumExactly(finishing: Bool) async throws {
-        let postgres = try await TemporaryPostgres.shared()
-        let namespace = PostgresFixture.uniqueNamespace("count")
-        let servers = [
-            try Server(url: postgres.url, namespace: namespace, finishing: finishing),
-            try Server(url: postgres.url, namespace: namespace, finishing: finishing),
-        ]
+        let servers = try await Self.pair("count", finishing: finishing)
         defer { servers.forEach { $0.close() } }
         let clients = 20, increments = 10
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -130,16 +148,7 @@ struct FollowingTests {
                 let database = servers[client % 2].database
                 group.addTask {
                     for _ in 0..<increments {
-                        while true {
-                            let current = database.root.child(at: "counter")
-                            let next = Node(Int64(current.numberValue ?? 0) + 1)
-                            do {
-                                try await database.set("counter", to: next, ifHash: current.hash)
-                                break
-                            } catch let error as DataError where error.code == .hashMismatch {
-                                try await Task.sleep(for: .milliseconds(Int.random(in: 1...5)))
-                            }
-                        }
+                        try await Self.increment("counter", in: database)
                     }
                 }
             }
@@ -154,12 +163,7 @@ struct FollowingTests {
     /// increment counted once, and both servers' trees end as the records.
     @Test(arguments: [false, true])
     func commutingAndConflictingWritesTogether(finishing: Bool) async throws {
-        let postgres = try await TemporaryPostgres.shared()
-        let namespace = PostgresFixture.uniqueNamespace("mixed")
-        let servers = [
-            try Server(url: postgres.url, namespace: namespace, finishing: finishing),
-            try Server(url: postgres.url, namespace: namespace, finishing: finishing),
-        ]
+        let servers = try await Self.pair("mixed", finishing: finishing)
         defer { servers.forEach { $0.close() } }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for (index, server) in servers.enumerated() {
@@ -172,15 +176,7 @@ struct FollowingTests {
                 for _ in 0..<5 {
                     group.addTask {
                         for _ in 0..<10 {
-                            while true {
-                                let current = database.root.child(at: "counter")
-                                do {
-                                    try await database.set("counter", to: Node(Int64(current.numberValue ?? 0) + 1), ifHash: current.hash)
-                                    break
-                                } catch let error as DataError where error.code == .hashMismatch {
-                                    try await Task.sleep(for: .milliseconds(Int.random(in: 1...3)))
-                                }
-                            }
+                            try await Self.increment("counter", in: database)
                         }
                     }
                 }
