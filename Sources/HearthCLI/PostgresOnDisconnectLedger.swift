@@ -1,5 +1,6 @@
 import HearthPostgres
 import HearthServer
+import HearthStorage
 
 /// The server's ``OnDisconnectLedger`` over PostgreSQL's leases: the operations travel as the text
 /// HearthServer makes of them, which HearthPostgres stores without reading.
@@ -12,13 +13,15 @@ final class PostgresOnDisconnectLedger: OnDisconnectLedger {
         leases.record(session: session, namespace: namespace, operations: operations.isEmpty ? nil : OnDisconnectRecord.encode(operations))
     }
 
-    func start(orphans: @escaping @Sendable (String, [OnDisconnectRecord]) -> Void) {
-        leases.start { namespace, text in
-            // A row hearth did not write is left unrun rather than guessed at.
-            guard let records = OnDisconnectRecord.decode(text) else { return }
-            orphans(namespace, records)
+    func start(orphans: @escaping @Sendable (String, LedgerEntry, [OnDisconnectRecord]) -> Void) {
+        leases.start { [leases] namespace, claim, text in
+            // A row hearth did not write is dropped rather than guessed at.
+            guard let records = OnDisconnectRecord.decode(text) else { return leases.drop(claim) }
+            orphans(namespace, claim, records)
         }
     }
+
+    func drop(_ claim: LedgerEntry) { leases.drop(claim) }
 
     func stop() { leases.stop() }
 }

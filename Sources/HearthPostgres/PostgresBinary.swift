@@ -16,6 +16,7 @@ enum PostgresBinary {
         case booleanArray = 1000
         case byteaArray = 1001
         case int8Array = 1016
+        case textArray = 1009
         case float8Array = 1022
     }
 

@@ -11,9 +11,12 @@ import Foundation
 ///
 /// A node that stops renewing (killed, frozen, cut off) is dead once `expires_at` passes; the node whose
 /// claim deletes its `hearth_nodes` row takes its rows in the same statement, so no two nodes run them.
-/// Operations are run after the claim commits: a node that dies between the two loses them (at most
-/// once). A node frozen past its lease and thawed finds its operations run while its clients may still be
-/// connected; the lease should be longer than any pause a node may take.
+/// Taking a row moves it to the claimant (session `claimed <node> <session>`) rather than deleting it:
+/// the write that runs its operations removes it in the same commit (``LedgerEntry``,
+/// ``remove(_:)``), so a claimant that dies before that commit leaves the row for the next node, and one
+/// that dies after it leaves nothing: the operations run once. A node frozen past its lease and thawed
+/// finds its operations run while its clients may still be connected; the lease should be longer than
+/// any pause a node may take.
 ///
 /// One thread and one connection; `record` only queues (the loop calls it), and the latest state of each
 /// session is what gets written.
@@ -30,7 +33,7 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
     private let condition = NSCondition()
     /// Each session's latest operations (nil: forget it), oldest change first.
     private var pending: [String: (namespace: String, operations: String?)] = [:]
-    private var orphans: (@Sendable (String, String) -> Void)?
+    private var orphans: (@Sendable (String, LedgerEntry, String) -> Void)?
     private var stopping = false
     /// Tests: the thread ends at once, writing nothing, as if the process had been killed.
     private var crashed = false
@@ -54,8 +57,10 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Takes the lease and starts renewing it; `orphans` gets (namespace, operations) of dead nodes.
-    public func start(orphans: @escaping @Sendable (_ namespace: String, _ operations: String) -> Void) {
+    /// Takes the lease and starts renewing it; `orphans` gets the namespace, the claimed row and the
+    /// operations of each connection of a dead node. The write that runs them carries the row out
+    /// (``WriteBatch/carriesOut``); operations that will not run are given back to ``drop(_:)``.
+    public func start(orphans: @escaping @Sendable (_ namespace: String, _ claim: LedgerEntry, _ operations: String) -> Void) {
         condition.lock()
         defer { condition.unlock() }
         guard !started else { return }
@@ -66,8 +71,15 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
         thread.start()
     }
 
-    /// Writes what is queued, gives the lease up and forgets this node's rows (its connections have run
-    /// their operations), waiting at most a few seconds.
+    /// Forgets a claimed row whose operations will not run (the rules refused them).
+    public func drop(_ claim: LedgerEntry) {
+        guard claim.owner == node else { return }
+        record(session: claim.key, namespace: "", operations: nil)
+    }
+
+    /// Writes what is queued, gives the lease up and forgets this node's own connections' rows (they have
+    /// run their operations), waiting at most a few seconds. Rows it claimed and has not carried out stay,
+    /// for another node to claim.
     public func stop() {
         condition.lock()
         let wasStarted = started
@@ -129,7 +141,8 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
                     }
                 }
                 if stop {
-                    statements.append(PostgresStatement("DELETE FROM hearth_ondisconnect WHERE node = $1", [.text(node)]))
+                    statements.append(PostgresStatement(
+                        "DELETE FROM hearth_ondisconnect WHERE node = $1 AND session NOT LIKE 'claimed %'", [.text(node)]))
                     statements.append(PostgresStatement("DELETE FROM hearth_nodes WHERE node = $1", [.text(node)]))
                 }
                 if !statements.isEmpty { _ = try connection.run(statements, deadline: .at(.now + PostgresTimeouts.commit)) }
@@ -145,9 +158,10 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
                         for index in 0..<Int32(clamping: result.rowCount) {
                             let row = PostgresRow(result: result, index: index)
                             guard let namespace = row.bytes(0).flatMap(PostgresBinary.decodeString),
-                                let operations = row.bytes(1).flatMap(PostgresBinary.decodeString)
+                                let session = row.bytes(1).flatMap(PostgresBinary.decodeString),
+                                let operations = row.bytes(2).flatMap(PostgresBinary.decodeString)
                             else { continue }
-                            orphans(namespace, operations)
+                            orphans(namespace, LedgerEntry(owner: node, key: session), operations)
                         }
                     }
                 }
@@ -177,16 +191,30 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
             [.text(node), .int8(Int64(lease.components.seconds) * 1000 + lease.components.attoseconds / 1_000_000_000_000_000)])
     }
 
-    /// Deletes the rows of dead nodes (a lease past its end, or no lease at all) and returns their
-    /// operations: one statement, so two nodes claiming at once never both get a row.
+    /// Moves the rows of dead nodes (a lease past its end, or no lease at all) to this node and returns
+    /// them: one statement, so two nodes claiming at once never both get a row (the second finds it
+    /// moved to a live node).
     private var claim: PostgresStatement {
         PostgresStatement(
             """
             WITH dead AS (DELETE FROM hearth_nodes WHERE expires_at < now() AND node <> $1 RETURNING node)
-            DELETE FROM hearth_ondisconnect d
+            UPDATE hearth_ondisconnect d SET node = $1, session = 'claimed ' || d.node || ' ' || d.session
             WHERE d.node <> $1 AND (d.node IN (SELECT node FROM dead) OR NOT EXISTS (SELECT 1 FROM hearth_nodes n WHERE n.node = d.node))
-            RETURNING d.namespace, d.operations
+            RETURNING d.namespace, d.session, d.operations
             """, [.text(node)])
+    }
+
+    /// Removes `entries` (claimed rows whose operations a write carried out), in that write's commit.
+    static func remove(_ entries: [LedgerEntry]) -> PostgresStatement {
+        var owners = PostgresBinary.ArrayEncoder(of: .text)
+        var keys = PostgresBinary.ArrayEncoder(of: .text)
+        for entry in entries {
+            owners.append(Array(entry.owner.utf8))
+            keys.append(Array(entry.key.utf8))
+        }
+        return PostgresStatement(
+            "DELETE FROM hearth_ondisconnect WHERE (node, session) IN (SELECT * FROM unnest($1::text[], $2::text[]))",
+            [.array(.textArray, owners.finish()), .array(.textArray, keys.finish())])
     }
 
     static let create: [PostgresStatement] = [

@@ -140,8 +140,12 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
     /// Commits `batches` in one transaction within `PostgresTimeouts.commit`, reconnecting once if the
     /// connection is gone.
     func commit(_ batches: [WriteBatch]) -> Result<Void, StorageError> {
-        if batches.allSatisfy(\.isEmpty) { return .success(()) }  // nothing to store, nothing to log
         let deadline = ContinuousClock.now + PostgresTimeouts.commit
+        let carriedOut = batches.flatMap(\.carriesOut)
+        if batches.allSatisfy(\.isEmpty) {
+            // Nothing to store, nothing to log; ledger entries done by writes that changed nothing still go.
+            return carriedOut.isEmpty ? .success(()) : remove(carriedOut, by: deadline)
+        }
         var changes = RecordChanges()
         for batch in batches { changes.apply(batch) }
         var encoded: [UInt8] = []
@@ -158,6 +162,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
             }
             let sequence = (lastSequence ?? 0) + 1
             var statements = [PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded)] + recordStatements
+            if !carriedOut.isEmpty { statements.append(PostgresDisconnectLeases.remove(carriedOut)) }
             statements.append(PostgresSchema.notifyChange(namespace: namespace, sequence: sequence))
             if sequence % Self.changeLogPruneInterval == 0 && sequence > Self.changeLogRetention {
                 statements.append(PostgresSchema.pruneChanges(namespace: namespace, through: sequence - Self.changeLogRetention))
@@ -191,6 +196,22 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                 let lost = StorageError(error, at: endpoint, doing: doing)
                 return .failure(StorageError(.unavailable, lost.message + " Whether PostgreSQL stored these writes is unknown: hearth checks when it reconnects and says so in its log."))
             }
+        }
+    }
+
+    /// Removes ledger entries that writes which changed nothing carried out.
+    private func remove(_ entries: [LedgerEntry], by deadline: ContinuousClock.Instant) -> Result<Void, StorageError> {
+        do {
+            let (connection, _) = try connected(by: deadline)
+            do {
+                _ = try connection.run([PostgresDisconnectLeases.remove(entries)], deadline: .at(deadline))
+            } catch {
+                if error.breaksConnection { disconnect() }
+                return .failure(StorageError(error, at: endpoint, doing: "removing the onDisconnect operations a write carried out"))
+            }
+            return .success(())
+        } catch {
+            return .failure(error)
         }
     }
 

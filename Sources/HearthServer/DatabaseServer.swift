@@ -89,8 +89,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         namespaces.executor = executor
         writes.executor = executor
         lastKeepAlive = clock()
-        onDisconnectLedger?.start { namespace, records in
-            executor.execute { [weak self] in self?.runOrphanedOnDisconnect(namespace, records) }
+        onDisconnectLedger?.start { namespace, claim, records in
+            executor.execute { [weak self] in self?.runOrphanedOnDisconnect(namespace, claim, records) }
         }
     }
 
@@ -111,13 +111,23 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     /// Runs the onDisconnect operations of a node that died (``OnDisconnectLedger``), as that node would
     /// have: one merge per credential, checked by the rules now.
-    private func runOrphanedOnDisconnect(_ name: String, _ records: [OnDisconnectRecord]) {
+    /// The last write carries the claim out (removes it in its commit); when the rules refuse that write,
+    /// the claim is dropped. A storage failure leaves it claimed, for the next node after this one stops.
+    private func runOrphanedOnDisconnect(_ name: String, _ claim: LedgerEntry, _ records: [OnDisconnectRecord]) {
         namespaces.withNamespace(name) { [self] result in
             guard case .success(let namespace) = result else {
                 return log("hearth: the onDisconnect operations of a stopped node for '\(name)' were not run: the namespace cannot be opened.")
             }
-            for group in OnDisconnectQueue.groups(records) {
-                writes.submit(.update(.root, group.values), by: group.caller, in: namespace, from: .onDisconnect) { _ in }
+            let groups = OnDisconnectQueue.groups(records)
+            guard !groups.isEmpty else { return onDisconnectLedger?.drop(claim) ?? () }
+            for (index, group) in groups.enumerated() {
+                let last = index == groups.count - 1
+                writes.submit(
+                    .update(.root, group.values), by: group.caller, in: namespace, from: .onDisconnect, carryingOut: last ? [claim] : []
+                ) { [weak self] outcome in
+                    guard last, case .failure(let failure) = outcome, !failure.isStorage else { return }
+                    self?.onDisconnectLedger?.drop(claim)
+                }
             }
         }
     }

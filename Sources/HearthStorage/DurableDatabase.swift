@@ -71,6 +71,7 @@ public final class DurableDatabase: Sendable {
         var targets: [Path]
         var check: WriteCheck?
         var ifHash: (path: Path, hash: String)?
+        var carriesOut: [LedgerEntry] = []
         var apply: @Sendable (inout DatabaseTree) throws(DataError) -> ChangeSet
         var completion: @Sendable (Result<CommittedWrite, any Error>) -> Void
 
@@ -148,15 +149,18 @@ public final class DurableDatabase: Sendable {
         })
     }
 
-    /// Writes several locations below `path` atomically (see `DatabaseTree.update`).
+    /// Writes several locations below `path` atomically (see `DatabaseTree.update`), and removes the
+    /// ledger entries it `carriesOut` in the same commit (``LedgerEntry``).
     public func update(
-        _ path: Path, with values: [(Path, Node)], now: Int64? = nil, check: WriteCheck? = nil,
+        _ path: Path, with values: [(Path, Node)], now: Int64? = nil, check: WriteCheck? = nil, carriesOut: [LedgerEntry] = [],
         completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
         // A target's proper ancestors include those of its node when it ends in `.priority`: a superset.
-        write(Write(targets: values.map { path.appending(path: $0.0) }, check: check, completion: completion) { tree throws(DataError) in
+        var write = Write(targets: values.map { path.appending(path: $0.0) }, check: check, completion: completion) { tree throws(DataError) in
             try tree.update(path, with: values, now: now)
-        })
+        }
+        write.carriesOut = carriesOut
+        self.write(write)
     }
 
     /// `set`, waiting for durability.
@@ -208,7 +212,8 @@ public final class DurableDatabase: Sendable {
         } else {
             do { changes = try write.apply(&state.pending) } catch { return error }
         }
-        let batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
+        var batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
+        batch.carriesOut = write.carriesOut
         state.inFlight += 1
         // Without a check, the write read its own locations only (values, hashes, increments there).
         state.reads.append(write.check == nil ? targets : nil)

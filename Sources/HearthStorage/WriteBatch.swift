@@ -40,6 +40,9 @@ public struct WriteBatch: Sendable, Equatable {
     }
 
     public var operations: [Operation]
+    /// Ledger entries this write carries out (``LedgerEntry``): an engine that keeps the ledger removes
+    /// them in the same transaction as the operations; others ignore them. Not part of the stored change.
+    public var carriesOut: [LedgerEntry] = []
 
     public init(operations: [Operation]) { self.operations = operations }
 

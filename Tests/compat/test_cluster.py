@@ -327,7 +327,7 @@ def test_realtime_transactions_from_clients_on_every_node_sum_exactly(cluster):
 
 
 def test_a_killed_node_loses_nothing_acknowledged_and_its_on_disconnects_run_once(cluster):
-    _postgres, (a, b, c), balancer = cluster
+    postgres, (a, b, c), balancer = cluster
     ns = namespace()
     requests.put(f"{a.endpoint.url}/presence.json?ns={ns}", json={"ada": "online"}, timeout=10).raise_for_status()
     leaver = Client(b.endpoint, ns=ns)
@@ -381,6 +381,8 @@ def test_a_killed_node_loses_nothing_acknowledged_and_its_on_disconnects_run_onc
     assert time.monotonic() - killed < LEASE_SECONDS * 3 + 5
     time.sleep(LEASE_SECONDS * 1.5)
     assert watched == ["online", "offline"], "run more than once"
+    # The claim went in the same commit as the write that ran it: nothing is left for another node.
+    assert postgres.sql(f"SELECT count(*) FROM hearth_ondisconnect WHERE namespace = '{ns}'") == "0"
     watcher.close()
     # Node b comes back (on its port, so the balancer finds it) and serves the survivors' tree.
     b.start(port=b.port)

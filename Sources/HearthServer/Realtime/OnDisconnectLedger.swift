@@ -1,16 +1,21 @@
 public import HearthCore
+public import HearthStorage
 
 /// Where a cluster keeps its connections' onDisconnect operations beside the node that holds them, so
 /// that when the node dies another runs them (docs/scaling.md). A node holds a lease it renews; the
-/// operations of a node whose lease ran out are handed to exactly one other node. `hearth serve` passes
-/// PostgreSQL's with `--storage postgresql://…`; a single node needs none.
+/// operations of a node whose lease ran out are claimed by exactly one other node, and the write that
+/// runs them removes the claim in its own commit (``LedgerEntry``), so they run once even when the
+/// claimant dies too. `hearth serve` passes PostgreSQL's with `--storage postgresql://…`; a single node
+/// needs none.
 public protocol OnDisconnectLedger: AnyObject, Sendable {
     /// Replaces what is recorded for connection `session` (empty: forgets it). Called on the loop: it
     /// must queue the work, never wait for it.
     func record(session: String, namespace: String, operations: [OnDisconnectRecord])
-    /// Starts the lease. `orphans` hears, on any thread, each namespace's operations of a node whose
-    /// lease ran out, claimed for this node alone.
-    func start(orphans: @escaping @Sendable (_ namespace: String, _ operations: [OnDisconnectRecord]) -> Void)
+    /// Starts the lease. `orphans` hears, on any thread, the operations of each connection of a node
+    /// whose lease ran out, claimed for this node alone: the write that runs them carries `claim` out.
+    func start(orphans: @escaping @Sendable (_ namespace: String, _ claim: LedgerEntry, _ operations: [OnDisconnectRecord]) -> Void)
+    /// Forgets a claim whose operations will not run (the rules refused them).
+    func drop(_ claim: LedgerEntry)
     /// Ends the lease cleanly (after this node ran its own connections' operations).
     func stop()
 }

@@ -38,6 +38,12 @@ enum WriteFailure: Error, Equatable {
     /// Storage could not commit it: REST 500, realtime `failure`.
     case storage(String)
 
+    /// Storage failed, rather than the write being refused.
+    var isStorage: Bool {
+        if case .storage = self { return true }
+        return false
+    }
+
     var message: String {
         switch self {
         case .invalid(let message), .storage(let message): return message

@@ -29,10 +29,11 @@ final class WritePipeline {
     var hasWritesCommitting: Bool { committing.count > 0 }
 
     /// Makes `operation` as `caller` in `namespace`; `answer` runs on the loop with the tree after the
-    /// write, or why it was not made.
+    /// write, or why it was not made. An update removes the ledger entries it is `carryingOut` in its
+    /// commit (a dead node's claimed onDisconnect operations, ``OnDisconnectLedger``).
     func submit(
         _ operation: WriteOperation, by caller: Caller, in namespace: Namespace, from channel: ServerMetrics.Channel,
-        answer: @escaping (Outcome) -> Void
+        carryingOut: [LedgerEntry] = [], answer: @escaping (Outcome) -> Void
     ) {
         guard let executor else { return answer(.failure(.storage("The server is not running"))) }
         let metrics = metrics
@@ -61,7 +62,7 @@ final class WritePipeline {
             let check = namespace.compareAndSetCheck(check, caller: caller, at: path, ifHash: ifHash, now: now)
             database.set(path, to: value, ifHash: ifHash, now: now, check: check, completion: completion)
         case .update(let path, let values):
-            database.update(path, with: values, now: now, check: check, completion: completion)
+            database.update(path, with: values, now: now, check: check, carriesOut: carryingOut, completion: completion)
         }
     }
 
