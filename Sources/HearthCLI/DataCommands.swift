@@ -81,7 +81,15 @@ enum DataCommands {
         do {
             let engine = try store.openExisting(names[0])
             defer { engine.close() }
-            let root = try engine.load { progress in progressLine("hearth export: read \(progress.done) records") }
+            let progress = { (progress: LoadProgress) in progressLine("hearth export: read \(progress.done) records") }
+            if let postgres = engine as? PostgresStorageEngine {
+                // Streamed from the records to standard output: memory holds a chunk, not the tree.
+                try postgres.writeExport(progress: progress) { chunk throws(StorageError) in
+                    try PostgresStorageEngine.writeAll(chunk, to: STDOUT_FILENO, named: "standard output")
+                }
+                return .success
+            }
+            let root = try engine.load(progress: progress)
             try StorageJSON.write(root) { chunk in output.write(String(decoding: chunk, as: UTF8.self)) }
             return .success
         } catch {

@@ -11,8 +11,20 @@ struct PostgresSnapshot {
     static func read(
         namespace: String, on connection: PostgresConnection, location: String, progress: ((LoadProgress) -> Void)?
     ) throws(StorageError) -> PostgresSnapshot {
-        let doing = "loading namespace '\(namespace)'"
         var builder = RecordTreeBuilder()
+        let sequence = try stream(namespace: namespace, on: connection, location: location, progress: progress, into: &builder)
+        return PostgresSnapshot(root: try builder.finish(), sequence: sequence)
+    }
+
+    /// The same snapshot's records, in path order, handed to `sink` as they arrive (a streamed export
+    /// writes them out without building the tree); returns the snapshot's sequence.
+    static func stream<Sink: RecordSink>(
+        namespace: String, on connection: PostgresConnection, location: String, progress: ((LoadProgress) -> Void)?,
+        into sink: inout Sink
+    ) throws(StorageError) -> Int64 {
+        let doing = "loading namespace '\(namespace)'"
+        var builder = sink  // the row handler cannot capture an inout parameter
+        defer { sink = builder }
         var count = 0
         var sequence: Int64 = 0
         do throws(PostgresStreamError) {
@@ -53,8 +65,7 @@ struct PostgresSnapshot {
             case .rejected(let error): throw StorageError(error.code, "\(location): \(error.message)")
             }
         }
-        let root = try builder.finish()
         progress?(LoadProgress(done: count, total: count))
-        return PostgresSnapshot(root: root, sequence: sequence)
+        return sequence
     }
 }

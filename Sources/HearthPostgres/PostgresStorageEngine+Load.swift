@@ -56,38 +56,56 @@ extension PostgresStorageEngine {
         return (leaf, priority)
     }
 
+    /// Writes the namespace as Firebase's export JSON from one consistent snapshot, streamed: each chunk
+    /// of about `chunkByteCount` goes to `write` as the records arrive, so memory holds one chunk, never
+    /// the tree (``RecordJSONWriter``). `progress` gets the records read every 100,000.
+    public func writeExport(
+        chunkByteCount: Int = 1 << 20, progress: ((LoadProgress) -> Void)?, to write: @escaping RecordJSONWriter.Write
+    ) throws(StorageError) {
+        let connection = try openConnection(doing: "exporting namespace '\(namespace)'")
+        defer { connection.close() }
+        var writer = RecordJSONWriter(chunkByteCount: chunkByteCount, write: write)
+        _ = try PostgresSnapshot.stream(namespace: namespace, on: connection, location: location, progress: progress, into: &writer)
+        try writer.finish()
+    }
+
     /// Writes the namespace as Firebase's JSON export (what `hearth export` writes, and `hearth import`
-    /// reads back into any engine) to `destination`: one consistent snapshot (one query), written to
-    /// `destination.partial` (owner-only), synced, and renamed into place only when complete.
+    /// reads back into any engine) to `destination`: one consistent snapshot (one query), streamed
+    /// (``writeExport(chunkByteCount:progress:to:)``) to `destination.partial` (owner-only), synced, and
+    /// renamed into place only when complete.
     public func backup(to destination: String, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
-        let root = try load(progress: progress)
         let partial = destination + ".partial"
         unlink(partial)
         let descriptor = open(partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.fileError(errno, doing: "create \(partial)") }
-        do {
-            try StorageJSON.write(root) { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw Self.fileError(errno, doing: "write \(partial)")
-                    }
-                    offset += written
-                }
+        do throws(StorageError) {
+            try writeExport(progress: progress) { bytes throws(StorageError) in
+                try Self.writeAll(bytes, to: descriptor, named: partial)
             }
             guard fsync(descriptor) == 0 else { throw Self.fileError(errno, doing: "sync \(partial)") }
         } catch {
             Glibc.close(descriptor)
             unlink(partial)
-            throw (error as? StorageError) ?? StorageError(.io, "cannot write \(partial): \(error).")
+            throw error
         }
         Glibc.close(descriptor)
         guard rename(partial, destination) == 0 else {
             let code = errno
             unlink(partial)
             throw Self.fileError(code, doing: "move the backup into place at \(destination)")
+        }
+    }
+
+    /// Writes all of `bytes` to `descriptor` (the file `name`), however many write(2) calls it takes.
+    public static func writeAll(_ bytes: [UInt8], to descriptor: Int32, named name: String) throws(StorageError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw fileError(errno, doing: "write \(name)")
+            }
+            offset += written
         }
     }
 
