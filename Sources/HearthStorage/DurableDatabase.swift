@@ -215,8 +215,7 @@ public final class DurableDatabase: Sendable {
         var batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
         batch.carriesOut = write.carriesOut
         state.inFlight += 1
-        // Without a check, the write read its own locations only (values, hashes, increments there).
-        state.reads.append(write.check == nil ? targets : nil)
+        state.reads.append(write.check == nil ? Self.footprint(of: targets, batch, ancestors) : nil)
         // Appended under the lock, so the engine sees batches in the order `pending` applied them.
         engine.append(batch) { [self] result in
             guard let finisher else { return finish(write, changes, result) }
@@ -349,6 +348,18 @@ public final class DurableDatabase: Sendable {
         }
         if let finisher { finisher(apply) } else { apply() }
         return absorbed
+    }
+
+    /// What a write without a check was decided on, and what its batch depends on. Its own locations
+    /// (values, hashes, increments there; a `.priority` key stands for its node, which an update of it
+    /// rewrites whole); every location its batch writes (an ancestor whose record goes or comes); and the
+    /// ancestors that hold a record (a leaf, a priority marker), whose record stays or goes with the
+    /// children they have left, which the write did not name.
+    private static func footprint(of targets: [Path], _ batch: WriteBatch, _ ancestors: WriteBatch.AncestorRecords) -> [Path] {
+        var paths = targets.map { $0.last == .priorityKey ? ($0.parent ?? $0) : $0 }
+        paths += batch.operations.map(\.path)
+        paths += ancestors.records.map(\.path)
+        return paths
     }
 
     /// True when no write in flight was decided on a location `remote` wrote, above or below it: storing

@@ -110,6 +110,33 @@ import Testing
         #expect(database.root.child(at: "other") == Node(true))
     }
 
+    /// An update of a node's `.priority` rewrites the node whole: it overlaps what is below the node.
+    @Test func anUpdateOfAPriorityOverlapsTheNodesChildren() throws {
+        let (engine, database) = following()
+        database.set("a", to: try Node(json: #"{"x": 1}"#), completion: Answer().completion)
+        engine.complete(0, .success(()))
+        database.update("a", with: [(".priority", Node(5))], completion: Answer().completion)
+        #expect(try !engine.deliver(WriteBatch(operations: [.removeSubtree("a/x"), .put("a/x", Node(9))])))
+        engine.complete(1, .failure(Self.superseded))
+        engine.complete(2, .success(()))
+        #expect(database.root.child("a") == (try Node(json: #"{"x": 9, ".priority": 5}"#)))
+    }
+
+    /// Whether a prioritized node keeps its marker depends on the children it has left, which a write of
+    /// one child does not name: a remote write of a sibling overlaps.
+    @Test func aWriteBelowAPrioritizedNodeOverlapsItsOtherChildren() throws {
+        let (engine, database) = following()
+        database.set("a", to: try Node(json: #"{"x": 1, "y": 2, ".priority": 5}"#), completion: Answer().completion)
+        engine.complete(0, .success(()))
+        database.set("a/y", to: .empty, completion: Answer().completion)
+        #expect(try !engine.deliver(WriteBatch(operations: [.removeSubtree("a/x")])))
+        engine.complete(1, .failure(Self.superseded))
+        // Decided again on the tree without x: removing y empties a, so its marker goes too.
+        #expect(engine.batches[2].operations.contains(.removeRecord("a")))
+        engine.complete(2, .success(()))
+        #expect(database.root.child("a").isEmpty)
+    }
+
     @Test func anIncrementOverlappingARemoteCommitCountsItsValue() throws {
         let (engine, database) = following()
         database.set("likes", to: Node(1), completion: Answer().completion)
