@@ -33,8 +33,8 @@ public struct PostgresNamespaces: Sendable {
     }
 
     /// Removes everything stored for `namespace` in one transaction: its records, its change log, its
-    /// rules and its entry. No engine may be writing it (the server closes its engine first): a commit
-    /// after this would bring the namespace back without its entry.
+    /// rules and its entry. An engine still open on it (another server's, until it hears) fails its
+    /// commits from then on (`PostgresSchema.requireNamespace`); one opened later creates it again.
     public func delete(_ namespace: String) throws(StorageError) {
         _ = try endpoint.runOnce(
             PostgresSchema.deleteNamespace(namespace), doing: "deleting namespace '\(namespace)'",

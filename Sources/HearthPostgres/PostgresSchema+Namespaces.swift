@@ -27,6 +27,19 @@ extension PostgresSchema {
         } + [PostgresStatement("SELECT pg_notify('\(namespacesChannel)', $1)", [.text(namespace)])]
     }
 
+    /// Fails its transaction (SQLSTATE ``namespaceGoneState``) when `namespace` has no catalogue entry,
+    /// and otherwise holds a key-share lock on the entry until the transaction ends: every commit runs
+    /// it, so a commit and a deletion of the namespace never both succeed (one waits for the other), and
+    /// a server that has not heard of a deletion yet stores nothing into the deleted namespace.
+    static func requireNamespace(_ namespace: String) -> PostgresStatement {
+        PostgresStatement(
+            "SELECT 1 / count(*)::int FROM (SELECT 1 FROM hearth_namespaces WHERE namespace = $1 FOR KEY SHARE) AS present",
+            [.text(namespace)])
+    }
+
+    /// How ``requireNamespace(_:)`` fails: division by zero, the count of entries being zero.
+    static let namespaceGoneState = "22012"
+
     /// Notified with a namespace's name when it is deleted (sent on commit).
     static let namespacesChannel = "hearth_namespaces"
 

@@ -59,7 +59,8 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
 
     /// An engine for `namespace` over the database at `url` (`postgresql://user:password@host:port/dbname`,
     /// or anything else libpq accepts as a URL). Connects at once, creating Hearth's tables when they are
-    /// missing, so a wrong URL or a stopped server is reported here; `log` hears what an operator should
+    /// missing and entering the namespace in the catalogue, so a wrong URL or a stopped server is
+    /// reported here; `log` hears what an operator should
     /// know later (a commit reported failed that PostgreSQL stored after all).
     ///
     /// - Throws: ``StorageError``: `.invalidData` for a bad URL or namespace, `.unavailable` when
@@ -77,7 +78,7 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
         thread = GroupCommitThread(committer: writer, location: "PostgreSQL \(endpoint) namespace '\(namespace)'", batchesPerCommitMax: Self.batchesPerCommitMax)
         // The first connect on the storage thread: the layout is made and checked before anyone writes.
         do {
-            try thread.exclusive { writer throws(StorageError) in _ = try writer.connected(by: .now + PostgresTimeouts.connect) }
+            try thread.exclusive { writer throws(StorageError) in try writer.register() }
         } catch {
             thread.close()
             throw error

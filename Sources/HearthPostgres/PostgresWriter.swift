@@ -62,6 +62,18 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
         connection = nil
     }
 
+    /// Enters the namespace in the catalogue (nothing happens when it is there): a namespace an engine
+    /// opens exists, and only a deletion takes it out again (see `PostgresSchema.requireNamespace`).
+    func register() throws(StorageError) {
+        let (connection, _) = try connected(by: .now + PostgresTimeouts.connect)
+        do {
+            _ = try connection.run([PostgresSchema.registerNamespace(namespace)], deadline: .at(.now + PostgresTimeouts.commit))
+        } catch {
+            if error.breaksConnection { disconnect() }
+            throw StorageError(error, at: endpoint, doing: "creating namespace '\(namespace)'")
+        }
+    }
+
     /// The storage thread is ending (``GroupCommitter``).
     func finish() { disconnect() }
 
@@ -161,7 +173,10 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                 return .failure(StorageError(error.code, error.message + " Nothing from these writes was stored."))
             }
             let sequence = (lastSequence ?? 0) + 1
-            var statements = [PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded)] + recordStatements
+            var statements = [
+                PostgresSchema.requireNamespace(namespace),
+                PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded),
+            ] + recordStatements
             if !carriedOut.isEmpty { statements.append(PostgresDisconnectLeases.remove(carriedOut)) }
             statements.append(PostgresSchema.notifyChange(namespace: namespace, sequence: sequence))
             if sequence % Self.changeLogPruneInterval == 0 && sequence > Self.changeLogRetention {
@@ -174,6 +189,9 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
             } catch {
                 if !error.breaksConnection {
                     // Refused and rolled back. The sequence was taken: another server committed first.
+                    if error.kind == .server(sqlState: PostgresSchema.namespaceGoneState) {
+                        return .failure(StorageError(.notFound, "namespace '\(namespace)' was deleted (on this server or another); nothing from these writes was stored. Opened again, it starts empty."))
+                    }
                     if error.kind == .server(sqlState: PostgresError.uniqueViolation) {
                         return .failure(StorageError(.superseded, "another server committed change \(sequence) to namespace '\(namespace)' first; nothing from these writes was stored."))
                     }

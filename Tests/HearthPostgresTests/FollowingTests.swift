@@ -107,6 +107,22 @@ struct FollowingTests {
         #expect(a.engine.commitStatistics.commits < 20, "some of the writes should have shared a commit")
     }
 
+    /// A namespace deleted (by another server) while an engine still has it open: the engine's next
+    /// commit fails, clearly, and stores nothing, rather than bringing the namespace back unlisted.
+    @Test func aCommitToADeletedNamespaceFailsAndStoresNothing() async throws {
+        let servers = try await Self.pair("deleted")
+        defer { servers.forEach { $0.close() } }
+        let url = try await TemporaryPostgres.shared().url
+        let namespace = servers[0].engine.namespace
+        #expect(try PostgresNamespaces(url: url).contains(namespace), "an opened namespace is in the catalogue")
+        try await servers[0].database.set("a", to: Node(1))
+        try PostgresNamespaces(url: url).delete(namespace)
+        await #expect {
+            try await servers[1].database.set("b", to: Node(2))
+        } throws: { ($0 as? StorageError)?.code == .notFound && "\($0)".contains("was deleted") }
+        #expect(try PostgresStorageEngine(url: url, namespace: namespace).load(progress: nil) == .empty)
+    }
+
     @Test func concurrentWritesFromBothServersAreAllKept() async throws {
         let postgres = try await TemporaryPostgres.shared()
         let namespace = PostgresFixture.uniqueNamespace("both")
