@@ -320,12 +320,18 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
                 result = .failure(failure)
                 break retrying
             }
-            if let remote, deliver(remote, to: receiver) {
+            guard let remote else {
+                // The number is taken, yet nothing newer can be read (not expected): fail as a failed
+                // commit does, so that nothing appended behind these is stored ahead of them.
+                fail(completionsToRun, with: error)
+                return
+            }
+            if deliver(remote, to: receiver) {
                 condition.withLock { statisticsStorage.recommittedCommits += 1 }
                 result = committer.commit(batches)
                 continue
             }
-            condition.withLock { supersedeThrough = appended }
+            // `deliver` marked everything appended before the database heard as superseded.
             completions.async { for completion in completionsToRun { completion(.failure(error)) } }
             return
         }
