@@ -173,10 +173,9 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                 return .failure(StorageError(error.code, error.message + " Nothing from these writes was stored."))
             }
             let sequence = (lastSequence ?? 0) + 1
-            var statements = [
-                PostgresSchema.requireNamespace(namespace),
-                PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded),
-            ] + recordStatements
+            var statements = PostgresSchema.requireNamespace(namespace)
+            statements.append(PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded))
+            statements += recordStatements
             if !carriedOut.isEmpty { statements.append(PostgresDisconnectLeases.remove(carriedOut)) }
             statements.append(PostgresSchema.notifyChange(namespace: namespace, sequence: sequence))
             if sequence % Self.changeLogPruneInterval == 0 && sequence > Self.changeLogRetention {
