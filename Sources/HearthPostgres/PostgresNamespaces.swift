@@ -34,7 +34,7 @@ public struct PostgresNamespaces: Sendable {
 
     /// Removes everything stored for `namespace` in one transaction: its records, its change log, its
     /// rules and its entry. An engine still open on it (another server's, until it hears) fails its
-    /// commits from then on (`PostgresSchema.requireNamespace`); one opened later creates it again.
+    /// commits from then on (`PostgresSchema.appendChange`); one opened later creates it again.
     public func delete(_ namespace: String) throws(StorageError) {
         _ = try endpoint.runOnce(
             PostgresSchema.deleteNamespace(namespace), doing: "deleting namespace '\(namespace)'",

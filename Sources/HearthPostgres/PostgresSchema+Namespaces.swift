@@ -19,32 +19,13 @@ extension PostgresSchema {
         PostgresStatement("INSERT INTO hearth_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [.text(namespace)])
     }
 
-    /// Everything stored for a namespace, to run as one transaction: records, change log, rules, entry
-    /// (once the commits under way have ended, see ``requireNamespace(_:)``); then a notification on
-    /// ``namespacesChannel``, so that other servers close it too.
+    /// Everything stored for a namespace, to run as one transaction: records, change log, rules, entry;
+    /// then a notification on ``namespacesChannel``, so that other servers close it too.
     static func deleteNamespace(_ namespace: String) -> [PostgresStatement] {
-        [PostgresStatement("SELECT pg_advisory_xact_lock(\(creationLockKey), hashtext($1))", [.text("namespace:" + namespace)])]
-            + ["hearth_records", "hearth_changes", "hearth_rules", "hearth_namespaces"].map { table in
-                PostgresStatement("DELETE FROM \(table) WHERE namespace = $1", [.text(namespace)])
-            } + [PostgresStatement("SELECT pg_notify('\(namespacesChannel)', $1)", [.text(namespace)])]
+        ["hearth_records", "hearth_changes", "hearth_rules", "hearth_namespaces"].map { table in
+            PostgresStatement("DELETE FROM \(table) WHERE namespace = $1", [.text(namespace)])
+        } + [PostgresStatement("SELECT pg_notify('\(namespacesChannel)', $1)", [.text(namespace)])]
     }
-
-    /// Every commit's first statements: a shared advisory lock on the namespace, which a deletion takes
-    /// exclusively (so a commit and a deletion never both succeed: one waits for the other's end), then a
-    /// check, in a snapshot taken after the lock, that fails the transaction (SQLSTATE
-    /// ``namespaceGoneState``) when the namespace has no catalogue entry: a server that has not heard of
-    /// a deletion yet stores nothing into the deleted namespace. An advisory lock lives in memory; a row
-    /// lock on the entry would write to its page on every commit, and both nodes' shared locks on one row
-    /// make a multixact (measured: cluster.write 0.49× raw instead of 0.53–0.58×).
-    static func requireNamespace(_ namespace: String) -> [PostgresStatement] {
-        [
-            PostgresStatement("SELECT pg_advisory_xact_lock_shared(\(creationLockKey), hashtext($1))", [.text("namespace:" + namespace)]),
-            PostgresStatement("SELECT 1 / count(*)::int FROM hearth_namespaces WHERE namespace = $1", [.text(namespace)]),
-        ]
-    }
-
-    /// How ``requireNamespace(_:)`` fails: division by zero, the count of entries being zero.
-    static let namespaceGoneState = "22012"
 
     /// Notified with a namespace's name when it is deleted (sent on commit).
     static let namespacesChannel = "hearth_namespaces"

@@ -102,11 +102,23 @@ enum PostgresSchema {
             """, [.text(namespace)])
     }
 
+    /// The change-log row of a commit. It fails the transaction (SQLSTATE ``namespaceGoneState``) when
+    /// the namespace has no catalogue entry: a server that has not heard of a deletion yet stores nothing
+    /// into the deleted namespace. The check is part of the insert, one index lookup: as a statement of
+    /// its own with a lock it cost cluster.write a tenth (0.49× raw instead of 0.53–0.58×). Without a lock,
+    /// a commit whose transaction overlaps the deletion's (a millisecond) can still land.
     static func appendChange(namespace: String, sequence: Int64, batch: [UInt8]) -> PostgresStatement {
         PostgresStatement(
-            "INSERT INTO hearth_changes (namespace, seq, batch) VALUES ($1, $2, $3)",
+            """
+            INSERT INTO hearth_changes (namespace, seq, batch)
+            VALUES ($1, $2 + 0 * (1 / (SELECT count(*)::int FROM hearth_namespaces WHERE namespace = $1)), $3)
+            """,
             [.text(namespace), .int8(sequence), .bytea(batch)])
     }
+
+    /// How ``appendChange(namespace:sequence:batch:)`` fails for a deleted namespace: division by zero,
+    /// the count of its catalogue entries being zero.
+    static let namespaceGoneState = "22012"
 
     /// A change-log row that says "too large to log: load a snapshot" (a streamed import, whose tree
     /// may not fit in memory, let alone in one row). Followers that reach it reload the namespace.

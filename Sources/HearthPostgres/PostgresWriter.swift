@@ -63,7 +63,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
     }
 
     /// Enters the namespace in the catalogue (nothing happens when it is there): a namespace an engine
-    /// opens exists, and only a deletion takes it out again (see `PostgresSchema.requireNamespace`).
+    /// opens exists, and only a deletion takes it out again (see `PostgresSchema.appendChange`).
     func register() throws(StorageError) {
         let (connection, _) = try connected(by: .now + PostgresTimeouts.connect)
         do {
@@ -173,9 +173,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                 return .failure(StorageError(error.code, error.message + " Nothing from these writes was stored."))
             }
             let sequence = (lastSequence ?? 0) + 1
-            var statements = PostgresSchema.requireNamespace(namespace)
-            statements.append(PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded))
-            statements += recordStatements
+            var statements = [PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded)] + recordStatements
             if !carriedOut.isEmpty { statements.append(PostgresDisconnectLeases.remove(carriedOut)) }
             statements.append(PostgresSchema.notifyChange(namespace: namespace, sequence: sequence))
             if sequence % Self.changeLogPruneInterval == 0 && sequence > Self.changeLogRetention {
