@@ -41,4 +41,18 @@ public struct EncodedPath: Sendable, Hashable {
 
     /// True for the root's (empty) path.
     public var isRoot: Bool { bytes.isEmpty }
+
+    /// The byte ranges of an encoded path's keys, into `segments` (emptied first; reused by callers that
+    /// split a row at a time).
+    ///
+    /// - Throws: ``StorageError`` (`.corrupt`) when the path does not end with its separator.
+    public static func split(_ path: UnsafeBufferPointer<UInt8>, into segments: inout [Range<Int>]) throws(StorageError) {
+        segments.removeAll(keepingCapacity: true)
+        var start = 0
+        for index in 0..<path.count where path[index] == separator {
+            segments.append(start..<index)
+            start = index + 1
+        }
+        guard start == path.count else { throw .corruptRecords("a path that does not end with its separator") }
+    }
 }

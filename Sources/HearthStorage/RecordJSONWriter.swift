@@ -33,13 +33,7 @@ public struct RecordJSONWriter: RecordSink {
     }
 
     public mutating func add(path: UnsafeBufferPointer<UInt8>, leaf: Node?, priority: Priority?) throws(StorageError) {
-        segments.removeAll(keepingCapacity: true)
-        var start = 0
-        for index in 0..<path.count where path[index] == EncodedPath.separator {
-            segments.append(start..<index)
-            start = index + 1
-        }
-        guard start == path.count else { throw .corruptRecords("a path that does not end with its separator") }
+        try EncodedPath.split(path, into: &segments)
         guard !rootLeafWritten else { throw .corruptRecords("both a value and children at the root") }
         records += 1
         if segments.isEmpty, let leaf {

@@ -66,13 +66,7 @@ public struct RecordTreeBuilder {
     }
 
     private mutating func addSlowly(_ path: UnsafeBufferPointer<UInt8>, leaf: Node?, priority: Priority?) throws(StorageError) {
-        segments.removeAll(keepingCapacity: true)
-        var start = 0
-        for index in 0..<path.count where path[index] == EncodedPath.separator {
-            segments.append(start..<index)
-            start = index + 1
-        }
-        guard start == path.count else { throw .corruptRecords("a path that does not end with its separator") }
+        try EncodedPath.split(path, into: &segments)
 
         var common = 0
         while common < frames.count - 1, common < segments.count,
