@@ -127,8 +127,31 @@ import Testing
         model.settled("u2")
         _ = model.handle(.down)
         #expect(model.handle(.character("f")).command == .unfollow(uid: "u1"))
-        let screen = model.render(width: 80, height: 20, me: Profile(uid: "me", username: "me", followers: 1)).map(\.text).joined(separator: "\n")
+        let screen = model.render(width: 80, height: 20, me: Profile(uid: "me", username: "me", followers: 1)).lines.map(\.text).joined(separator: "\n")
         #expect(screen.contains("Following you: @amy") && screen.contains("✓ following"))
+    }
+
+    /// An account made in another app has no profile here: the screen says so, and u claims a username.
+    @Test func anAccountWithoutAProfileChoosesAUsername() {
+        var model = SocialModel()
+        model.setPeople([(key: "u1", value: ["username": "zed"])], except: "me")
+        #expect(!model.handle(.character("u")).handled, "u does nothing while the profile is there or loading")
+        model.needsProfile = true
+        var screen = model.render(width: 100, height: 20, me: nil).lines.map(\.text).joined(separator: "\n")
+        #expect(screen.contains("No profile here yet") && screen.contains("press u"))
+        #expect(model.handle(.character("u")).handled)
+        for character in "Al" { _ = model.handle(.character(character)) }
+        #expect(model.handle(.enter).command == nil, "two letters are too short")
+        let refused = model.render(width: 100, height: 20, me: nil)
+        #expect(refused.lines.map(\.text).contains("Choose a username of 3–20 letters, digits or '_'."))
+        #expect(refused.cursor?.column == 5)
+        _ = model.handle(.character("x"))
+        #expect(model.handle(.enter).command == .claim(username: "alx"))
+        #expect(model.usernameField == nil)
+        _ = model.handle(.character("u"))
+        _ = model.handle(.escape)
+        screen = model.render(width: 100, height: 20, me: nil).lines.map(\.text).joined(separator: "\n")
+        #expect(model.usernameField == nil && !screen.contains("Your username"))
     }
 }
 

@@ -274,6 +274,36 @@ def test_social_usernames_and_follows_on_both_sides(apps, server, terminal, tmp_
     assert "Create an account" in terminal.screen("dave")
 
 
+def test_an_account_made_in_another_app_chooses_its_username_in_social(apps, server, terminal, tmp_path):
+    # The apps share accounts and the signed-in session: an account made in jokes opens social signed in,
+    # with no profile there yet.
+    launch(terminal, apps, server, "jokes", "hal", "shared", tmp_path)
+    sign_up(terminal, "hal", "hal@example.com")
+    terminal.keys("hal", "q")
+    terminal.wait("hal", "[exited]", "jokes quitting")
+    launch(terminal, apps, server, "social", "ivy", "shared", tmp_path)
+    sign_up(terminal, "ivy", "ivy@example.com", "ivy")
+    terminal.open("hal-social", [str(apps / "social"), "--url", f"'http://127.0.0.1:{server.port}?ns=shared'", "--data", str(server.data)],
+                  tmp_path / "session-hal")
+    signed_in(terminal, "hal-social", "hal@example.com")
+    terminal.wait("hal-social", "No profile here yet", "the missing profile explained")
+    terminal.keys("hal-social", "u")
+    fill(terminal, "hal-social", "ivy")
+    terminal.wait("hal-social", "The username @ivy is taken", "a taken username refused")
+    terminal.keys("hal-social", "u")
+    fill(terminal, "hal-social", "Hal")
+    terminal.wait("hal-social", "You: @hal   0 followers", "the new profile")
+    terminal.wait("ivy", "@hal", "ivy seeing hal in the list")
+    hal_uid = server.get("/usernames/hal", "shared")
+    assert server.get(f"/users/{hal_uid}", "shared")["username"] == "hal"
+    assert server.get(f"/emails/{hal_uid}", "shared") == "hal@example.com"
+    # Logging in by the new username works.
+    terminal.keys("hal-social", "o")
+    terminal.wait("hal-social", "Email or username", "the login screen")
+    fill(terminal, "hal-social", "hal", "secret123")
+    signed_in(terminal, "hal-social", "hal@example.com")
+
+
 def test_board_posts_need_verification_and_survive_the_server_going_away(apps, server, terminal, tmp_path):
     launch(terminal, apps, server, "board", "fay", "board", tmp_path)
     launch(terminal, apps, server, "board", "gus", "board", tmp_path)

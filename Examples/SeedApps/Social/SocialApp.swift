@@ -9,7 +9,10 @@ public import SeedTerminal
 public final class SocialApp: SeedContent, @unchecked Sendable {  // confined to the shell's queue
     public let name = "social"
     public let asksUsername = true
-    public let keyHelp = ["↑ ↓ j k   select a person", "f         follow or unfollow the selected person"]
+    public let keyHelp = [
+        "↑ ↓ j k   select a person", "f         follow or unfollow the selected person",
+        "u         choose a username (an account made in another app has none here)",
+    ]
     private var model = SocialModel()
     private var me: Profile?
     private var user: User?
@@ -39,10 +42,28 @@ public final class SocialApp: SeedContent, @unchecked Sendable {  // confined to
         } catch {
             throw AppMessage("The username @\(username) is taken: choose another.")
         }
-        try await database.reference().updateChildValues([
-            "emails/\(user.uid)": request.identifier,
-            "users/\(user.uid)": ["username": username, "displayName": username],
-        ])
+        try await database.reference().updateChildValues(Self.profile(username: username, email: request.identifier, uid: user.uid))
+    }
+
+    /// The address (for logging in by username) and the profile, written together once the username is
+    /// claimed.
+    static func profile(username: String, email: String, uid: String) -> [String: Any] {
+        ["emails/\(uid)": email, "users/\(uid)": ["username": username, "displayName": username]]
+    }
+
+    /// Gives an account made in another app its profile here: the same claim as at sign-up.
+    private func claim(_ username: String, user: User, database: Database, shell: SeedShell) {
+        shell.status("Claiming @\(username)…")
+        let url = shell.options.databaseURL
+        database.reference(withPath: "usernames/\(username)").setValue(user.uid) { error, _ in
+            guard error == nil else {
+                shell.status("The username @\(username) is taken: press u to choose another.", isError: true)
+                return
+            }
+            database.reference().updateChildValues(Self.profile(username: username, email: user.email ?? "", uid: user.uid)) { error, _ in
+                shell.status(error.map { ErrorText.describe($0, serverURL: url) } ?? "You are @\(username) now.", isError: error != nil)
+            }
+        }
     }
 
     public func attach(user: User, database: Database, shell: SeedShell) {
@@ -52,7 +73,9 @@ public final class SocialApp: SeedContent, @unchecked Sendable {  // confined to
         let uid = user.uid
         observe(database.reference(withPath: "users"), shell) { [weak self] snapshot in
             let children = snapshot.children.compactMap { $0 as? DataSnapshot }.map { (key: $0.key, value: $0.value) }
-            self?.me = children.first { $0.key == uid }.flatMap { Profile(uid: uid, value: $0.value) }
+            let me = children.first { $0.key == uid }.flatMap { Profile(uid: uid, value: $0.value) }
+            self?.me = me
+            self?.model.needsProfile = me == nil
             self?.model.setPeople(children, except: uid)
         }
         observe(database.reference(withPath: "following/\(uid)"), shell) { [weak self] snapshot in
@@ -80,7 +103,7 @@ public final class SocialApp: SeedContent, @unchecked Sendable {  // confined to
     }
 
     public func render(width: Int, height: Int) -> (lines: [Line], cursor: (row: Int, column: Int)?) {
-        (model.render(width: width, height: height, me: me), nil)
+        model.render(width: width, height: height, me: me)
     }
 
     public func handle(_ key: Key) -> Bool {
@@ -88,9 +111,13 @@ public final class SocialApp: SeedContent, @unchecked Sendable {  // confined to
         let (handled, command) = model.handle(key)
         guard let command else { return handled }
         let me = user.uid
-        let (target, follow): (String, Bool) = switch command {
-        case .follow(let uid): (uid, true)
-        case .unfollow(let uid): (uid, false)
+        let (target, follow): (String, Bool)
+        switch command {
+        case .follow(let uid): (target, follow) = (uid, true)
+        case .unfollow(let uid): (target, follow) = (uid, false)
+        case .claim(let username):
+            claim(username, user: user, database: shell.database, shell: shell)
+            return true
         }
         let root = shell.database.reference()
         let url = shell.options.databaseURL

@@ -30,8 +30,14 @@ public struct SocialModel: Equatable, Sendable {
     public private(set) var pending: Set<String> = []
     public private(set) var selection = 0
     public var loaded = false
+    /// The user has no profile here: the account was made in another app (they share accounts and
+    /// the signed-in session), so there is no username yet to show or to be followed by.
+    public var needsProfile = false
+    /// The username being typed for that profile, and why the last one was refused.
+    public private(set) var usernameField: TextField?
+    public private(set) var usernameProblem: String?
 
-    public enum Command: Equatable, Sendable { case follow(uid: String), unfollow(uid: String) }
+    public enum Command: Equatable, Sendable { case follow(uid: String), unfollow(uid: String), claim(username: String) }
 
     public init() {}
 
@@ -53,7 +59,28 @@ public struct SocialModel: Equatable, Sendable {
     }
 
     public mutating func handle(_ key: Key) -> (handled: Bool, command: Command?) {
+        if var field = usernameField {
+            switch key {
+            case .escape:
+                usernameField = nil
+                usernameProblem = nil
+            case .enter:
+                let name = field.text.trimmingCharacters(in: .whitespaces).lowercased()
+                guard LoginForm.isValidUsername(name) else {
+                    usernameProblem = "Choose a username of 3–20 letters, digits or '_'."
+                    return (true, nil)
+                }
+                usernameField = nil
+                usernameProblem = nil
+                return (true, .claim(username: name))
+            default:
+                field.handle(key)
+                usernameField = field
+            }
+            return (true, nil)
+        }
         switch key {
+        case .character("u") where needsProfile: usernameField = TextField(limit: 20)
         case .up, .character("k"): selection = max(0, selection - 1)
         case .down, .character("j"): selection = min(max(0, people.count - 1), selection + 1)
         case .character("f"):
@@ -67,10 +94,12 @@ public struct SocialModel: Equatable, Sendable {
         return (true, nil)
     }
 
-    public func render(width: Int, height: Int, me: Profile?) -> [Line] {
+    public func render(width: Int, height: Int, me: Profile?) -> (lines: [Line], cursor: (row: Int, column: Int)?) {
         var lines: [Line] = []
         if let me {
             lines.append(Line([Span("You: @\(me.username)", .bold), Span("   \(me.followers) follower\(me.followers == 1 ? "" : "s")")]))
+        } else if needsProfile {
+            lines.append(Line("No profile here yet (the account was made in another app): press u to choose a username.", .accent))
         } else {
             lines.append(Line("Your profile is loading…", .dim))
         }
@@ -79,7 +108,8 @@ public struct SocialModel: Equatable, Sendable {
         lines.append(.blank)
         lines.append(Line("People (\(people.count))", .bold))
         if !loaded { lines.append(Line("Loading…", .dim)) } else if people.isEmpty { lines.append(Line("Nobody else has signed up yet.", .dim)) }
-        let listHeight = max(1, height - lines.count - 1)
+        let footerRows = usernameField == nil ? 1 : 3
+        let listHeight = max(1, height - lines.count - footerRows)
         let first = max(0, min(selection - listHeight / 2, people.count - listHeight))
         for (index, person) in people.enumerated().dropFirst(first).prefix(listHeight) {
             let selected = index == selection
@@ -92,8 +122,14 @@ public struct SocialModel: Equatable, Sendable {
                 Span(pending.contains(person.uid) ? "   …" : "", .dim),
             ]))
         }
-        while lines.count < height - 1 { lines.append(.blank) }
-        lines.append(Line("↑↓ select   f follow / unfollow   ? keys", .dim))
-        return lines
+        while lines.count < height - footerRows { lines.append(.blank) }
+        guard let field = usernameField else {
+            lines.append(Line(needsProfile ? "↑↓ select   u choose a username   ? keys" : "↑↓ select   f follow / unfollow   ? keys", .dim))
+            return (lines, nil)
+        }
+        lines.append(Line(usernameProblem ?? "Your username (Enter claims it, Esc cancels):", usernameProblem == nil ? .bold : .error))
+        lines.append(Line("> @" + field.text))
+        lines.append(.blank)
+        return (lines, (lines.count - 2, 3 + field.cursor))
     }
 }
