@@ -28,11 +28,17 @@ extension Scenario {
         guard let cookie = signIn.header("set-cookie")?.split(separator: ";").first.map(String.init) else {
             throw ServerHarness.Failure("the console sign-in answered \(signIn.status) without a cookie")
         }
+        // Every console request but this one carries the session's CSRF token, as the console's pages do.
+        let session = try HTTPExchange.send(port: hearth.port, "GET", "/console/api/session", headers: ["Cookie: \(cookie)"])
+        guard let fields = try? JSONSerialization.jsonObject(with: Data(session.body)) as? [String: Any], let csrf = fields["csrf"] as? String else {
+            throw ServerHarness.Failure("the console session answered \(session.status) without a CSRF token")
+        }
+        let consoleHeaders = ["Cookie: \(cookie)", "X-Hearth-CSRF: \(csrf)"]
         print("   \(leaves) leaves under /list (\(body.utf8.count >> 20) MiB of JSON); over loopback HTTP")
         var consoleBytes = 0
         let console = try context.measure("console: root + first page") { () throws(ServerHarness.Failure) in
-            let root = try HTTPExchange.send(port: hearth.port, "GET", "/console/api/children?ns=bench&path=/", headers: ["Cookie: \(cookie)"])
-            let page = try HTTPExchange.send(port: hearth.port, "GET", "/console/api/children?ns=bench&path=/list&limit=100", headers: ["Cookie: \(cookie)"])
+            let root = try HTTPExchange.send(port: hearth.port, "GET", "/console/api/children?ns=bench&path=/", headers: consoleHeaders)
+            let page = try HTTPExchange.send(port: hearth.port, "GET", "/console/api/children?ns=bench&path=/list&limit=100", headers: consoleHeaders)
             guard root.status == 200, page.status == 200, page.body.count < 10_000 else {
                 throw ServerHarness.Failure("console pages answered \(root.status)/\(page.status) with \(page.body.count) bytes")
             }
