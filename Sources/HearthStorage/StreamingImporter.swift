@@ -1,4 +1,4 @@
-public import HearthCore
+import HearthCore
 #if canImport(Glibc)
     import Glibc
 #endif
