@@ -45,7 +45,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// The console's pages (nil when their files are missing), sign-ins, and usage history.
     public var consoleAssets: StaticSite? = ConsoleAssets.directory().flatMap { StaticSite(directory: $0) }
     lazy var consoleSessions = ConsoleSessions(now: clock())
-    var usage = UsageHistory()
+    var usage: UsageHistory
     /// Served over TLS: the console's cookie is marked `Secure`.
     public var secureCookies = false
     /// Long-poll sessions (`/.lp`) by connection id.
@@ -67,6 +67,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         self.log = log
         let metrics = ServerMetrics(startedAt: serverClock.read())
         self.metrics = metrics
+        usage = UsageHistory(startingAt: metrics.startedAt)
         namespaces = NamespaceRegistry(
             emulator: configuration.emulator, rules: rules, files: files, log: log,
             metrics: metrics, openEngine: openEngine)

@@ -130,8 +130,8 @@ import Testing
 
 @Suite struct UsageHistoryTests {
     @Test func pointsAreRatesOverEachStep() {
-        var history = UsageHistory()
-        for second in 0...120 {
+        var history = UsageHistory(startingAt: 0)
+        for second in 1...120 {
             history.record(.init(t: Int64(second) * 1000, connections: second, reads: second * 10, writes: second * 2, bytes: second * 1000))
         }
         let minute = history.points(.minute)
@@ -144,10 +144,21 @@ import Testing
     }
 
     @Test func totalsThatShrinkNeverDrawNegativeRates() {
-        var history = UsageHistory()
-        history.record(.init(t: 0, connections: 0, reads: 50, writes: 0, bytes: 0))
-        history.record(.init(t: 1000, connections: 0, reads: 10, writes: 0, bytes: 0))
-        #expect(history.points(.minute).first?.reads == 0)
+        var history = UsageHistory(startingAt: 0)
+        history.record(.init(t: 1000, connections: 0, reads: 50, writes: 0, bytes: 0))
+        history.record(.init(t: 2000, connections: 0, reads: 10, writes: 0, bytes: 0))
+        #expect(history.points(.minute).last?.reads == 0)
+    }
+
+    /// What the server did before its first tick is in the first point: the history begins at the
+    /// server's start with nothing done, not at the first tick with everything so far as its baseline.
+    @Test func whatIsDoneBeforeTheFirstTickIsCharted() {
+        var history = UsageHistory(startingAt: 5_000)
+        history.record(.init(t: 6_000, connections: 3, reads: 0, writes: 200, bytes: 4_000))
+        #expect(history.points(.minute) == [UsageHistory.Point(t: 6_000, connections: 3, reads: 0, writes: 200, bytes: 4_000)])
+        // The hour's first point comes a minute after the start, with everything since then.
+        history.record(.init(t: 65_000, connections: 3, reads: 0, writes: 260, bytes: 4_000))
+        #expect(history.points(.hour).first?.writes == 260.0 / 60)
     }
 }
 

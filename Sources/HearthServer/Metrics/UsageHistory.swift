@@ -2,6 +2,9 @@
 /// second, for the last minute (a point a second), hour (a minute) and day (ten minutes). Fed once a
 /// second with the server's running totals; a point's rates are the totals' growth over its step. A
 /// value, in memory: a restart starts the charts afresh (Prometheus keeps the long history).
+///
+/// It starts with a baseline of zero totals at the server's start, so what is done before the first
+/// tick is the first point's, not folded into a baseline that is never drawn.
 struct UsageHistory {
     /// The server's totals at one moment.
     struct Totals: Equatable {
@@ -43,6 +46,12 @@ struct UsageHistory {
     }
 
     private var snapshots: [Range: [Totals]] = [:]
+
+    /// A history whose every range begins with nothing done at `start` (milliseconds).
+    init(startingAt start: Int64) {
+        let zero = Totals(t: start, connections: 0, reads: 0, writes: 0, bytes: 0)
+        for range in Range.allCases { snapshots[range] = [zero] }
+    }
 
     /// Takes the totals of now; each range keeps them when its step has passed since its last.
     mutating func record(_ totals: Totals) {
