@@ -123,11 +123,18 @@ public final class TemporaryPostgres: @unchecked Sendable {
                 return
             } catch {
                 // Another process may have taken the port since it was free: try another one.
-                guard attempt < 3, Loopback.canConnect(port) else { throw error }
+                guard attempt < 5, portWasTaken() else { throw error }
                 attempt += 1
                 port = Loopback.freePort()
             }
         }
+    }
+
+    /// Whether the last start failed because its port was in use (the server log says so), or something
+    /// listens there now.
+    private func portWasTaken() -> Bool {
+        let log = (try? String(contentsOfFile: directory + "/server.log", encoding: .utf8)) ?? ""
+        return log.contains("could not bind") || log.contains("Address already in use") || Loopback.canConnect(port)
     }
 
     /// Stops the server (`pg_ctl stop -m fast`: connections are closed, nothing is lost).

@@ -51,37 +51,67 @@ def hearth(hearth_binary, tmp_path):
     return run
 
 
-def _free_port() -> int:
-    import socket
+# Ports below Linux's ephemeral range (32768-60999), from which the kernel picks the local port of every
+# outgoing connection: a port that bind(0) handed out is in that range, so a connection opened meanwhile
+# could take it before the server binds it ("Address already in use" on a busy machine).
+_CANDIDATE_PORTS = range(20000, 32768)
+_handed_out: set[int] = set()
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+
+def _free_port() -> int:
+    """A loopback port nobody holds now, outside the ephemeral range, never handed out twice by this process.
+    Another process could still take it first: callers that start servers retry when their bind fails."""
+    import random
+
+    while True:
+        port = random.choice(_CANDIDATE_PORTS)
+        if port in _handed_out:
+            continue
+        _handed_out.add(port)
+        if _can_bind(port):
+            return port
 
 
 def start_hearth(binary, *arguments: str, seconds: float = 20, environment: dict | None = None,
                  port: int | None = None) -> tuple[subprocess.Popen, int]:
     """Starts `hearth serve ARGUMENTS --port <port>` (a free one unless given) with `environment` added to
-    this process's, and waits until it accepts connections.
+    this process's, and waits until it accepts connections. When another process took a chosen port before
+    hearth bound it, it starts again on another.
 
     Returns the process (or one that already exited: check `poll()`) and its port."""
     import socket
     import time
 
-    port = port or _free_port()
-    process = subprocess.Popen(
-        [str(binary), "serve", *arguments, "--port", str(port)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **(environment or {})},
-    )
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and process.poll() is None:
+    for _attempt in range(5):
+        chosen = port or _free_port()
+        process = subprocess.Popen(
+            [str(binary), "serve", *arguments, "--port", str(chosen)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, **(environment or {})},
+        )
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                socket.create_connection(("127.0.0.1", chosen), timeout=0.5).close()
+                return process, chosen
+            except OSError:
+                time.sleep(0.05)
+        if port is not None or process.poll() is None or _can_bind(chosen):
+            # Running, or stopped for a reason of its own (the caller reads it on standard error).
+            return process, chosen
+        process.communicate()
+    return process, chosen
+
+
+def _can_bind(port: int) -> bool:
+    import socket
+
+    with socket.socket() as probe:
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
+            probe.bind(("127.0.0.1", port))
+            return True
         except OSError:
-            time.sleep(0.05)
-    return process, port
+            return False
 
 
 @dataclass
@@ -119,3 +149,33 @@ def hearth_server(hearth_binary, tmp_path_factory):
         pytest.fail(f"hearth serve did not stop within 20 s of SIGTERM; stderr:\n{err}")
     assert process.returncode == 0, f"hearth serve exited with {process.returncode}; stderr:\n{err}"
     assert "stopped cleanly" in err
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """A headless Chromium under selenium for the session (js_sdk_support.start_chromium); skips the
+    test when Chromium, chromedriver or selenium is missing."""
+    from js_sdk_support import chromium_paths, start_chromium
+
+    paths = chromium_paths()
+    if isinstance(paths, str):
+        pytest.skip(paths)
+    driver = start_chromium()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="session")
+def js_sdk(request):
+    """Runs the official JS SDK's scenarios (js/*.cjs): under node when FIREBASE_JS_SDK_DIR provides the
+    SDK, otherwise in `chromium` on the compat bundles in ../shared/vendor (js_sdk_support.py); skips,
+    saying what is missing, when neither can."""
+    import js_sdk_support
+
+    missing = js_sdk_support.unavailable()
+    if missing:
+        pytest.skip(missing)
+    modules = js_sdk_support.node_modules()
+    if modules is not None:
+        return js_sdk_support.NodeRunner(modules)
+    return js_sdk_support.ChromiumRunner(request.getfixturevalue("chromium"), js_sdk_support.vendored_bundles())

@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from conftest import _free_port
+
 CONFIG = """
 daemon off;
 master_process on;
@@ -56,12 +58,6 @@ http {{
 """
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class Balancer:
     """nginx on a free loopback port, round-robin over `upstream_ports`; `stop()` ends it."""
 
@@ -70,7 +66,7 @@ class Balancer:
         if not os.access(binary, os.X_OK):
             raise RuntimeError("nginx is not installed: apt-get install nginx (scripts/setup does)")
         self.prefix = Path(tempfile.mkdtemp(prefix="hearth-nginx-"))
-        self.port = port or free_port()
+        self.port = port or _free_port()
         servers = "\n".join(f"        server 127.0.0.1:{port} max_fails=1 fail_timeout=5s;" for port in upstream_ports)
         # As root (CI), workers would switch to nobody, who cannot use the temporary directories.
         user = "user root;" if os.geteuid() == 0 else ""

@@ -71,9 +71,17 @@ class TemporaryPostgres:
         return f"postgresql://{self.user}@127.0.0.1:{self.port}/{self.database}"
 
     def start(self) -> None:
-        self._run("pg_ctl", "-D", str(self.directory / "data"), "-l", str(self.directory / "server.log"), "-w", "-t", "60",
-                  "start", "-o", f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 "
-                  "-c unix_socket_permissions=0700 -c shared_buffers=16MB -c max_connections=60")
+        """Starts the server on its port; when another process took the port meanwhile, on another one."""
+        for attempt in range(5):
+            try:
+                self._run("pg_ctl", "-D", str(self.directory / "data"), "-l", str(self.directory / "server.log"), "-w",
+                          "-t", "60", "start", "-o", f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 "
+                          "-c unix_socket_permissions=0700 -c shared_buffers=16MB -c max_connections=60")
+                return
+            except AssertionError as error:
+                if attempt == 4 or "could not bind" not in str(error):
+                    raise
+                self.port = _free_port()
 
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.directory / "data"), "-w", "-t", "60", "stop", "-m", "fast")
