@@ -43,14 +43,14 @@ let package = Package(
         .target(name: "HearthCore", dependencies: ["HearthSupport"], swiftSettings: engine),
         /// Debian's libsqlite3 (3.40 on bookworm); imported only by HearthSQLite.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "HearthStorage", dependencies: ["HearthCore"], swiftSettings: strict),
+        .target(name: "HearthStorage", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
         /// Firebase Realtime Database security rules: loading, static checking, compiled evaluation.
         .target(name: "HearthRules", dependencies: ["HearthCore"], swiftSettings: strict),
         /// The storage engine conformance suite, shared by every engine's tests.
         /// Helpers shared by tests and benchmarks that start servers of their own (free ports on loopback).
         .target(name: "HearthTesting", dependencies: ["HearthProtocol"], swiftSettings: strict),
         .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore", "HearthSupport"], swiftSettings: strict),
-        .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "CSQLite"], swiftSettings: strict),
+        .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "HearthSupport", "CSQLite"], swiftSettings: strict),
         /// Debian's libpq (PostgreSQL 15's client; headers in /usr/include/postgresql); imported only by HearthPostgres.
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         /// The PostgreSQL engine: every namespace's records and change log in one database, group commit on its own thread.

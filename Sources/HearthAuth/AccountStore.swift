@@ -110,6 +110,10 @@ public protocol AccountStore: AnyObject, Sendable {
     /// True when a read may wait for a network round trip (PostgreSQL): the service then never reads on
     /// the caller's thread where the server asks from its event loop (``AccountVerdicts``).
     var readsOverNetwork: Bool { get }
+
+    /// Ends what the store runs beside its callers (a listening thread, a checkpointing thread) and
+    /// closes its connections, waiting for them; no call may follow.
+    func close()
 }
 
 extension AccountStore {

@@ -31,6 +31,9 @@ final class AccountVerdicts: Sendable {
 
     init(store: any AccountStore) { self.store = store }
 
+    /// Waits for the reads under way (before the store they read from closes).
+    func finishReads() { queue.sync(flags: .barrier) {} }
+
     func allows(uid: String, issuedAt: Int64) -> Bool {
         let verdict = known.withLock { $0[uid] }
         if verdict.map({ ContinuousClock.now - $0.readAt > Self.freshness }) ?? true { read(uid) }

@@ -128,7 +128,7 @@ extension AuthService {
             response["oobLink"] = actionLink
         } else if let deliver = configuration.deliverEmail {
             let message = Self.email(for: code, link: actionLink, project: configuration.projectID)
-            DispatchQueue.global(qos: .utility).async { deliver(message) }
+            DispatchQueue.global(qos: .utility).async(group: deliveries) { deliver(message) }
         }
         return response
     }

@@ -1,6 +1,7 @@
 import Foundation
 public import HearthCrypto
 public import HearthProtocol
+public import HearthSupport
 import Synchronization
 
 /// What the auth service serves and how strictly.
@@ -91,6 +92,8 @@ public final class AuthService: Sendable {
     /// admin at runtime.
     let signInMethodsState: Mutex<(methods: SignInMethods, readAt: ContinuousClock.Instant)>
     let signInMethodsStorage: (any SignInMethodsStorage)?
+    /// Emails being handed to `configuration.deliverEmail`, off the caller's thread; ``close()`` waits for them.
+    let deliveries = DispatchGroup()
     /// Seconds of the last pruning of old revoked refresh tokens (rotation leaves one row per refresh).
     let lastPrune = Mutex<Int64>(0)
     /// How long revoked refresh tokens are kept, so that reuse answers TOKEN_EXPIRED: a week.
@@ -118,6 +121,22 @@ public final class AuthService: Sendable {
         signInMethodsStorage = configuration.signInMethodsStorage ?? configuration.signInMethodsFile.map(SignInMethodsFile.init)
         let stored = try signInMethodsStorage?.load()
         signInMethodsState = Mutex((stored ?? SignInMethods(anonymous: configuration.allowAnonymousSignUp), .now))
+    }
+
+    /// How long ``close()`` waits for emails still being sent.
+    static let deliveriesWaitSeconds = 30
+
+    /// Waits for the work the service started off its callers' threads (emails being sent, account
+    /// reads for the server), then closes the store and whatever it runs: call once nothing calls the
+    /// service any more, before the process exits (a thread in libcrypto or libpq while the process's
+    /// exit handlers tear those libraries down crashes it).
+    public func close(log: Log = .silent) {
+        if deliveries.wait(timeout: .now() + .seconds(Self.deliveriesWaitSeconds)) == .timedOut {
+            // A mail server that takes this long is not waited for any more.
+            log("hearth: an email was still being sent \(Self.deliveriesWaitSeconds) s after the server began to stop; it may not arrive.")
+        }
+        verdicts?.finishReads()
+        store.close()
     }
 
     var now: Int64 { clock() }

@@ -17,7 +17,18 @@ public enum HearthCommand {
         liveProgress = true
         var output = FileDescriptorOutputStream.standardOutput
         var errorOutput = FileDescriptorOutputStream.standardError
-        return run(Array(arguments.dropFirst()), output: &output, errorOutput: &errorOutput).rawValue
+        let status = run(Array(arguments.dropFirst()), output: &output, errorOutput: &errorOutput)
+        #if DEBUG
+            // Every command stops or joins the threads it started before it returns: one still running
+            // while the process exits can be inside a library whose exit handlers are tearing it down.
+            // Debug builds (the tests') check it on every run.
+            let left = LeftoverThreads.waitingBriefly()
+            if !left.isEmpty {
+                print("hearth: internal error: threads still running as the command returns: \(left.joined(separator: ", ")).", to: &errorOutput)
+                return ExitCode.internalError.rawValue
+            }
+        #endif
+        return status.rawValue
     }
 
     /// Runs `hearth` with `arguments` (program name excluded), writing normal output to `output` and
@@ -124,6 +135,8 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let unavailable = ExitCode(rawValue: 2)
     /// The command line was wrong: `EX_USAGE` in `sysexits.h`.
     public static let usageError = ExitCode(rawValue: 64)
+    /// Hearth itself is wrong (a debug build's own checks failed): `EX_SOFTWARE` in `sysexits.h`.
+    public static let internalError = ExitCode(rawValue: 70)
 
     public var description: String { "exit code \(rawValue)" }
 }

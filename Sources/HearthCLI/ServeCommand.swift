@@ -294,16 +294,23 @@ extension HearthCommand {
                 }
             }
         }
+        let auth: AuthService
         do {
             if let url = settings.storageURL {
                 // A cluster's nodes share accounts, the signing key and sign-in methods.
-                server.identity = try AuthService.open(postgresURL: url, configuration: authConfiguration, log: .standardError)
+                auth = try AuthService.open(postgresURL: url, configuration: authConfiguration, log: .standardError)
             } else {
-                server.identity = try AuthService.open(dataDirectory: directory, configuration: authConfiguration)
+                auth = try AuthService.open(dataDirectory: directory, configuration: authConfiguration)
             }
         } catch {
             print("hearth serve: cannot open the accounts\(settings.storageURL == nil ? " in \(directory)" : ""): \(error).", to: &errorOutput)
             return .failure
+        }
+        server.identity = auth
+        // After the transport has stopped and the server closed (below), before the storage closes.
+        defer {
+            server.finishAuthRequests()
+            auth.close(log: .standardError)
         }
         if let publicDirectory = settings.publicDirectory {
             // The data directory holds the admin token, every database and the accounts: never a web file.

@@ -55,7 +55,10 @@ struct ServeStorage {
                 },
                 banner: "PostgreSQL \(catalogue.endpoint) (every namespace's data and rules; hearth export/backup --storage read them)\n"
                     + "              \(absolute) keeps the admin token (give every node the same one)",
-                close: { catalogue.close() },
+                close: {
+                    catalogue.close()
+                    PostgresBackgroundThreads.stop()
+                },
                 ledger: PostgresOnDisconnectLedger(
                     try PostgresDisconnectLeases(url: url, node: node, lease: .seconds(leaseSeconds), log: log)),
                 observeRules: { changed in rules.observe(log: log, changed) },

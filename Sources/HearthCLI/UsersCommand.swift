@@ -96,6 +96,8 @@ enum UsersCommand {
                 return .failure
             }
         }
+        // Its threads (the account cache's listener, the checkpoints) end before the process does.
+        defer { service.close() }
         let client = AdminClient(service: service, token: admin)
 
         switch (subcommand, operands.count) {

@@ -39,6 +39,25 @@ final class PostgresChangeListener: Sendable {
     }
 
     private static let listeners = Mutex<[String: PostgresChangeListener]>([:])
+    /// Ends a wait for notifications at once when stopping.
+    private let wake = WakeSignal()
+    /// Signalled by the thread when it has closed its connection and ended.
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Stops every listener of the process and waits for their threads to end (`hearth serve`, once
+    /// its server and engines have closed): nothing of them may run while the process exits. A listener
+    /// asked for again afterwards starts afresh.
+    static func stopAll() {
+        let stopping = listeners.withLock { listeners in
+            defer { listeners.removeAll() }
+            return Array(listeners.values)
+        }
+        for listener in stopping {
+            listener.stopped.store(true, ordering: .relaxed)
+            listener.wake.signal()
+        }
+        for listener in stopping { listener.finished.wait() }
+    }
 
     /// The listener for `endpoint`'s database, started on first use and kept for the process.
     static func shared(for endpoint: PostgresEndpoint, log: Log) -> PostgresChangeListener {
@@ -71,9 +90,10 @@ final class PostgresChangeListener: Sendable {
     }
 
     private func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "hearth.postgres.listen"
-        thread.start()
+        NamedThread.start("hearth.postgres.listen") { [self] in
+            run()
+            finished.signal()
+        }
     }
 
     private func run() {
@@ -93,7 +113,7 @@ final class PostgresChangeListener: Sendable {
                     reported = true
                 }
                 sweepAll()
-                Thread.sleep(forTimeInterval: Self.reconnectDelay)
+                pause(Self.reconnectDelay)
                 continue
             }
             if reported { log("hearth: listening for other servers' commits at \(endpoint) again.") }
@@ -112,7 +132,7 @@ final class PostgresChangeListener: Sendable {
         while !stopped.load(ordering: .relaxed) {
             let received: [(channel: String, payload: String)]
             do {
-                received = try connection.notifications(waitingUntil: nextSweep)
+                received = try connection.notifications(waitingUntil: nextSweep, orUntil: wake)
             } catch {
                 log("hearth: the connection listening for other servers' commits at \(endpoint) broke (\(error)); reconnecting.")
                 return
@@ -143,4 +163,18 @@ final class PostgresChangeListener: Sendable {
     private func sweepAll() {
         for engine in engines(nil) { engine.catchUp() }
     }
+
+    /// Sleeps `seconds`, or less once stopped.
+    private func pause(_ seconds: TimeInterval) {
+        let end = Date(timeIntervalSinceNow: seconds)
+        while !stopped.load(ordering: .relaxed) && Date() < end { Thread.sleep(forTimeInterval: 0.05) }
+    }
+}
+
+/// The threads HearthPostgres runs beside the engines for a process (the listener that wakes following
+/// engines, shared by all of them).
+public enum PostgresBackgroundThreads {
+    /// Stops them and waits for them to end; call once the server and its engines have closed, before
+    /// the process exits.
+    public static func stop() { PostgresChangeListener.stopAll() }
 }

@@ -303,18 +303,44 @@ final class PostgresConnection {
     /// and returns what came, possibly nothing.
     ///
     /// - Throws: `.connectionLost` when the connection broke.
-    func notifications(waitingUntil limit: ContinuousClock.Instant) throws(PostgresError) -> [(channel: String, payload: String)] {
+    func notifications(waitingUntil limit: ContinuousClock.Instant, orUntil wake: WakeSignal? = nil) throws(PostgresError)
+        -> [(channel: String, payload: String)]
+    {
         let handle = connection
         var received = Self.drainNotifications(handle)
         if !received.isEmpty { return received }
-        do {
-            _ = try wait(reading: true, writing: false, until: limit)
-        } catch where error.kind == .timedOut {
-            return []
+        if let wake {
+            // Its owner stopping: back at once, with nothing.
+            guard try waitReadable(until: limit, orUntil: wake) else { return [] }
+        } else {
+            do {
+                _ = try wait(reading: true, writing: false, until: limit)
+            } catch where error.kind == .timedOut {
+                return []
+            }
         }
         if PQconsumeInput(handle) == 0 { throw lost() }
         received = Self.drainNotifications(handle)
         return received
+    }
+
+    /// Waits until the socket can be read (true), or `limit` passes or `wake` is signalled (false).
+    private func waitReadable(until limit: ContinuousClock.Instant, orUntil wake: WakeSignal) throws(PostgresError) -> Bool {
+        let socket = PQsocket(connection)
+        guard socket >= 0 else { throw lost() }
+        var descriptors = [pollfd(fd: socket, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.descriptor, events: Int16(POLLIN), revents: 0)]
+        while true {
+            let remaining = ContinuousClock.now.duration(to: limit)
+            guard remaining > .zero, !wake.isSignalled else { return false }
+            let milliseconds = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let ready = poll(&descriptors, 2, milliseconds)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw PostgresError(.connectionLost, "poll: \(String(cString: strerror(errno)))")
+            }
+            // An error or hang-up counts as readable: libpq's next call reads it and reports it.
+            if descriptors[0].revents != 0 { return true }
+        }
     }
 
     private static func drainNotifications(_ handle: OpaquePointer) -> [(channel: String, payload: String)] {

@@ -66,9 +66,7 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
         guard !started else { return }
         started = true
         self.orphans = orphans
-        let thread = Thread { [self] in run() }
-        thread.name = "hearth.postgres.leases"
-        thread.start()
+        NamedThread.start("hearth.postgres.leases") { [self] in run() }
     }
 
     /// Forgets a claimed row whose operations will not run (the rules refused them).

@@ -27,14 +27,18 @@ public final class PostgresListener: Sendable {
     /// packets breaks no socket, so without it a listener would wait for notifications that cannot come.
     static let pingInterval: Duration = .seconds(5)
     static let reconnectDelay: Duration = .milliseconds(500)
-    /// How long one wait for notifications lasts before `stop()` is checked again.
-    private static let stopCheckInterval: Duration = .milliseconds(250)
 
     private let state: State
 
     /// What the thread shares with the listener, so that the thread does not keep the listener alive.
     private final class State: Sendable {
         let stopped = Atomic<Bool>(false)
+        /// Ends a wait for notifications at once when stopping.
+        let wake = WakeSignal()
+        /// Signalled once the thread has closed its connection and will touch nothing more.
+        let finished = DispatchSemaphore(value: 0)
+        /// The thread's identity, so that `stop()` from a handler does not wait for itself.
+        let thread = Mutex<ThreadIdentity?>(nil)
     }
 
     init(endpoint: PostgresEndpoint, channel: String, log: Log, handler: @escaping @Sendable (PostgresNotification) -> Void) {
@@ -44,17 +48,26 @@ public final class PostgresListener: Sendable {
             "a channel name of lower-case letters, digits and underscores")
         let state = State()
         self.state = state
-        let thread = Thread {
+        NamedThread.start("hearth.postgres.listen") {
+            state.thread.withLock { $0 = .current }
+            defer { state.finished.signal() }
             Self.run(endpoint: endpoint, channel: channel, log: log, state: state, handler: handler)
         }
-        thread.name = "hearth.postgres.listen"
-        thread.start()
     }
 
     deinit { stop() }
 
-    /// Stops listening: the thread closes its connection within a quarter of a second.
-    public func stop() { state.stopped.store(true, ordering: .relaxed) }
+    /// Stops listening and waits for the thread to close its connection and end (at once, or within a
+    /// connect's deadline while it connects), so that nothing of it runs while the process
+    /// exits (libpq's TLS in a thread while OpenSSL's exit handlers free its locks crashed `hearth users`).
+    /// From the listener's own thread (a handler) it only asks.
+    public func stop() {
+        state.stopped.store(true, ordering: .relaxed)
+        state.wake.signal()
+        guard state.thread.withLock({ $0 }) != .current else { return }
+        state.finished.wait()
+        state.finished.signal()  // for a later stop() waiting too
+    }
 
     private static func run(
         endpoint: PostgresEndpoint, channel: String, log: Log, state: State, handler: @Sendable (PostgresNotification) -> Void
@@ -93,7 +106,7 @@ public final class PostgresListener: Sendable {
     ) throws(PostgresError) {
         var nextPing = ContinuousClock.now + pingInterval
         while !state.stopped.load(ordering: .relaxed) {
-            let received = try connection.notifications(waitingUntil: min(nextPing, .now + stopCheckInterval))
+            let received = try connection.notifications(waitingUntil: nextPing, orUntil: state.wake)
             for notification in received where notification.channel == channel {
                 handler(.payload(notification.payload))
             }

@@ -32,6 +32,8 @@ public final class PostgresNamespaceCatalogue: Sendable {
     private let state: Mutex<Answers>
     /// Wakes the refreshing thread early (after a local change, or to end it).
     private let wake = DispatchSemaphore(value: 0)
+    /// Signalled by the refreshing thread when it has closed its connection and ended.
+    private let finished = DispatchSemaphore(value: 0)
 
     /// What the catalogue answers, and what the refreshing thread needs to know about it.
     struct Answers: Sendable {
@@ -60,15 +62,22 @@ public final class PostgresNamespaceCatalogue: Sendable {
         let first = try openConnection()
         defer { first.close() }
         do { try refresh(on: first) } catch { throw namespaces.endpoint.storageError(error, doing: Self.doing) }
-        let thread = Thread { [self] in keepFresh() }
-        thread.name = "hearth.catalogue"
-        thread.start()
+        NamedThread.start("hearth.catalogue") { [self] in
+            keepFresh()
+            finished.signal()
+        }
     }
 
-    /// Stops refreshing. A refresh under way ends by its own deadline; nothing waits for it.
+    /// Stops refreshing and waits for the thread to end (a refresh under way ends first, within its
+    /// deadline), so that nothing of it runs while the process exits.
     public func close() {
-        state.withLock { $0.closed = true }
+        let wasClosed = state.withLock { answers in
+            defer { answers.closed = true }
+            return answers.closed
+        }
+        guard !wasClosed else { return }
         wake.signal()
+        finished.wait()
     }
 
     // MARK: Answers, from memory (any thread, the event loop included)

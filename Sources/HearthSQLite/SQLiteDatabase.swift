@@ -1,4 +1,5 @@
 import Foundation
+import HearthSupport
 import Synchronization
 
 /// A value bound to or read from a SQL statement of ``SQLiteDatabase``.
@@ -117,23 +118,36 @@ public final class SQLiteDatabase: @unchecked Sendable {  // all state behind `l
         try executeScript("PRAGMA wal_autocheckpoint=0;")
         let checkpointer = try SQLiteConnection(path: connection.path, create: false)
         try checkpointer.execute("PRAGMA busy_timeout=5000;")
-        let stop = self.stopCheckpoints
-        let thread = Thread {
-            while !stop.value.withLock({ $0 }) {
-                Thread.sleep(forTimeInterval: interval)
+        let checkpoints = self.checkpoints
+        checkpoints.running.withLock { $0 = true }
+        NamedThread.start("hearth.sqlite.checkpoint") {
+            // Waits `interval` between checkpoints, or until close() wakes it.
+            while checkpoints.wake.wait(timeout: .now() + interval) == .timedOut {
                 try? checkpointer.execute("PRAGMA wal_checkpoint(PASSIVE);")
             }
             checkpointer.close()
+            checkpoints.finished.signal()
         }
-        thread.name = "hearth.sqlite.checkpoint"
-        thread.start()
     }
 
-    private final class StopFlag: Sendable { let value = Mutex(false) }
-    private let stopCheckpoints = StopFlag()
+    /// The checkpointing thread's signals: `wake` ends it, `finished` says it has closed its connection.
+    private final class Checkpoints: Sendable {
+        let running = Mutex(false)
+        let wake = DispatchSemaphore(value: 0)
+        let finished = DispatchSemaphore(value: 0)
+    }
+    private let checkpoints = Checkpoints()
 
+    /// Closes the database, after stopping the checkpointing thread and waiting for it to end.
     public func close() {
-        stopCheckpoints.value.withLock { $0 = true }
+        let wasRunning = checkpoints.running.withLock { running in
+            defer { running = false }
+            return running
+        }
+        if wasRunning {
+            checkpoints.wake.signal()
+            checkpoints.finished.wait()
+        }
         lock.lock()
         defer { lock.unlock() }
         try? connection.execute("PRAGMA wal_checkpoint(PASSIVE);")

@@ -1,4 +1,5 @@
 import Foundation
+import HearthSupport
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -106,9 +107,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
         self.location = location
         self.batchesPerCommitMax = batchesPerCommitMax
         completions.setSpecific(key: completionsKey, value: true)
-        let thread = Thread { [self] in run() }
-        thread.name = threadName
-        thread.start()
+        NamedThread.start(threadName) { [self] in run() }
     }
 
     /// A snapshot of the counts so far.

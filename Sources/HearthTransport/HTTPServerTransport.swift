@@ -1,6 +1,7 @@
 public import HearthProtocol
 internal import CLibWebSockets
 import Foundation
+import HearthSupport
 import Synchronization
 #if canImport(Glibc)
     import Glibc
@@ -88,11 +89,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
     /// Starts the loop thread and returns once the port is bound, or throws why it could not be.
     public func start() throws(TransportError) {
-        let thread = Thread { [self] in self.runLoop() }
-        thread.name = "hearth.loop"
-        thread.stackSize = 8 << 20
-        loopThread = thread
-        thread.start()
+        loopThread = NamedThread.start("hearth.loop", stackSize: 8 << 20) { [self] in self.runLoop() }
         started.wait()
         if let startError { throw TransportError(description: startError) }
     }

@@ -1,5 +1,6 @@
 internal import CLibWebSockets
 public import Foundation
+import HearthSupport
 import Synchronization
 
 /// What a ``WebSocketClient`` reports, in order, on its loop's thread.
@@ -247,9 +248,7 @@ final class WebSocketClientLoop: @unchecked Sendable {  // `context` is set befo
         lws_set_log_level(ProcessInfo.processInfo.environment["HEARTH_LWS_LOG"].flatMap({ Int32($0) }) ?? 0, nil)
         context = lws_create_context(&info)
         if context == nil { startError = "libwebsockets could not create a client context" }
-        let thread = Thread { [self] in run() }
-        thread.name = "hearth.client.websocket"
-        thread.start()
+        NamedThread.start("hearth.client.websocket") { [self] in run() }
     }
 
     /// Runs `work` on the loop thread.

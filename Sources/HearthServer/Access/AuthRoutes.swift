@@ -12,6 +12,10 @@ extension DatabaseServer {
 
     public func needsPeerAddress(path: String) -> Bool { identity?.handles(path: path) ?? false }
 
+    /// Waits for the auth requests under way to end (their answers go nowhere once the loop has
+    /// stopped): before the identity service closes and the process exits.
+    public func finishAuthRequests() { Self.authQueue.sync(flags: .barrier) {} }
+
     /// Whether `request` was an auth request (then it has been answered, or will be).
     func routeAuth(_ request: HTTPRequest, responder: any HTTPResponder) -> Bool {
         guard let auth = identity, auth.handles(path: request.path) else { return false }

@@ -45,6 +45,8 @@ final class NamespaceRegistry: @unchecked Sendable {
     private var namespaces: [String: Namespace] = [:]
     /// Namespaces loading off the loop thread, with what waits for each.
     private var loading: [String: [(Result<Namespace, NamespaceUnavailable>) -> Void]] = [:]
+    /// The loads under way off the loop, which ``close()`` waits for.
+    private let offLoop = OffLoopLoads()
     /// Set when the loop starts: large namespaces load on their own thread and come back through it, and
     /// every namespace's durable writes finish on the loop.
     var executor: (any LoopExecutor)?
@@ -76,8 +78,13 @@ final class NamespaceRegistry: @unchecked Sendable {
     /// Every namespace stored or open, sorted.
     var knownNames: [String] { Array(Set(files.names()).union(namespaces.keys)).sorted() }
 
-    /// Closes every namespace's engine, waiting for queued commits. Call after the loop has stopped.
+    /// Closes every namespace's engine, waiting for queued commits, after the work started off the loop
+    /// (loads, rules saves, deletions) has ended: nothing of it runs once the process exits. Engines
+    /// that loads opened and the loop never took (it stopped first) are closed too. Call after the loop
+    /// has stopped.
     func close() {
+        maintenance.sync {}
+        offLoop.finish()
         for namespace in namespaces.values { namespace.database.engine.close() }
         namespaces.removeAll()
     }
@@ -122,17 +129,20 @@ final class NamespaceRegistry: @unchecked Sendable {
         }
         loading[name] = [body]
         if large { log("hearth: loading namespace '\(name)' (\(files.bytes(name) >> 20) MB)…") }
-        let (openEngine, rules) = (openEngine, rules)
-        let thread = Thread {
+        let (openEngine, rules, offLoop) = (openEngine, rules, offLoop)
+        offLoop.started()
+        NamedThread.start("hearth.load.\(name)") {
+            defer { offLoop.ended() }
             let result = Self.openAndLoad(name, openEngine, rules)
+            let held = (try? result.get()).map { offLoop.hold($0.engine) }
             executor.execute { [self] in
+                // Taken back from `offLoop`, unless close() closed it (the loop then stopped first).
+                if let held, offLoop.take(held) == nil { return }
                 let adopted = adopt(name, result)
                 if case .success = adopted, large { log("hearth: namespace '\(name)' loaded.") }
                 for waiter in loading.removeValue(forKey: name) ?? [] { waiter(adopted) }
             }
         }
-        thread.name = "hearth.load.\(name)"
-        thread.start()
     }
 
     /// What opening a namespace reads: its engine, its tree and its stored rules.
@@ -353,4 +363,39 @@ final class NamespaceRegistry: @unchecked Sendable {
 private final class FollowingNamespace: @unchecked Sendable {
     weak var namespace: Namespace?
     init(_ namespace: Namespace) { self.namespace = namespace }
+}
+
+/// The namespace loads running off the loop: ``NamespaceRegistry/close()`` waits for them to end and
+/// closes the engines they opened that the loop never took.
+private final class OffLoopLoads: @unchecked Sendable {
+    // Every var under `lock`: loads hold and the loop takes from their own threads.
+    private let running = DispatchGroup()
+    private let lock = NSLock()
+    private var engines: [Int: any StorageEngine] = [:]
+    private var nextToken = 0
+
+    func started() { running.enter() }
+    func ended() { running.leave() }
+
+    /// Keeps `engine` until the loop takes it; returns the token to take it with.
+    func hold(_ engine: any StorageEngine) -> Int {
+        lock.withLock {
+            nextToken += 1
+            engines[nextToken] = engine
+            return nextToken
+        }
+    }
+
+    /// The engine held under `token`, or nil when ``finish()`` closed it.
+    func take(_ token: Int) -> (any StorageEngine)? { lock.withLock { engines.removeValue(forKey: token) } }
+
+    /// Waits for every load to end, then closes the engines nobody took.
+    func finish() {
+        running.wait()
+        let left = lock.withLock {
+            defer { engines.removeAll() }
+            return Array(engines.values)
+        }
+        for engine in left { engine.close() }
+    }
 }
