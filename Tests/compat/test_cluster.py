@@ -10,7 +10,6 @@ loses nothing acknowledged.
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -26,7 +25,7 @@ import requests
 from conftest import start_hearth
 from nginx_support import Balancer
 from postgres_support import TemporaryPostgres
-from test_js_sdk import SDK as JS_SDK, run_scenario as run_js_scenario
+from test_js_sdk import run_scenario as run_js_scenario
 from test_realtime import Client, increment_in_transactions
 
 LEASE_SECONDS = 2
@@ -210,17 +209,13 @@ def test_a_namespace_deleted_on_one_node_is_closed_on_the_others(cluster):
     assert requests.get(f"{b.endpoint.url}/shop.json?ns={ns}", timeout=10).json() is None
 
 
-@pytest.mark.skipif(
-    not (JS_SDK and (Path(JS_SDK) / "firebase" / "package.json").is_file() and shutil.which("node")),
-    reason="set FIREBASE_JS_SDK_DIR to a node_modules directory with the firebase package (and install node) "
-    "to run the JS SDK through the balancer")
 @pytest.mark.parametrize("scenario", ["roundtrip", "query", "transaction", "ondisconnect", "info"])
-def test_the_official_js_sdk_through_the_balancer(cluster, scenario):
+def test_the_official_js_sdk_through_the_balancer(js_sdk, cluster, scenario):
     """js/realtime.cjs's scenarios (test_js_sdk.py) with every app connecting through nginx: the apps of
     one scenario land on different nodes, so a set seen by a second app, 20 apps' transactions on one
     counter and an onDisconnect all cross nodes."""
     _postgres, _nodes, balancer = cluster
-    run_js_scenario(SimpleNamespace(host="127.0.0.1", port=balancer.port), namespace(), scenario)
+    run_js_scenario(js_sdk, SimpleNamespace(host="127.0.0.1", port=balancer.port), namespace(), scenario)
 
 
 def test_hearth_users_with_storage_manages_the_clusters_accounts(cluster, hearth_binary):

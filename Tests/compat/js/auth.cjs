@@ -1,6 +1,8 @@
 // The official Firebase JS SDK's auth module (node build) against Hearth's Auth endpoints, then the
 // database with the signed-in user's ID token deciding the rules.
 // Usage: node auth.cjs HOST PORT NAMESPACE PROJECT   (NODE_PATH = the SDK's node_modules)
+// Without node_modules (FIREBASE_JS_SDK_DIR), js_sdk_support.py runs this same file in headless Chromium:
+// runner.html, on Google's compat bundles of the SDK and modular_on_compat.js.
 // Prints one JSON line {"ok": true, ...} or {"ok": false, "error": ...}; exits 0 or 1.
 const { initializeApp, deleteApp } = require("firebase/app");
 const auth = require("firebase/auth");

@@ -3,6 +3,8 @@
 // "error": …, "events": [...]} otherwise. HearthClient runs the same files (ClientScenarioTests.swift), so
 // both SDKs raise the same events.
 // Usage: node client_scenarios.cjs HOST PORT NAMESPACE SCENARIO_FILE   (NODE_PATH = the SDK's node_modules)
+// Without node_modules (FIREBASE_JS_SDK_DIR), js_sdk_support.py runs this same file in headless Chromium:
+// runner.html, on Google's compat bundles of the SDK and modular_on_compat.js.
 const fs = require("fs");
 const { initializeApp } = require("firebase/app");
 const db = require("firebase/database");

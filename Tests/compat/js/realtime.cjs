@@ -1,5 +1,7 @@
 // Drives the official Firebase JS SDK (modular API, node build) against a Hearth server.
 // Usage: node realtime.cjs HOST PORT NAMESPACE SCENARIO   (NODE_PATH = the SDK's node_modules)
+// Without node_modules (FIREBASE_JS_SDK_DIR), js_sdk_support.py runs this same file in headless Chromium:
+// runner.html, on Google's compat bundles of the SDK and modular_on_compat.js.
 // Prints one JSON line {"ok": true, ...} or {"ok": false, "error": ...}; exits 0 or 1.
 const { initializeApp, deleteApp } = require("firebase/app");
 const db = require("firebase/database");
