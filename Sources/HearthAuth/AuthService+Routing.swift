@@ -53,14 +53,8 @@ extension AuthService {
     /// Answers one request. Thread-safe; may block for an argon2id computation.
     public func handle(_ request: HTTPRequest) -> HTTPResponse {
         var request = request
-        // Behind a trusted proxy the peer is the proxy itself, so the header wins over the transport's address.
-        // The last entry is the one the proxy appended; earlier ones are whatever the client sent.
-        if configuration.trustForwardedFor,
-            let forwarded = request.headers["x-forwarded-for"]?.split(separator: ",").last?.trimmingCharacters(in: .whitespaces),
-            !forwarded.isEmpty
-        {
-            request.remoteAddress = forwarded
-        }
+        // Behind a trusted proxy the peer is the proxy itself: the address it appended is the client's.
+        request.remoteAddress = configuration.trustedProxies.clientAddress(of: request)
         var response: HTTPResponse
         if request.method == .options {
             return HTTPResponse(status: 204, headers: [

@@ -29,10 +29,11 @@ public struct AuthConfiguration: Sendable {
     public var failedSignInsPerAccount = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 30)
     /// Password-reset and verification emails per address.
     public var emailsPerAddress = RateLimiter.Rule(capacity: 10, perSecond: 1.0 / 60)
-    /// Take the client address from the last `X-Forwarded-For` entry (the one the proxy appended) instead of
-    /// the peer address, which behind a proxy is the proxy's: set this only behind a reverse proxy that
-    /// writes that header (otherwise clients choose their address).
-    public var trustForwardedFor = false
+    /// The reverse proxies in front (`--trusted-proxies`): from them, the client address (what rate limits
+    /// count) is the last `X-Forwarded-For` entry, the one the proxy appended, instead of the peer
+    /// address, which is the proxy's. From anyone else the header is ignored (clients would choose their
+    /// address).
+    public var trustedProxies = TrustedProxies()
     /// Base of action links (`https://auth.example.com`); by default taken from the request's Host.
     public var publicURL: String?
     /// Hosts an action code's `continueUrl` (and `createAuthUri`'s `continueUri`) may name: Firebase's

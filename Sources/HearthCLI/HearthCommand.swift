@@ -60,6 +60,8 @@ public enum HearthCommand {
             return RulesCommand.run(rest, output: &output, errorOutput: &errorOutput)
         case "users":
             return UsersCommand.run(rest, output: &output, errorOutput: &errorOutput)
+        case "console":
+            return ConsoleCommand.run(rest, output: &output, errorOutput: &errorOutput)
         default:
             let kind = command.hasPrefix("-") ? "option" : "command"
             print("hearth: unknown \(kind) '\(command)'.", to: &errorOutput)
@@ -108,6 +110,9 @@ public enum HearthCommand {
           rules compile F  Compile the Bolt rules in file F to rules JSON on standard output
           rules test R C   Check rules R (.json or .bolt) against the cases in C
           rules deploy NS R  Make rules R the rules of namespace NS on the running server
+                       (rules deploy takes --url URL, --data DIR or --token TOKEN)
+          console link Print a one-time link that signs a browser in to the running server's console
+                       (see 'hearth console --help')
           help         Show this help (also -h, --help)
           version      Show the version (also -v, --version)
 

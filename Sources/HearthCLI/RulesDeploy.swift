@@ -43,11 +43,7 @@ enum RulesDeploy {
         guard let source = RulesCommand.rulesSource(file, errorOutput: &errorOutput),
             RulesCommand.ruleSet(file, errorOutput: &errorOutput) != nil
         else { return .failure }
-        // The admin token of the data directory, else the emulator's `owner`.
-        let credential = token
-            ?? (try? String(contentsOfFile: AdminToken.file(in: dataDirectory), encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-            ?? "owner"
+        let credential = AdminRequest.credential(token: token, dataDirectory: dataDirectory)
         guard var components = URLComponents(string: url.hasSuffix("/") ? url + ".settings/rules.json" : url + "/.settings/rules.json")
         else {
             print("hearth rules deploy: '\(url)' is not a URL such as http://127.0.0.1:9000.", to: &errorOutput)
@@ -60,7 +56,7 @@ enum RulesDeploy {
         request.httpBody = Data(source.utf8)
         request.setValue("Bearer \(credential)", forHTTPHeaderField: "Authorization")
         request.timeoutInterval = 30
-        switch send(request) {
+        switch AdminRequest.send(request) {
         case .failure(let error):
             print("hearth rules deploy: could not reach \(url) (\(error.localizedDescription)). Is 'hearth serve' running? "
                 + "Pass its address with --url.", to: &errorOutput)
@@ -74,22 +70,5 @@ enum RulesDeploy {
             print("Deployed \(file) to namespace '\(namespace)' at \(url).", to: &output)
             return .success
         }
-    }
-
-    private static func send(_ request: URLRequest) -> Result<(Int, String), any Error> {
-        final class Box: @unchecked Sendable { var result: Result<(Int, String), any Error>? }
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        URLSession.shared.dataTask(with: request) { data, response, error in
-            if let error {
-                box.result = .failure(error)
-            } else {
-                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-                box.result = .success((status, String(decoding: data ?? Data(), as: UTF8.self)))
-            }
-            done.signal()
-        }.resume()
-        done.wait()
-        return box.result ?? .failure(URLError(.unknown))
     }
 }

@@ -3,6 +3,7 @@ import HearthAuth
 import HearthAuthPostgres
 import HearthAuthSQLite
 import HearthMail
+import HearthProtocol
 import HearthServer
 import HearthSQLite
 import HearthSupport
@@ -30,7 +31,10 @@ struct ServeSettings: Equatable {
     var smtpUser: String?
     var smtpPassword: String?
     var smtpFrom: String?
-    var trustForwardedFor = false
+    /// Reverse proxies (`--trusted-proxies`): their X-Forwarded-For and X-Forwarded-Proto are believed.
+    var trustedProxies: [String] = []
+    /// The Strict-Transport-Security value sent over TLS (`--hsts`); nil sends none.
+    var strictTransportSecurity: String? = TransportConfiguration.defaultStrictTransportSecurity
     /// A directory of static files served on the same port (`--public`), like `firebase serve`.
     var publicDirectory: String?
     /// This node's name in a cluster (`--node`): `/.info/node.json` and `/metrics` say it.
@@ -59,8 +63,10 @@ struct ServeSettings: Equatable {
         ("--public-url", "HEARTH_PUBLIC_URL", "public-url", "Base URL of emailed links (default: the request's Host)"),
         ("--authorized-domains", "HEARTH_AUTHORIZED_DOMAINS", "authorized-domains",
          "Comma-separated hosts your apps run on: emailed links may continue there (localhost always may)"),
-        ("--trust-forwarded-for", "HEARTH_TRUST_FORWARDED_FOR", "trust-forwarded-for",
-         "Behind a reverse proxy: rate-limit auth by the last X-Forwarded-For address (true/false)"),
+        ("--trusted-proxies", "HEARTH_TRUSTED_PROXIES", "trusted-proxies",
+         "Comma-separated addresses of your reverse proxies (e.g. 127.0.0.1): from them, X-Forwarded-For is the client and X-Forwarded-Proto: https makes the console's cookie Secure"),
+        ("--hsts", "HEARTH_HSTS", "hsts",
+         "Strict-Transport-Security value sent over TLS (default 'max-age=31536000'; 'off' sends none; add includeSubDomains only if every subdomain serves HTTPS)"),
         ("--smtp-url", "HEARTH_SMTP_URL", "smtp-url", "Send auth emails via smtp://host:587 (STARTTLS) or smtps://host:465"),
         ("--smtp-user", "HEARTH_SMTP_USER", "smtp-user", "SMTP login name"),
         ("--smtp-password", "HEARTH_SMTP_PASSWORD", "smtp-password", "SMTP password (prefer the environment variable)"),
@@ -101,6 +107,9 @@ struct ServeSettings: Equatable {
                 index += inline == nil ? 2 : 1
                 continue
             }
+            if argument == "--trust-forwarded-for" {
+                throw .usage("--trust-forwarded-for is now --trusted-proxies ADDRESSES: the addresses your proxy connects from (e.g. 127.0.0.1), so that nobody else can name their address")
+            }
             guard let entry = table.first(where: { $0.flag == argument }) else {
                 throw .usage("unknown option '\(arguments[index])'")
             }
@@ -133,6 +142,9 @@ struct ServeSettings: Equatable {
                 }
                 values[parts[0]] = parts[1]
             }
+        }
+        if environment["HEARTH_TRUST_FORWARDED_FOR"] != nil {
+            throw .usage("HEARTH_TRUST_FORWARDED_FOR is now HEARTH_TRUSTED_PROXIES: the addresses your proxy connects from (e.g. 127.0.0.1)")
         }
         for entry in table { if let value = environment[entry.environment] { values[entry.key] = value } }
         values.merge(flagValues) { _, flag in flag }
@@ -179,12 +191,18 @@ struct ServeSettings: Equatable {
         settings.smtpFrom = values["smtp-from"]
         settings.publicDirectory = values["public"]
         if settings.smtpURL != nil && settings.smtpFrom == nil { throw .usage("--smtp-url needs --smtp-from") }
-        if let trust = values["trust-forwarded-for"] {
-            switch trust.lowercased() {
-            case "1", "true", "yes", "on": settings.trustForwardedFor = true
-            case "0", "false", "no", "off", "": settings.trustForwardedFor = false
-            default: throw .usage("trust-forwarded-for must be true or false, not '\(trust)'")
+        if let proxies = values["trusted-proxies"] {
+            settings.trustedProxies = proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            if let bad = settings.trustedProxies.first(where: { !TrustedProxies.isAddress($0) }) {
+                throw .usage("trusted-proxies takes IP addresses (as the proxy connects from), not '\(bad.prefix(60))'")
             }
+        }
+        if let hsts = values["hsts"] {
+            let value = hsts.trimmingCharacters(in: .whitespaces)
+            guard !value.isEmpty, value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) else {
+                throw .usage("hsts must be a header value such as 'max-age=31536000', or 'off'")
+            }
+            settings.strictTransportSecurity = value.lowercased() == "off" ? nil : value
         }
         if (settings.certificatePath == nil) != (settings.privateKeyPath == nil) {
             throw .usage("--tls-cert and --tls-key go together")
@@ -274,7 +292,7 @@ extension HearthCommand {
         let server = DatabaseServer(
             configuration: ServerConfiguration(
                 emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace,
-                project: settings.project, node: settings.node),
+                project: settings.project, node: settings.node, trustedProxies: TrustedProxies(settings.trustedProxies)),
             rules: storage.rules, files: storage.files, openEngine: storage.openEngine)
         server.onDisconnectLedger = storage.ledger
         storage.observeRules? { [server] namespace in server.rulesChanged(in: namespace) }
@@ -282,7 +300,7 @@ extension HearthCommand {
         var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
         authConfiguration.publicURL = settings.publicURL
         authConfiguration.authorizedDomains += settings.authorizedDomains
-        authConfiguration.trustForwardedFor = settings.trustForwardedFor
+        authConfiguration.trustedProxies = TrustedProxies(settings.trustedProxies)
         if let url = settings.smtpURL, let from = settings.smtpFrom {
             let mailer = SMTPMailer(configuration: SMTPConfiguration(
                 url: url, username: settings.smtpUser, password: settings.smtpPassword, from: from))
@@ -326,11 +344,10 @@ extension HearthCommand {
             server.site = site
         }
         server.secureCookies = settings.certificatePath != nil
-        let transport = HTTPServerTransport(
-            configuration: TransportConfiguration(
-                host: settings.host, port: settings.port, certificatePath: settings.certificatePath,
-                privateKeyPath: settings.privateKeyPath),
-            handler: server, webSocketHandler: server)
+        var transportConfiguration = TransportConfiguration(
+            host: settings.host, port: settings.port, certificatePath: settings.certificatePath, privateKeyPath: settings.privateKeyPath)
+        transportConfiguration.strictTransportSecurity = settings.strictTransportSecurity
+        let transport = HTTPServerTransport(configuration: transportConfiguration, handler: server, webSocketHandler: server)
         do { try transport.start() } catch {
             print("hearth serve: \(error.description).", to: &errorOutput)
             return .failure
@@ -338,10 +355,20 @@ extension HearthCommand {
         let scheme = settings.certificatePath == nil ? "http" : "https"
         let hostForURL = settings.host == "0.0.0.0" ? "localhost" : settings.host
         let address = "\(hostForURL):\(transport.boundPort)"
+        // The sign-in link makes whoever holds it the admin: printed for a person at a terminal, never
+        // into a log (under systemd, standard output is the journal).
+        let console = isatty(STDOUT_FILENO) == 1
+            ? """
+              Console:    \(server.consoleSignInLink(base: "\(scheme)://\(address)"))
+                          (signs in one browser, once, within a day; for another: hearth console link, or paste the admin token)
+            """
+            : """
+              Console:    \(scheme)://\(address)/console/ (sign in with a link from 'hearth console link --url \(scheme)://\(address)\(settings.emulator ? " --token owner" : "")',
+                          run as the owner of \(settings.emulator ? "this server" : AdminToken.file(in: absolute)), or paste the admin token there)
+            """
         var banner = """
             hearth \(HearthVersion.string) is serving Firebase Realtime Database clients\(settings.emulator ? " (emulator mode)" : "").
-              Console:    \(server.consoleSignInLink(base: "\(scheme)://\(address)"))
-                          (signs in one browser, once, within a day; other browsers paste the admin token at /console/)
+            \(console)
               Data:       \(storage.banner)
               REST:       \(scheme)://\(address)/<path>.json?ns=<namespace>   (default namespace \(settings.defaultNamespace))
               Streaming:  the same URLs with 'Accept: text/event-stream'

@@ -34,7 +34,7 @@ public struct HTTPRequest: Sendable {
     public static let headerNames: [String] = [
         "host", "authorization", "accept", "content-type", "content-length", "if-match", "if-none-match",
         "x-firebase-etag", "x-http-method-override", "origin", "access-control-request-headers",
-        "access-control-request-method", "last-event-id", "x-goog-api-key", "x-forwarded-for",
+        "access-control-request-method", "last-event-id", "x-goog-api-key", "x-forwarded-for", "x-forwarded-proto",
         // The console's session (docs/console.md): its cookie and the CSRF token its pages send.
         "cookie", "x-hearth-csrf",
     ]

@@ -296,10 +296,12 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         }
     }
 
-    /// The admin, for a request with the console's cookie and its CSRF token; nil
-    /// without the cookie or with one of an ended session (then the request is signed out).
+    /// The admin, for a request with the console's cookie and its CSRF token; nil without the cookie,
+    /// without the token or with the cookie of an ended session: then the request is signed out, as the
+    /// same browser's other pages' requests are (a `--public` app's own reads of public data carry the
+    /// cookie too). A wrong token is refused.
     func consoleCaller(_ request: HTTPRequest) throws(RESTError) -> Caller? {
-        guard request.headers["cookie"] != nil else { return nil }
+        guard request.headers["cookie"] != nil, request.headers["x-hearth-csrf"] != nil else { return nil }
         switch consoleSession(of: request) {
         case .success(let found):
             var admin = Caller.admin

@@ -1,4 +1,4 @@
-import HearthProtocol
+public import HearthProtocol
 
 /// What the server serves and who may do what.
 public struct ServerConfiguration: Sendable {
@@ -16,12 +16,16 @@ public struct ServerConfiguration: Sendable {
     /// This server's name among the nodes of a cluster (`hearth serve --node`): `GET /.info/node.json`
     /// and `/metrics` say it, so one can tell which node a balancer picked.
     public var node: String
+    /// The reverse proxies whose `X-Forwarded-Proto` says whether a browser came over HTTPS (the
+    /// console's cookie is `Secure` then); nobody else's is believed.
+    public var trustedProxies: TrustedProxies
 
     public init(
         emulator: Bool, adminToken: String?, defaultNamespace: String, project: String = "demo-hearth",
-        keepAliveIntervalSeconds: Int = 30, node: String = "hearth"
+        keepAliveIntervalSeconds: Int = 30, node: String = "hearth", trustedProxies: TrustedProxies = TrustedProxies()
     ) {
         self.node = node
+        self.trustedProxies = trustedProxies
         self.project = project
         self.emulator = emulator
         self.adminToken = adminToken

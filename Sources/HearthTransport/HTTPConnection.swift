@@ -242,6 +242,21 @@ final class HTTPConnection: HTTPResponder {
         if closeWhenWritten, !response.headers.contains(where: { $0.0 == "connection" }) {
             response.headers.append(("connection", "close"))
         }
+        // The length is the transport's to write, once: from the body (a handler's own would repeat it).
+        response.headers.removeAll { $0.0 == "content-length" }
+        response.headers += transport.responseHeaders
+        if request.method == .head {
+            // The GET's head, without its body (RFC 9110 §9.3.2): its length says what a GET would carry.
+            response.headers.append(("content-length", String(response.body.count)))
+            response.body = []
+            if !inBodyCallback, respondDirectly(response, contentLength: nil) { return }
+            head = (response.status, response.headers, nil)
+            outbound = []
+            outboundStart = 0
+            phase = .responding(complete: true)
+            lws_callback_on_writable(wsi)
+            return
+        }
         // Not from inside a body callback: the client, having its answer, may send its next request
         // before the transaction completes (from the writable callback, see finishTransactionAfterWrite),
         // and lws would take those bytes for more of this body and drop them, leaving the client's
@@ -261,6 +276,11 @@ final class HTTPConnection: HTTPResponder {
     /// defers the end of the transaction until then). Returns false, having written nothing, when the
     /// response is too large for one staged write; then the writable path sends it.
     private func respondDirectly(_ response: HTTPResponse) -> Bool {
+        respondDirectly(response, contentLength: response.body.count)
+    }
+
+    /// As above; `contentLength` nil leaves the length to a header of the response's own (a HEAD's).
+    private func respondDirectly(_ response: HTTPResponse, contentLength: Int?) -> Bool {
         let pre = CHearthLWS_pre()
         let raw = transport.writeScratch
         guard response.body.count <= raw.count - pre - 8192 else { return false }
@@ -268,7 +288,8 @@ final class HTTPConnection: HTTPResponder {
         let headEnd = start + 8192
         var cursor: UnsafeMutablePointer<UInt8>? = start
         let contentType = response.headers.first { $0.0 == "content-type" }?.1
-        if lws_add_http_common_headers(wsi, UInt32(response.status), contentType, lws_filepos_t(response.body.count), &cursor, headEnd) != 0 {
+        let length = contentLength.map { lws_filepos_t($0) } ?? CHearthLWS_noContentLength()
+        if lws_add_http_common_headers(wsi, UInt32(response.status), contentType, length, &cursor, headEnd) != 0 {
             return false
         }
         for (name, value) in response.headers where name != "content-type" {
@@ -320,7 +341,7 @@ final class HTTPConnection: HTTPResponder {
 
     func startStream(status: Int, headers: [(String, String)]) {
         guard !isClosed, head == nil, !headSent else { return }
-        head = (status, headers + [("transfer-encoding", "chunked")], nil)
+        head = (status, headers + transport.responseHeaders + [("transfer-encoding", "chunked")], nil)
         phase = .streaming
         lws_callback_on_writable(wsi)
     }

@@ -24,6 +24,8 @@ public struct TransportError: Error, CustomStringConvertible, Sendable {
 ///     transport.stop()        // from any thread; returns when the loop has ended
 public final class HTTPServerTransport: @unchecked Sendable {
     public let configuration: TransportConfiguration
+    /// What every response carries besides its own headers (``TransportConfiguration/responseHeaders``).
+    let responseHeaders: [(String, String)]
     /// Called only on the loop thread.
     let handler: any HTTPHandler
     /// Where WebSocket upgrades go; nil refuses them all.
@@ -67,6 +69,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
     public init(configuration: TransportConfiguration, handler: any HTTPHandler, webSocketHandler: (any RealtimeHandler)? = nil) {
         self.configuration = configuration
+        responseHeaders = configuration.responseHeaders
         self.handler = handler
         self.webSocketHandler = webSocketHandler
         loop = .allocate(capacity: 1)

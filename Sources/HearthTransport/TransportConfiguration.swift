@@ -25,6 +25,19 @@ public struct TransportConfiguration: Sendable {
     public var webSocketSoftLimitSeconds = ServerLimits.outboundSoftLimitSeconds
     /// Where the transport's diagnostics go (the `HEARTH_TRACE_LWS` callback trace).
     public var log = Log.standardError
+    /// The `Strict-Transport-Security` value sent with every response over TLS (never over plain HTTP,
+    /// where browsers ignore it and it would only mislead); nil sends none.
+    public var strictTransportSecurity: String? = TransportConfiguration.defaultStrictTransportSecurity
+
+    /// A year, for this host only: `includeSubDomains` and `preload` would bind every subdomain of the
+    /// name to HTTPS for that year, which only the owner of the whole domain can decide (`--hsts`).
+    public static let defaultStrictTransportSecurity = "max-age=31536000"
+
+    /// The headers every response carries: HSTS when served over TLS.
+    var responseHeaders: [(String, String)] {
+        guard certificatePath != nil, let value = strictTransportSecurity else { return [] }
+        return [("strict-transport-security", value)]
+    }
 
     /// Defaults are ``ServerLimits``'; tests pass smaller ones.
     public init(

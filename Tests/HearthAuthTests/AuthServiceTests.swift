@@ -367,17 +367,19 @@ func actionPagesVerifyAndResetOnlyOnPost(_ kind: AccountStoreKind) async throws 
     }
 }
 
-@Test func forwardedAddressesCountOnlyWhenTrusted() throws {
+@Test func forwardedAddressesCountOnlyFromTrustedProxies() throws {
     for trusted in [false, true] {
         let harness = try Harness(emulator: false, adminToken: "t") {
             $0.attemptsPerIP = .init(capacity: 2, perSecond: 0)
-            $0.trustForwardedFor = trusted
+            $0.trustedProxies = TrustedProxies(trusted ? ["10.0.0.1"] : [])
         }
         var statuses: [Int] = []
-        for _ in 0..<3 {
+        for index in 0..<3 {
+            // Three connections of the proxy, for one client.
             let response = harness.service.handle(HTTPRequest(
                 method: .post, path: "/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword", queryItems: [("key", "k")],
-                headers: ["x-forwarded-for": "10.9.9.9, 192.0.2.7"], body: Array(#"{"email":"a@b.co","password":"whatever"}"#.utf8)))
+                headers: ["x-forwarded-for": "10.9.9.\(index), 192.0.2.7"], body: Array(#"{"email":"a@b.co","password":"whatever"}"#.utf8),
+                remoteAddress: trusted ? "10.0.0.1" : "10.0.0.\(index + 2)"))
             statuses.append(response.status)
             #expect(response.status == 400)
             let message = errorMessage(harness.decode(response).json) ?? ""
@@ -386,13 +388,15 @@ func actionPagesVerifyAndResetOnlyOnPost(_ kind: AccountStoreKind) async throws 
     }
 }
 
-/// The transport always reports the peer, which behind a proxy is the proxy: with the option on, the header's
-/// last entry (what the proxy appended) must count instead, and a client-written first entry must not.
-@Test func trustedForwardedForWinsOverThePeerAddress() throws {
+/// The transport always reports the peer, which behind a proxy is the proxy: from a trusted proxy the
+/// header's last entry (what the proxy appended) counts instead, and a client-written first entry does not;
+/// from any other peer the header is the client's own word and is ignored.
+@Test func forwardedForFromATrustedProxyWinsOverThePeerAddress() throws {
     for trusted in [false, true] {
+        let proxies = ["10.0.0.1", "10.0.1.0", "10.0.1.1", "10.0.1.2"]
         let harness = try Harness(emulator: false, adminToken: "t") {
             $0.attemptsPerIP = .init(capacity: 2, perSecond: 0)
-            $0.trustForwardedFor = trusted
+            $0.trustedProxies = TrustedProxies(trusted ? proxies : [])
         }
         func attempt(_ forwardedFor: String, peer: String) -> String {
             let response = harness.service.handle(HTTPRequest(
@@ -407,6 +411,9 @@ func actionPagesVerifyAndResetOnlyOnPost(_ kind: AccountStoreKind) async throws 
         // One client through three proxy connections, spoofing a different first entry each time.
         let oneClient = ["1.1.1.1", "2.2.2.2", "3.3.3.3"].enumerated().map { attempt("\($1), 198.51.100.9", peer: "10.0.1.\($0)") }
         #expect(oneClient.last?.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") == trusted)
+        // A client that reaches the server directly, naming another address each time: its own counts.
+        let direct = ["4.4.4.4", "5.5.5.5", "6.6.6.6"].map { attempt($0, peer: "203.0.113.5") }
+        #expect(direct.last?.hasPrefix("TOO_MANY_ATTEMPTS_TRY_LATER") == true)
     }
 }
 

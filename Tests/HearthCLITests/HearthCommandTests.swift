@@ -44,6 +44,7 @@ func helpListsCommands(flag: String) {
 
 @Test("hearth serve refuses a wrong command line before listening", arguments: [
     ["--bogus"], ["--port", "x"], ["--port", "70000"], ["--port"], ["--emulator=maybe"], ["--tls-cert", "a.pem"],
+    ["--trusted-proxies", "proxy.example.com"], ["--hsts", ""], ["--trust-forwarded-for", "true"],
 ])
 func serveRejectsBadArguments(arguments: [String]) {
     let result = hearth(["serve"] + arguments)
@@ -63,6 +64,21 @@ func serveRejectsBadArguments(arguments: [String]) {
     #expect(settings.emulator)
     #expect(settings.defaultNamespace == "from-env-default-rtdb")
     #expect(settings.dataDirectory == "./hearth-data")
+}
+
+@Test func proxiesAndHSTSAreTheOperatorsToSet() throws {
+    let defaults = try ServeSettings.resolve(arguments: [], environment: [:], readFile: { _ in nil })
+    #expect(defaults.trustedProxies.isEmpty)
+    #expect(defaults.strictTransportSecurity == "max-age=31536000")
+    let set = try ServeSettings.resolve(
+        arguments: ["--trusted-proxies", "127.0.0.1, ::1", "--hsts", "off"], environment: [:], readFile: { _ in nil })
+    #expect(set.trustedProxies == ["127.0.0.1", "::1"])
+    #expect(set.strictTransportSecurity == nil)
+    // The old flag trusted the header from anyone: it says what replaced it rather than being ignored.
+    #expect(throws: ServeSettings.ParseError.self) {
+        try ServeSettings.resolve(arguments: ["--trust-forwarded-for", "true"], environment: [:], readFile: { _ in nil })
+    }
+    #expect(hearth(["serve", "--trust-forwarded-for", "true"]).errorOutput.contains("--trusted-proxies"))
 }
 
 @Test func storageComesFromTheFlagThenTheEnvironmentThenTheConfigFile() throws {

@@ -1,5 +1,6 @@
-"""A `hearth serve` for the console's tests (not in emulator mode, as `make run` starts it), the sign-in link
-its banner prints, and a signed-in `requests` session that sends the console's CSRF token."""
+"""A `hearth serve` for the console's tests (not in emulator mode, as `make run` starts it), a sign-in link
+from `hearth console link` (the banner prints one only to a terminal, and these servers' output is a pipe),
+and a signed-in `requests` session that sends the console's CSRF token."""
 
 import os
 import re
@@ -14,7 +15,7 @@ import requests
 from conftest import start_hearth
 
 LINK = re.compile(r"(http://\S+/console/signin\?code=[0-9a-f]+)")
-SPENT = re.compile(r"console with the printed link, which is now spent[^\n]*")
+SPENT = re.compile(r"console with a sign-in link, which is now spent[^\n]*")
 
 
 @dataclass
@@ -22,8 +23,20 @@ class ConsoleServer:
     process: subprocess.Popen
     port: int
     data: Path
-    link: str
+    binary: Path
+    banner: str
+    link: str = ""
     stderr_text: list = field(default_factory=list)
+
+    def new_link(self) -> str:
+        """A fresh one-time sign-in link, as its owner gets one: `hearth console link` with the data directory
+        (the previous link stops working)."""
+        done = subprocess.run([str(self.binary), "console", "link", "--url", self.url, "--data", str(self.data)],
+                              capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stderr
+        match = LINK.fullmatch(done.stdout.strip())
+        assert match, done.stdout
+        return match.group(1)
 
     @property
     def url(self) -> str:
@@ -70,10 +83,13 @@ def start_console_server(binary, data: Path, *arguments: str) -> ConsoleServer:
     deadline = time.monotonic() + 10
     while "Stop with Ctrl-C" not in banner and time.monotonic() < deadline:
         banner += read_available(process.stdout, 0.2)
-    match = LINK.search(banner)
-    assert match, f"no console link in the banner:\n{banner}"
+    # Output that is not a terminal (a log, a pipe) gets no link: it makes its reader the admin.
+    assert not LINK.search(banner), f"a sign-in link in the banner of a server whose output is a pipe:\n{banner}"
+    assert "hearth console link" in banner, banner
+    server = ConsoleServer(process, port, data, Path(binary), banner)
     # The link says 127.0.0.1; the cookie is for that host, so every request below uses it too.
-    return ConsoleServer(process, port, data, match.group(1))
+    server.link = server.new_link()
+    return server
 
 
 class Console:

@@ -1,9 +1,10 @@
-"""The console's API through the real binary (docs/console.md, docs/console-api.md): signing in with the
-printed link, the cookie session and its CSRF token, and everything the pages do, each checked the way a
+"""The console's API through the real binary (docs/console.md, docs/console-api.md): signing in with a
+one-time link, the cookie session and its CSRF token, and everything the pages do, each checked the way a
 user would check it: over REST, with a real user's token, or on disk. The pages themselves are driven in
 Chromium by test_console_browser.py."""
 
 import json
+import subprocess
 import threading
 import time
 
@@ -37,8 +38,8 @@ def sign_up(server, email: str, password: str = "secret123") -> dict:
     return answer.json()
 
 
-def test_the_printed_link_signs_in_once_and_no_other_code_is_told(server, console):
-    # `console` used the banner's link: it is spent, and the log says so without a new code.
+def test_a_sign_in_link_signs_in_once_and_no_other_code_is_told(server, console):
+    # `console` used the link `hearth console link` gave: it is spent, and the log says so without a new code.
     again = requests.get(server.link, allow_redirects=False)
     assert again.status_code == 303 and again.headers["location"] == "/console/?signin=failed"
     assert "set-cookie" not in again.headers
@@ -86,14 +87,33 @@ def test_nothing_in_the_console_works_for_a_non_admin(server, console):
 
 def test_the_cookie_alone_reads_nothing(server, console):
     """Another port of this host is the same site: its pages make the browser send the cookie (JSONP with
-    `callback=`, an `<img>` naming a new namespace). Without the CSRF token the cookie is no one."""
+    `callback=`, an `<img>` naming a new namespace). Without the CSRF token the cookie is no one: the request
+    is a signed-out one, which the rules judge as such."""
     assert requests.put(f"{server.url}/secret.json", json={"apiKey": "top"}, headers=server.admin()).status_code == 200
     cookie_only = console.http.get(f"{server.url}/.json", params={"callback": "leak", "format": "export"})
-    assert cookie_only.status_code == 403 and "top" not in cookie_only.text
-    assert console.http.get(f"{server.url}/x.json", params={"ns": "planted"}).status_code == 403
+    assert cookie_only.status_code == 401 and "top" not in cookie_only.text
+    assert cookie_only.json() == {"error": "Permission denied"}
+    assert console.http.get(f"{server.url}/x.json", params={"ns": "planted"}).status_code == 404
     assert not (server.data / "planted.sqlite").exists()
     assert console.http.get(f"{server.url}/console/api/usage").status_code == 403
     assert console.get("/secret.json").json() == {"apiKey": "top"}
+
+
+def test_with_the_console_signed_in_public_data_reads_as_for_anyone(server, console):
+    """The same browser's other pages (a --public app on this port) send the cookie with their own fetches,
+    without the console's token: those are signed-out requests, answered as for anyone, not refused. A
+    wrong token is still refused."""
+    namespace = "publicreads"
+    assert console.send("POST", "/console/api/namespaces", json={"name": namespace}).status_code == 201
+    rules = {"rules": {"public": {".read": True}}}
+    assert requests.put(f"{server.url}/.settings/rules.json?ns={namespace}", json=rules, headers=server.admin()).status_code == 200
+    assert requests.put(f"{server.url}/public/news.json?ns={namespace}", json="hello", headers=server.admin()).status_code == 200
+    assert requests.put(f"{server.url}/private.json?ns={namespace}", json="no", headers=server.admin()).status_code == 200
+    public = console.http.get(f"{server.url}/public/news.json", params={"ns": namespace})
+    assert public.status_code == 200 and public.json() == "hello"
+    assert console.http.get(f"{server.url}/private.json", params={"ns": namespace}).status_code == 401
+    wrong = console.http.get(f"{server.url}/public/news.json", params={"ns": namespace}, headers={"X-Hearth-CSRF": "0" * 64})
+    assert wrong.status_code == 403 and "CSRF" in wrong.json()["error"]
 
 
 def test_data_under_a_key_named_console_is_still_data(server, console):
@@ -103,13 +123,72 @@ def test_data_under_a_key_named_console_is_still_data(server, console):
 
 def test_changes_need_the_csrf_token(server, console):
     assert console.send("PUT", "/csrf.json", json="kept").status_code == 200
-    for headers in ({}, {"X-Hearth-CSRF": "0" * 64}):
-        bare = console.http.put(server.url + "/csrf.json", json="replaced", headers=headers)
-        assert bare.status_code == 403, bare.text
-        assert "CSRF" in bare.json()["error"]
-        assert console.http.post(server.url + "/console/api/namespaces", json={"name": "sneaky"}, headers=headers).status_code == 403
+    # Without the token the cookie is nobody: a signed-out write, which the (locked) rules refuse.
+    bare = console.http.put(server.url + "/csrf.json", json="replaced")
+    assert bare.status_code == 401, bare.text
+    assert console.http.post(server.url + "/console/api/namespaces", json={"name": "sneaky"}).status_code == 403
+    # With a wrong one, refused as such.
+    wrong = {"X-Hearth-CSRF": "0" * 64}
+    forged = console.http.put(server.url + "/csrf.json", json="replaced", headers=wrong)
+    assert forged.status_code == 403 and "CSRF" in forged.json()["error"]
+    assert console.http.post(server.url + "/console/api/namespaces", json={"name": "sneaky"}, headers=wrong).status_code == 403
     assert requests.get(server.url + "/csrf.json", headers=server.admin()).json() == "kept"
     assert "sneaky" not in [row["name"] for row in console.get("/console/api/namespaces").json()["namespaces"]]
+
+
+def test_the_change_feed_takes_its_csrf_token_in_a_header_never_the_url(server, console):
+    """Proxies and browsers log URLs: a token in one would be there for anyone reading the logs."""
+    in_url = console.http.get(server.url + "/console/api/changes", params={"csrf": console.csrf}, stream=True, timeout=5)
+    assert in_url.status_code == 403
+    in_url.close()
+    with console.http.get(server.url + "/console/api/changes", headers={"X-Hearth-CSRF": console.csrf},
+                          stream=True, timeout=10) as feed:
+        assert feed.status_code == 200 and feed.headers["content-type"].startswith("text/event-stream")
+        assert requests.put(f"{server.url}/fed.json", json=1, headers=server.admin()).status_code == 200
+        lines = feed.iter_lines(decode_unicode=True)
+        assert next(line for line in lines if line.startswith("data:")) == 'data: {"paths":["/fed"]}'
+
+
+def test_the_console_forwards_only_json_bodies_to_auth(server, console):
+    """Firebase Auth reads JSON only: a form body was taken for no body at all, and made an account without
+    the email it named. It is refused, clearly, and nothing is made."""
+    project = "console-test"
+    path = f"/console/api/auth/identitytoolkit.googleapis.com/v1/projects/{project}/accounts"
+    before = console.send("POST", f"/console/api/auth/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:query",
+                          json={}).json().get("recordsCount")
+    form = console.send("POST", path, data="email=form%40example.com&password=secret123",
+                        headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert form.status_code == 415 and "application/json" in form.json()["error"], form.text
+    text = console.send("POST", path, data='{"email": "text@example.com", "password": "secret123"}',
+                        headers={"Content-Type": "text/plain"})
+    assert text.status_code == 415
+    after = console.send("POST", f"/console/api/auth/identitytoolkit.googleapis.com/v1/projects/{project}/accounts:query",
+                         json={}).json().get("recordsCount")
+    assert after == before
+    made = console.send("POST", path, json={"email": "json@example.com", "password": "secret123"})
+    assert made.status_code == 200 and made.json()["email"] == "json@example.com"
+
+
+def test_head_answers_carry_the_gets_length_once(server, console):
+    """HEAD is GET without the body: the same length, said once (RFC 9110 §9.3.2), everywhere."""
+    assert requests.put(f"{server.url}/sized.json", json={"a": "12345"}, headers=server.admin()).status_code == 200
+    for path, headers in (("/console/", {}), ("/console/app.js", {}), ("/sized.json", server.admin()), ("/console", {})):
+        got = requests.get(server.url + path, headers=headers, allow_redirects=False)
+        head = requests.head(server.url + path, headers=headers, allow_redirects=False)
+        assert head.status_code == got.status_code, path
+        assert head.headers["content-length"] == str(len(got.content)) == got.headers["content-length"], path
+        assert head.content == b""
+        for answer in (got, head):
+            assert answer.raw.headers.getlist("content-length") == [answer.headers["content-length"]], (path, answer.raw.headers)
+    # The connection stays usable after a HEAD: no body bytes were left in it for the next answer.
+    with requests.Session() as keep_alive:
+        assert keep_alive.head(server.url + "/sized.json", headers=server.admin()).status_code == 200
+        assert keep_alive.get(server.url + "/sized.json", headers=server.admin()).json() == {"a": "12345"}
+
+
+def test_plain_http_sends_no_strict_transport_security(server, console):
+    for path in ("/console/", "/sized.json", "/.json?shallow=true"):
+        assert "strict-transport-security" not in requests.get(server.url + path, headers=server.admin()).headers
 
 
 def test_the_tree_is_read_a_page_at_a_time(server, console):
@@ -140,7 +219,8 @@ def test_the_change_feed_names_written_paths_within_a_second(server, console):
 
     def listen():
         assert console.http.get(server.url + "/console/api/changes", timeout=5).status_code == 403
-        with console.http.get(server.url + "/console/api/changes", params={"csrf": console.csrf}, stream=True, timeout=10) as stream:
+        with console.http.get(server.url + "/console/api/changes", headers={"X-Hearth-CSRF": console.csrf}, stream=True,
+                              timeout=10) as stream:
             opened.set()
             for line in stream.iter_lines(decode_unicode=True):
                 if line.startswith("data: "):
@@ -149,8 +229,8 @@ def test_the_change_feed_names_written_paths_within_a_second(server, console):
 
     thread = threading.Thread(target=listen, daemon=True)
     thread.start()
+    # Registered before its head is sent: once the head is here, the feed hears every commit.
     assert opened.wait(5)
-    time.sleep(0.2)
     written = time.monotonic()
     assert requests.patch(f"{server.url}/feed.json", json={"a/b": 1, "c": 2}, headers=server.admin()).status_code == 200
     thread.join(5)
@@ -290,3 +370,70 @@ def test_bolt_whose_types_multiply_is_refused_without_harm(server, console):
     assert checked["ok"] is False and "rule locations" in checked["error"]["message"]
     assert time.monotonic() - started < 10
     assert console.get("/console/api/session").status_code == 200
+
+
+def test_the_banner_prints_a_sign_in_link_only_to_a_terminal(hearth_binary, tmp_path):
+    """The link makes its holder the admin: a person at a terminal gets it; a log (systemd's journal, a pipe)
+    gets how to ask for one. `hearth console link` gives a fresh one, and the previous one stops working."""
+    import os
+    import pty
+    import select
+
+    from conftest import _free_port
+    from console_support import LINK
+
+    port = _free_port()
+    terminal, child = pty.openpty()
+    process = subprocess.Popen([str(hearth_binary), "serve", "--data", str(tmp_path / "data"), "--port", str(port)],
+                               stdin=subprocess.DEVNULL, stdout=child, stderr=subprocess.PIPE)
+    os.close(child)
+    try:
+        banner = ""
+        deadline = time.monotonic() + 20
+        while "Stop with Ctrl-C" not in banner and time.monotonic() < deadline and process.poll() is None:
+            if select.select([terminal], [], [], 0.2)[0]:
+                banner += os.read(terminal, 65536).decode()
+        printed = LINK.search(banner)
+        assert printed, banner
+        link = printed.group(1)
+
+        def link_from_the_command() -> str:
+            done = subprocess.run([str(hearth_binary), "console", "link", "--url", f"http://127.0.0.1:{port}",
+                                   "--data", str(tmp_path / "data")], capture_output=True, text=True, timeout=30)
+            assert done.returncode == 0, done.stderr
+            return done.stdout.strip()
+
+        fresh = link_from_the_command()
+        assert LINK.fullmatch(fresh) and fresh != link
+        # The printed link was replaced: it signs nobody in; the fresh one does, once.
+        assert requests.get(link, allow_redirects=False).headers["location"] == "/console/?signin=failed"
+        signed_in = requests.get(fresh, allow_redirects=False)
+        assert signed_in.headers["location"] == "/console/" and "hearth_console=" in signed_in.headers["set-cookie"]
+        assert requests.get(fresh, allow_redirects=False).headers["location"] == "/console/?signin=failed"
+        # Whoever cannot read the admin token gets no link.
+        refused = subprocess.run([str(hearth_binary), "console", "link", "--url", f"http://127.0.0.1:{port}", "--token", "guess"],
+                                 capture_output=True, text=True, timeout=30)
+        assert refused.returncode == 1 and "admin token" in refused.stderr and "code=" not in refused.stdout + refused.stderr
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
+        os.close(terminal)
+
+
+def test_x_forwarded_proto_is_believed_from_trusted_proxies_only(hearth_binary, tmp_path):
+    """Behind the TLS proxy of docs/deploy.md the browser talks HTTPS and the proxy plain HTTP: the cookie is
+    Secure when a trusted proxy says X-Forwarded-Proto: https, and a client talking to the server directly
+    cannot make it so (or not so) by saying it."""
+    for trusted, secure in (([], False), (["127.0.0.1"], True), (["192.0.2.1"], False)):
+        data = tmp_path / f"data-{len(trusted)}-{secure}"
+        arguments = ["--trusted-proxies", ",".join(trusted)] if trusted else []
+        server = start_console_server(hearth_binary, data, *arguments)
+        try:
+            signed_in = requests.post(server.url + "/console/api/signin", json={"token": server.admin_token},
+                                      headers={"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.9"})
+            assert signed_in.status_code == 200
+            assert ("; Secure" in signed_in.headers["set-cookie"]) == secure, (trusted, signed_in.headers["set-cookie"])
+            by_link = requests.get(server.new_link(), headers={"X-Forwarded-Proto": "https"}, allow_redirects=False)
+            assert ("; Secure" in by_link.headers["set-cookie"]) == secure, trusted
+        finally:
+            server.stop()

@@ -332,6 +332,23 @@ def test_the_usage_chart_moves_under_load(server, browser):
     screenshots(browser, "usage")
 
 
+def test_a_deep_link_to_a_namespace_that_does_not_exist_shows_why_and_asks_nothing_more(server, browser):
+    browser.get_log("browser")  # what earlier tests logged
+    go(browser, "#/data/no-such-ns/x/y")
+    missing = wait(browser).until(lambda d: d.find_element(By.ID, "missing-namespace"))
+    assert "There is no namespace no-such-ns" in missing.text and "Namespaces page" in missing.text
+    assert browser.find_element(By.ID, "live-status").text != "Live"
+    # No change feed is opened for it, so none is retried every few seconds; nothing was left unhandled.
+    feeds = browser.execute_script(
+        "return performance.getEntriesByType('resource').filter(e => e.name.includes('/console/api/changes?ns=no-such-ns')).length")
+    assert feeds == 0
+    logged = [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert not [message for message in logged if "Failed to load resource" not in message], logged
+    # A namespace that exists opens its feed as ever.
+    go(browser, f"#/data/{NS}/")
+    wait(browser).until(lambda d: d.find_element(By.ID, "live-status").text == "Live")
+
+
 def test_namespaces_and_the_other_screens_look_finished(server, browser):
     go(browser, "#/namespaces")
     wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#namespaces-table [data-namespace="{NS}"]'))

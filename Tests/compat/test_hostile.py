@@ -408,6 +408,18 @@ def test_every_bad_request_head_gets_a_status_line(emulator, head, status):
     emulator.assert_alive()
 
 
+def test_headers_lws_does_not_know_are_kept_to_its_buffer_as_docs_server_md_says(emulator):
+    """libwebsockets 4.1 neither lists headers it does not know nor says when they overflow its 64 KiB buffer
+    (docs/server.md): such a header is not counted toward the 16 KiB of 431, and a head past the buffer is
+    closed unanswered. The server lives on either way."""
+    reply, _closed = raw_exchange(
+        emulator.port, b"GET /x.json?ns=demo HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: " + b"a" * 30_000 + b"\r\n\r\n")
+    assert status_of(reply) == 200, reply[:200]
+    reply, closed = raw_exchange(emulator.port, b"GET /x.json?ns=demo HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n")
+    assert reply == b"" and closed
+    emulator.assert_alive()
+
+
 def test_invalid_utf8_in_a_path_is_a_400_and_nothing_is_stored(emulator):
     """%ff%fe decodes to no UTF-8 key: refused, not stored under a mangled name."""
     response = requests.put(f"{emulator.url}/p/%ff%fe.json?ns=demo", data="1", timeout=TIMEOUT)

@@ -10,7 +10,12 @@ import Dispatch
 extension DatabaseServer {
     static let authQueue = DispatchQueue(label: "hearth.auth", qos: .userInitiated, attributes: .concurrent)
 
-    public func needsPeerAddress(path: String) -> Bool { identity?.handles(path: path) ?? false }
+    /// Auth's paths (rate limits count by address), and, behind trusted proxies, the console's sign-ins
+    /// (whether a proxy vouches for HTTPS decides the cookie's `Secure`).
+    public func needsPeerAddress(path: String) -> Bool {
+        if identity?.handles(path: path) == true { return true }
+        return !configuration.trustedProxies.isEmpty && (path == "/console/signin" || path == "/console/api/signin")
+    }
 
     /// Waits for the auth requests under way to end (their answers go nowhere once the loop has
     /// stopped): before the identity service closes and the process exits.

@@ -12,11 +12,15 @@ extension DatabaseServer {
             guard request.method == .post else { throw RESTError(405, "Sign in with POST") }
             return responder.respond(try signIn(withToken: request))
         }
+        if endpoint == "signin-link" {
+            guard request.method == .post else { throw RESTError(405, "Ask for a sign-in link with POST") }
+            return responder.respond(try signInLink(request))
+        }
         let session: ConsoleSessions.Session
         let sessionID: String
         // The token itself is fetched with the cookie alone (another site's page cannot read the answer:
-        // no CORS grant); the change feed is an EventSource, which sends it as a parameter.
-        switch consoleSession(of: request, requireToken: endpoint != "session", tokenInQuery: endpoint == "changes") {
+        // no CORS grant).
+        switch consoleSession(of: request, requireToken: endpoint != "session") {
         case .success(let found): (sessionID, session) = found
         case .failure(.noSession): throw Self.noConsoleSession
         case .failure(.csrf): throw Self.csrfRefusal
@@ -178,6 +182,12 @@ extension DatabaseServer {
     /// Sends an auth request on as the admin (the console's session stands for the admin credential).
     private func forwardToAuth(_ request: HTTPRequest, path: String, responder: any HTTPResponder) throws(RESTError) {
         guard let identity, identity.handles(path: path) else { throw RESTError(404, "This server does not serve Firebase Auth at \(path.prefix(100))") }
+        // Firebase Auth reads only JSON bodies: any other body would be taken for none (an account
+        // created with no email, say), so it is refused rather than ignored.
+        let contentType = request.headers["content-type"]?.split(separator: ";").first?.lowercased()
+        guard request.body.isEmpty || contentType == "application/json" else {
+            throw RESTError(415, "Send the body as JSON, with the header Content-Type: application/json.")
+        }
         var forwarded = request
         forwarded.path = path
         forwarded.headers["cookie"] = nil

@@ -27,8 +27,22 @@ extension DatabaseServer {
         return true
     }
 
-    /// The link `hearth serve` prints: it signs the admin in once, within a day.
-    public func consoleSignInLink(base: String) -> String { base + "/console/signin?code=" + consoleSessions.signInCode }
+    /// The link `hearth serve` prints when a person reads its output (a terminal): it signs the admin
+    /// in once, within a day.
+    public func consoleSignInLink(base: String) -> String { base + Self.signInPath(consoleSessions.signInCode) }
+
+    static func signInPath(_ code: String) -> String { "/console/signin?code=" + code }
+
+    /// `POST /console/api/signin-link` with the admin token (`hearth console link`): a fresh one-time
+    /// sign-in path, `{"path": "/console/signin?code=…"}`, replacing the previous link. The server prints
+    /// none of it: logs are read by more people than should be admins.
+    func signInLink(_ request: HTTPRequest) throws(RESTError) -> HTTPResponse {
+        guard let credential = Self.credential(of: request, target: nil),
+            case .success(let caller) = credentials.caller(credential: credential, authVariable: nil), caller.isAdmin
+        else { throw RESTError(401, "Send the admin token (Authorization: Bearer …): it is in the data directory's admin-token file (owner in emulator mode).") }
+        let code = consoleSessions.issueSignInCode(now: clock())
+        return RESTResponses.json(200, Array(Node(["path": Node(Self.signInPath(code))]).json().utf8))
+    }
 
     // MARK: Signing in
 
@@ -37,8 +51,8 @@ extension DatabaseServer {
             return Self.redirect(to: "/console/?signin=failed")
         }
         // The link is spent. The new code is not printed: logs are read by more people than should be
-        // admins. Other browsers sign in with the admin token, or after a restart with its new link.
-        log("hearth: a browser signed in to the console with the printed link, which is now spent; other browsers sign in with the admin token.")
+        // admins. Other browsers sign in with the admin token, or with a link from `hearth console link`.
+        log("hearth: a browser signed in to the console with a sign-in link, which is now spent; for another browser, run 'hearth console link' or paste the admin token.")
         var response = Self.redirect(to: "/console/")
         response.headers.append(("set-cookie", ConsoleCookie.set(id, secure: secure)))
         return response
@@ -53,8 +67,9 @@ extension DatabaseServer {
         return RESTResponses.json(200, Array(#"{"ok":true}"#.utf8), headers: [("set-cookie", ConsoleCookie.set(id, secure: isSecure(request)))])
     }
 
-    /// Whether the request came over TLS (then the cookie is `Secure`).
-    private func isSecure(_ request: HTTPRequest) -> Bool { secureCookies }
+    /// Whether the browser's request came over TLS (then the cookie is `Secure`): to this server, or to a
+    /// trusted proxy that says so in `X-Forwarded-Proto` (docs/deploy.md).
+    private func isSecure(_ request: HTTPRequest) -> Bool { secureCookies || configuration.trustedProxies.cameOverTLS(request) }
 
     // MARK: The session a request carries
 
@@ -65,19 +80,18 @@ extension DatabaseServer {
     }
 
     /// The console session behind `request`'s cookie, with its id. Every request but the one that
-    /// fetches the token (`/console/api/session`) must carry the session's CSRF token in
-    /// `X-Hearth-CSRF` (an EventSource, which sends no headers, in `?csrf=` where `tokenInQuery`): a
-    /// page of another site can make a browser send the cookie (SameSite=Strict still sends it from
-    /// another port of the same host) but cannot read the token to send with it.
-    func consoleSession(of request: HTTPRequest, requireToken: Bool = true, tokenInQuery: Bool = false)
+    /// fetches the token (`/console/api/session`) must carry the session's CSRF token in the
+    /// `X-Hearth-CSRF` header (never in the URL, which proxies and browsers log): a page of another site
+    /// can make a browser send the cookie (SameSite=Strict still sends it from another port of the same
+    /// host) but cannot read the token to send with it.
+    func consoleSession(of request: HTTPRequest, requireToken: Bool = true)
         -> Result<(id: String, session: ConsoleSessions.Session), ConsoleRefusal>
     {
         guard let id = ConsoleCookie.sessionID(in: request.headers["cookie"]),
             let session = consoleSessions.session(id, now: clock())
         else { return .failure(.noSession) }
         guard requireToken else { return .success((id, session)) }
-        let token = request.headers["x-hearth-csrf"] ?? (tokenInQuery ? Self.parameter("csrf", of: request) : nil)
-        guard let token, ConstantTime.equal(token, session.csrf) else { return .failure(.csrf) }
+        guard let token = request.headers["x-hearth-csrf"], ConstantTime.equal(token, session.csrf) else { return .failure(.csrf) }
         return .success((id, session))
     }
 
@@ -117,7 +131,7 @@ extension DatabaseServer {
     }
 
     static func redirect(to location: String) -> HTTPResponse {
-        HTTPResponse(status: 303, headers: [("location", location), ("cache-control", "no-store"), ("content-length", "0")])
+        HTTPResponse(status: 303, headers: [("location", location), ("cache-control", "no-store")])
     }
 
     /// The console's pages may run only their own scripts, load only from this server, and never be

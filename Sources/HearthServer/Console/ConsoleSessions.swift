@@ -44,6 +44,14 @@ struct ConsoleSessions {
         return open(now: now)
     }
 
+    /// A fresh one-time code for the admin to hand a browser (`hearth console link`), replacing the
+    /// current one, good for ``codeLifetime``.
+    mutating func issueSignInCode(now: Int64) -> String {
+        signInCode = random()
+        codeIssuedAt = now
+        return signInCode
+    }
+
     /// A session for someone who proved they are the admin some other way (the admin token).
     mutating func open(now: Int64) -> String {
         expire(now: now)

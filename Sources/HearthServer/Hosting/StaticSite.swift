@@ -75,7 +75,7 @@ public final class StaticSite: Sendable {
         }
         return HTTPResponse(
             status: 200, headers: headers(for: path, file: file) + [("content-type", StaticPath.contentType(of: path))],
-            body: request.method == .head ? [] : file.bytes)
+            body: file.bytes)
     }
 
     private struct File {
@@ -110,11 +110,11 @@ public final class StaticSite: Sendable {
         if case .found(let page) = file(at: root + "404.html") {
             return HTTPResponse(
                 status: 404, headers: [("content-type", "text/html; charset=utf-8"), ("cache-control", "no-cache")],
-                body: request.method == .head ? [] : page.bytes)
+                body: page.bytes)
         }
         return HTTPResponse(
             status: 404, headers: [("content-type", "text/plain; charset=utf-8"), ("cache-control", "no-cache")],
-            body: request.method == .head ? [] : Array("Not found: no file \(request.path.prefix(200)) in the public directory\n".utf8))
+            body: Array("Not found: no file \(request.path.prefix(200)) in the public directory\n".utf8))
     }
 
     /// The path with every symbolic link followed, or nil when it does not exist.

@@ -30,12 +30,11 @@ extension RESTError {
 /// The shapes of REST answers: Firebase's JSON and error bodies, and the headers on every response.
 enum RESTResponses {
     /// Sent on every response: browsers call the REST API cross-origin (§6.1), and JSON must never be
-    /// sniffed as HTML.
+    /// sniffed as HTML. (Strict-Transport-Security is the transport's to add, over TLS only.)
     static let commonHeaders: [(String, String)] = [
         ("access-control-allow-origin", "*"),
         ("x-content-type-options", "nosniff"),
         ("cache-control", "no-cache"),
-        ("strict-transport-security", "max-age=31556926; includeSubDomains; preload"),
     ]
 
     static func withCommonHeaders(_ response: HTTPResponse) -> HTTPResponse {

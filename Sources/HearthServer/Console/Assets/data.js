@@ -50,11 +50,24 @@ export function mount(container, route, context) {
     tree.reveal(path);
   });
 
-  const feed = openFeed(ns, tree, live);
-  if (route.path !== '/') {
-    jump.value = route.path;
-    tree.reveal(route.path);
-  }
+  // The feed and a deep link's path wait for the root: a namespace that does not exist shows why, once,
+  // instead of retrying a feed that cannot open.
+  let feed = null;
+  let unmounted = false;
+  const missing = () => {
+    feed?.close();
+    tree.showMissingNamespace();
+    jumpForm.hidden = true;
+  };
+  tree.ready.then(() => {
+    if (unmounted) return;
+    if (tree.missingNamespace) return missing();
+    feed = openFeed(ns, tree, live, { onMissing: missing });
+    if (route.path !== '/') {
+      jump.value = route.path;
+      tree.reveal(route.path);
+    }
+  });
 
   return {
     update(next) {
@@ -64,7 +77,8 @@ export function mount(container, route, context) {
       return true;
     },
     unmount() {
-      feed.close();
+      unmounted = true;
+      feed?.close();
       tree.destroy();
     },
   };
@@ -136,10 +150,11 @@ function addChildDialog(ns, currentTree) {
   };
 }
 
-/// One EventSource per shown namespace. The browser reconnects by itself after network errors; a
-/// refusal (signed out, namespace deleted) closes it for good, so that case retries here.
-function openFeed(ns, tree, status) {
-  let source = null;
+/// One stream of changes per shown namespace, read with fetch so that the CSRF token travels in a header
+/// (an EventSource can send none, and a token in the URL ends up in proxies' and browsers' logs). A broken
+/// stream is opened again; a namespace that does not exist (404) stops it for good, and `onMissing` says so.
+function openFeed(ns, tree, status, { onMissing }) {
+  let controller = null;
   let retry = 0;
   let everOpened = false;
   let closed = false;
@@ -147,41 +162,87 @@ function openFeed(ns, tree, status) {
     status.textContent = text;
     status.className = `live-status ${kind}`;
   };
-  const connect = () => {
-    // EventSource sends no headers: the feed takes the CSRF token as a parameter instead.
-    source = new EventSource(apiUrl('/console/api/changes', { ns, csrf: csrf() }));
-    source.addEventListener('open', () => {
-      show('Live', 'live');
-      if (everOpened) tree.refreshAll();
-      everOpened = true;
-    });
-    source.addEventListener('changed', (event) => {
-      let paths = [];
-      try {
-        paths = JSON.parse(event.data).paths || [];
-      } catch {
-        return;
-      }
-      tree.changed(paths);
-    });
-    source.addEventListener('error', () => {
-      if (closed) return;
-      if (source.readyState === EventSource.CLOSED) {
-        show('Not live: retrying', 'offline');
-        // Asking for the session makes an expired one return the page to sign-in.
-        api.get('/console/api/session').catch(() => {});
-        retry = setTimeout(connect, 5000);
-      } else {
-        show('Reconnecting…', 'reconnecting');
-      }
-    });
+  const again = (seconds, text) => {
+    if (closed) return;
+    show(text, 'offline');
+    retry = setTimeout(connect, seconds * 1000);
+  };
+  const connect = async () => {
+    controller = new AbortController();
+    let response;
+    try {
+      response = await fetch(apiUrl('/console/api/changes', { ns }), {
+        headers: { 'X-Hearth-CSRF': csrf(), Accept: 'text/event-stream' },
+        credentials: 'same-origin', cache: 'no-store', signal: controller.signal,
+      });
+    } catch {
+      return again(5, 'Not live: retrying');
+    }
+    if (response.status === 404) {
+      closed = true;
+      show('Not live', 'offline');
+      onMissing();
+      return;
+    }
+    if (!response.ok) {
+      // Asking for the session makes an expired one return the page to sign-in.
+      api.get('/console/api/session').catch(() => {});
+      return again(5, 'Not live: retrying');
+    }
+    show('Live', 'live');
+    if (everOpened) tree.refreshAll();
+    everOpened = true;
+    try {
+      await readEvents(response.body, (name, data) => {
+        if (name !== 'changed') return;
+        let paths = [];
+        try {
+          paths = JSON.parse(data).paths || [];
+        } catch {
+          return;
+        }
+        tree.changed(paths);
+      });
+    } catch {
+      // Aborted (closed) or the connection broke: reopened below unless closed.
+    }
+    again(1, 'Reconnecting…');
   };
   connect();
   return {
     close() {
       closed = true;
       clearTimeout(retry);
-      source?.close();
+      controller?.abort();
     },
   };
+}
+
+/// Calls `onEvent(name, data)` for each server-sent event in `body` until it ends (the text/event-stream
+/// format: lines `event:` and `data:`, a blank line ending each event, `:` lines as comments).
+async function readEvents(body, onEvent) {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = '';
+  let name = 'message';
+  let data = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffered += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, end).replace(/\r$/, '');
+      buffered = buffered.slice(end + 1);
+      if (line === '') {
+        if (data.length) onEvent(name, data.join('\n'));
+        name = 'message';
+        data = [];
+      } else if (line.startsWith('event:')) {
+        name = line.slice(6).trim();
+      } else if (line.startsWith('data:')) {
+        data.push(line.slice(5).replace(/^ /, ''));
+      }
+    }
+  }
 }

@@ -91,9 +91,20 @@ export class DataTree {
     node.li.append(node.group);
     if (node.path !== '/') fillRow(node, this);
     node.loading = this.sync(node, new Set(), true)
-      .catch((error) => this.showLoadError(node, error))
+      .catch((error) => {
+        // Only a namespace that does not exist answers the root 404 (docs/console-api.md).
+        if (node === this.root && error.status === 404) this.missingNamespace = error;
+        else this.showLoadError(node, error);
+      })
       .finally(() => { node.loading = null; });
     return node.loading;
+  }
+
+  /// The namespace's empty state when it does not exist: what to do instead of an error and retries.
+  showMissingNamespace() {
+    this.list.replaceChildren(h('li', { class: 'tree-status tree-empty', id: 'missing-namespace' },
+      `There is no namespace ${this.ns}. `, h('a', { href: '#/namespaces' }, 'Create it on the Namespaces page'),
+      ', or pick another namespace.'));
   }
 
   showLoadError(node, error) {
@@ -410,13 +421,19 @@ export class DataTree {
   /// Expands the tree down to `path`, loading rows beyond the first page when needed, and selects it.
   async reveal(path) {
     await this.ready;
+    if (this.missingNamespace) return false;
     let node = this.root;
-    for (const key of splitPath(path)) {
-      if (node.leaf) return this.notFound(path, node);
-      await this.expand(node);
-      const child = node.byKey.get(key) || await this.pin(node, key);
-      if (!child) return this.notFound(path, node);
-      node = child;
+    try {
+      for (const key of splitPath(path)) {
+        if (node.leaf) return this.notFound(path, node);
+        await this.expand(node);
+        const child = node.byKey.get(key) || await this.pin(node, key);
+        if (!child) return this.notFound(path, node);
+        node = child;
+      }
+    } catch (error) {
+      toast(`${path} could not be shown: ${error.message}`, 'error');
+      return false;
     }
     this.select(node);
     return true;
