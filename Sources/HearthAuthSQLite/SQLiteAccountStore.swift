@@ -25,23 +25,34 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
     /// token refresh), so another process's change is seen within that time.
     private let cache = Mutex<(entries: [String: UserRecord], version: Int64, checked: UInt64)>(([:], -1, 0))
     private let externalChangeCheckNanoseconds: UInt64
+    /// Monotonic nanoseconds: when the last check was (tests pass a clock that moves when told).
+    private let uptimeNanoseconds: @Sendable () -> UInt64
     private static let cacheCapacity = 10_000
 
     /// - Parameter externalChangeCheck: seconds between checks for changes made by other processes.
+    /// - Parameter uptimeNanoseconds: the monotonic clock those checks are timed on (the system's unless
+    ///   given).
     /// The file (and its `-wal`/`-shm`, which SQLite creates with the database file's mode) is private to
     /// the owner: it holds password hashes, sessions and pending codes.
-    public convenience init(path: String, externalChangeCheck: Double = 0.025) throws {
+    public convenience init(
+        path: String, externalChangeCheck: Double = 0.025,
+        uptimeNanoseconds: (@Sendable () -> UInt64)? = nil
+    ) throws {
         let inMemory = path.isEmpty || path == ":memory:" || path.hasPrefix("file:")
         if !inMemory {
             let error = OwnerOnlyFiles.createFile(path)
             if error != 0 { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: error) ?? .EIO)]) }
         }
-        try self.init(database: SQLiteDatabase(path: path), externalChangeCheck: externalChangeCheck)
+        try self.init(database: SQLiteDatabase(path: path), externalChangeCheck: externalChangeCheck, uptimeNanoseconds: uptimeNanoseconds)
         if !inMemory { OwnerOnlyFiles.tighten(OwnerOnlyFiles.databaseFiles(path)) }  // older installs: 0644
     }
 
-    public init(database: SQLiteDatabase, externalChangeCheck: Double = 0.025) throws {
+    public init(
+        database: SQLiteDatabase, externalChangeCheck: Double = 0.025,
+        uptimeNanoseconds: (@Sendable () -> UInt64)? = nil
+    ) throws {
         self.database = database
+        self.uptimeNanoseconds = uptimeNanoseconds ?? { DispatchTime.now().uptimeNanoseconds }
         externalChangeCheckNanoseconds = UInt64(max(0, externalChangeCheck) * 1e9)
         try database.executeScript("""
             PRAGMA synchronous=NORMAL;
@@ -95,7 +106,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
 
     public func user(id: String) throws -> UserRecord? {
         try cache.withLock { cache throws -> UserRecord? in
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = uptimeNanoseconds()
             if externalChangeCheckNanoseconds == 0 || now &- cache.checked >= externalChangeCheckNanoseconds {
                 cache.checked = now
                 let version = try database.query("PRAGMA data_version").first?.first?.integer ?? 0

@@ -1,6 +1,7 @@
 public import HearthStorage
 public import HearthSupport
 import Foundation
+import Synchronization
 
 /// A node's lease in a cluster and the onDisconnect operations of its connections, in PostgreSQL, so
 /// that when a node dies (its lease runs out) exactly one other node takes its operations and runs them
@@ -38,6 +39,9 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
     /// Tests: the thread ends at once, writing nothing, as if the process had been killed.
     private var crashed = false
     private let finished = DispatchSemaphore(value: 0)
+    /// Claims of dead nodes' rows this node has made (each a statement that may find nothing): tests wait
+    /// for more of them instead of for time.
+    let claimsMade = Atomic<Int>(0)
     private var started = false
 
     /// `node` names this process among the cluster's (made unique here, so a restarted node is a new one
@@ -152,6 +156,7 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
                     nextRenewal = .now + renewEvery
                     // Claimed in its own transaction, after the renewal has committed.
                     let claimed = try connection.run([claim], deadline: .at(.now + PostgresTimeouts.commit))
+                    defer { claimsMade.add(1, ordering: .relaxed) }
                     if let orphans, let result = claimed.first {
                         for index in 0..<Int32(clamping: result.rowCount) {
                             let row = PostgresRow(result: result, index: index)

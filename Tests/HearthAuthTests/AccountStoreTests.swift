@@ -3,6 +3,7 @@ import HearthAuth
 import HearthAuthSQLite
 import HearthSQLite
 import HearthTesting
+import Synchronization
 import Testing
 
 func temporaryPath(_ name: String) -> String {
@@ -75,14 +76,17 @@ func storeKeepsUsersTokensAndCodes(_ kind: AccountStoreKind) async throws {
     try cli.delete(id: "u")
     #expect(try server.user(id: "u") == nil)
 
-    // With the default interval, a change is seen once the interval has passed.
-    let throttled = try SQLiteAccountStore(path: path)
+    // With the default interval, a change is seen once the interval has passed (on a clock the test moves).
+    let now = Mutex<UInt64>(1_000_000_000)
+    let throttled = try SQLiteAccountStore(path: path, uptimeNanoseconds: { now.withLock { $0 } })
     try cli.insert(UserRecord(localId: "v", createdAt: 1))
     #expect(try throttled.user(id: "v")?.disabled == false)
     var disabled = try #require(try cli.user(id: "v"))
     disabled.disabled = true
     try cli.update(disabled)
-    Thread.sleep(forTimeInterval: 0.05)
+    now.withLock { $0 += 24_000_000 }
+    #expect(try throttled.user(id: "v")?.disabled == false)  // within the interval: the cached record
+    now.withLock { $0 += 1_000_000 }
     #expect(try throttled.user(id: "v")?.disabled == true)
 }
 

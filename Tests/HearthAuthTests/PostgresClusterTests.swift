@@ -15,7 +15,7 @@ import Testing
 /// One test at a time: each runs two nodes and several threads, and together they crowded the two cores
 /// enough to push the suite's timing-bound PostgreSQL tests (a frozen backend's commit failing within
 /// 7 s) over their bounds.
-@Suite(.serialized, .enabled(if: !TemporaryPostgres.isSkipped))
+@Suite(.serialized, .enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"))
 struct PostgresClusterTests {
     static func configuration() -> AuthConfiguration {
         var configuration = AuthConfiguration(projectID: "demo-test", emulator: true, adminToken: nil)

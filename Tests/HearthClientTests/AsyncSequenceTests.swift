@@ -22,8 +22,9 @@ import Testing
         try await ref.setValue(2)
         try await task.value
         #expect(seen.all == [0, 1, 2])
-        // The listener is gone: the repo holds no view for the location any more.
-        try await Task.sleep(for: .milliseconds(100))
+        // The listener is gone: the repo holds no view for the location any more. Ending the loop ended
+        // the stream, whose termination queued the removal on the repo's queue before the task returned:
+        // a block run on that queue now runs after it.
         let views = database.repo.queue.sync { database.repo.debugViewCount }
         #expect(views == 0)
     }

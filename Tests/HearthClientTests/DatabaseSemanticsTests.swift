@@ -126,8 +126,8 @@ import Testing
         let server = try TestServer()
         defer { server.stop() }
         let database = makeDatabase(server, namespace: "offline")
+        // goOffline and the read are queued on the repo's queue in this order: the read finds it offline.
         database.goOffline()
-        try await Task.sleep(for: .milliseconds(100))
         let error = await #expect(throws: NSError.self) { try await database.reference(withPath: "x").getData() }
         #expect(error?.domain == "com.firebase.core")
         #expect(error?.code == 1)

@@ -12,7 +12,7 @@ import Testing
 /// One test at a time: both use nodes named "a" and "b" in the shared server's tables, and a node that
 /// stops deletes every row of its name, so run together one test's clean stop removed the other's
 /// crashed node's operations before they could be claimed (seen once the suites ran longer).
-@Suite(.serialized, .enabled(if: !TemporaryPostgres.isSkipped))
+@Suite(.serialized, .enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"))
 struct DisconnectLeasesTests {
     typealias Claim = (node: String, namespace: String, claim: LedgerEntry, operations: String)
 
@@ -32,6 +32,13 @@ struct DisconnectLeasesTests {
     static func rows(_ url: String, node: String) throws -> Int {
         let rows = try query(url, "SELECT count(*) FROM hearth_ondisconnect WHERE node = $1 AND session NOT LIKE 'claimed %'", [.text(node)])
         return Int(rows.first?.int64(0) ?? -1)
+    }
+
+    /// Waits until each node has claimed (found or not) twice more than now: the event that shows
+    /// nothing more was there to claim, where a wait for time only hoped so.
+    static func claimTwiceMore(_ nodes: PostgresDisconnectLeases...) async -> Bool {
+        let targets = nodes.map { ($0, $0.claimsMade.load(ordering: .relaxed) + 2) }
+        return await eventually(20) { targets.allSatisfy { node, target in node.claimsMade.load(ordering: .relaxed) >= target } }
     }
 
     static func exists(_ url: String, _ claim: LedgerEntry) throws -> Bool {
@@ -58,7 +65,8 @@ struct DisconnectLeasesTests {
         // whole swift test run on two cores (3.3 s was measured there), and still tells a lease from never.
         let elapsed = ContinuousClock.now - killed
         #expect(elapsed < .seconds(10), "\(elapsed)")
-        try await Task.sleep(for: .seconds(1.5))  // time for a second claim, which must find nothing
+        // Two more claims by each survivor, which must find nothing.
+        #expect(await Self.claimTwiceMore(b, c))
         let mine = claims.of(namespace)
         #expect(mine.count == 1)
         #expect(mine.first?.operations.contains("presence/ada") == true)
@@ -100,7 +108,7 @@ struct DisconnectLeasesTests {
         #expect(try !Self.exists(postgres.url, taken[1].claim))
         let d = try Self.node(postgres.url, "d", claims: claims)
         defer { d.stop() }
-        try await Task.sleep(for: .seconds(2))  // time for more claims, which must find nothing
+        #expect(await Self.claimTwiceMore(c, d))  // claims that must find nothing
         #expect(claims.of(namespace).count == 2)
     }
 
@@ -115,16 +123,7 @@ struct DisconnectLeasesTests {
         #expect(await eventually { (try? Self.rows(postgres.url, node: a.node)) == 1 })
         await offThePool { a.stop() }
         #expect((try? Self.rows(postgres.url, node: a.node)) == 0)
-        try await Task.sleep(for: .seconds(2))
+        #expect(await Self.claimTwiceMore(b))  // a's lease is gone: b's claims must find nothing of it
         #expect(!claims.all.contains { $0.namespace == namespace })
     }
-}
-
-func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
 }

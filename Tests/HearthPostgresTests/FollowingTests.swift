@@ -8,7 +8,7 @@ import Testing
 
 /// Two servers (two engines and databases in one process) writing one namespace in PostgreSQL: each
 /// follows the other's commits, and writes decided on a stale tree are decided again.
-@Suite(.enabled(if: !TemporaryPostgres.isSkipped))
+@Suite(.enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"))
 struct FollowingTests {
     /// A database over its own engine, loaded and following; `remote` collects what it heard.
     final class Server: Sendable {

@@ -22,7 +22,7 @@ struct PostgresFixture: StorageEngineFixture {
     }
 }
 
-@Test("Storage engine conformance: PostgreSQL", .enabled(if: !TemporaryPostgres.isSkipped), arguments: StorageEngineConformance.caseNames)
+@Test("Storage engine conformance: PostgreSQL", .enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"), arguments: StorageEngineConformance.caseNames)
 func postgresConformance(_ name: String) async throws {
     let fixture = PostgresFixture(server: try await TemporaryPostgres.shared())
     try await StorageEngineConformance.run(name, on: fixture)

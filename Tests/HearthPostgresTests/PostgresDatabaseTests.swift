@@ -8,7 +8,7 @@ import Testing
 
 /// The pool other modules use PostgreSQL through (`PostgresDatabase`): statements, typed rows,
 /// transactions, unique violations, and connections replaced after PostgreSQL restarts.
-@Suite(.enabled(if: !TemporaryPostgres.isSkipped))
+@Suite(.enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"))
 struct PostgresDatabaseTests {
     /// A table of the test's own on the shared server.
     static func table(_ database: PostgresDatabase) throws -> String {

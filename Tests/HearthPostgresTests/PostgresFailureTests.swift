@@ -6,7 +6,7 @@ import HearthTesting
 import Testing
 
 /// Failures of PostgreSQL itself: each test has a server of its own to stop, restart or freeze.
-@Suite(.enabled(if: !TemporaryPostgres.isSkipped))
+@Suite(.enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"))
 struct PostgresFailureTests {
     @Test func writesGoOnAfterPostgresRestarts() async throws {
         let server = try await TemporaryPostgres.make()

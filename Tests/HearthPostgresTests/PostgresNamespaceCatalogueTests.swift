@@ -14,7 +14,7 @@ final class RecordedLog: Sendable {
     var all: [String] { lines.withLock { $0 } }
 }
 
-@Suite(.enabled(if: !TemporaryPostgres.isSkipped))
+@Suite(.enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"))
 struct PostgresNamespaceCatalogueTests {
     @Test func aRegisteredNamespaceIsKnownAtOnceMeasuredSoonAndGoneWithItsRowsWhenDeleted() async throws {
         let server = try await TemporaryPostgres.shared()

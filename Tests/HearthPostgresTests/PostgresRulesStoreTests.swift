@@ -3,7 +3,7 @@ import HearthStorage
 import HearthTesting
 import Testing
 
-@Suite(.enabled(if: !TemporaryPostgres.isSkipped))
+@Suite(.enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"))
 struct PostgresRulesStoreTests {
     @Test func versionsAreNumberedKeptInOrderAndTrimmed() async throws {
         let server = try await TemporaryPostgres.shared()

@@ -18,7 +18,7 @@ extension PostgresRow {
     func int64(_ column: Int32) -> Int64? { bytes(column).flatMap(PostgresBinary.decodeInt64) }
 }
 
-@Suite(.enabled(if: !TemporaryPostgres.isSkipped))
+@Suite(.enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"))
 struct PostgresStorageEngineTests {
     @Test func aNamespaceSurvivesCloseAndReopen() async throws {
         let fixture = PostgresFixture(server: try await TemporaryPostgres.shared())

@@ -179,3 +179,21 @@ def js_sdk(request):
     if modules is not None:
         return js_sdk_support.NodeRunner(modules)
     return js_sdk_support.ChromiumRunner(request.getfixturevalue("chromium"), js_sdk_support.vendored_bundles())
+
+
+# What was skipped and why, for the one line `make test` ends with (scripts/test): a file of
+# "SUITE<TAB>REASON" lines, one per skipped test, where HEARTH_SKIP_REPORT says.
+_skipped: list[tuple[str, str]] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        suite = report.nodeid.split("::")[0].rsplit("/", 1)[-1]
+        _skipped.append((suite, reason.removeprefix("Skipped: ").replace("\t", " ").replace("\n", " ")))
+
+
+def pytest_sessionfinish(session, exitstatus):
+    path = os.environ.get("HEARTH_SKIP_REPORT")
+    if path:
+        Path(path).write_text("".join(f"{suite}\t{reason}\n" for suite, reason in _skipped))

@@ -51,6 +51,9 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
     /// Counts connection attempts, so events of a transport that was replaced are ignored.
     private var generation = 0
     private var connectedAt: Date?
+    /// Attempts that ended without a connection (refused, an untrusted certificate, no handshake):
+    /// tests wait for them instead of for time.
+    private(set) var attemptsThatFailed = 0
     private var lastSessionID: String?
     private var sentStats = false
     var backoff = ReconnectBackoff()
@@ -170,6 +173,7 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
     private func ended() {
         guard !isDisconnected else { return }
         let wasConnected = isConnected
+        if !wasConnected { attemptsThatFailed += 1 }
         generation += 1
         state = .disconnected
         keepalive?.cancel()

@@ -452,6 +452,8 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
 
     /// Views the sync tree holds (tests; call on `queue`).
     var debugViewCount: Int { tree.viewCount }
+    /// Connection attempts that ended without connecting (tests; call on `queue`).
+    var debugFailedConnectionAttempts: Int { connection.attemptsThatFailed }
 
     // MARK: Persistence
 
