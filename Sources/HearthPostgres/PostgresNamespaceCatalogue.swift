@@ -34,6 +34,9 @@ public final class PostgresNamespaceCatalogue: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     /// Signalled by the refreshing thread when it has closed its connection and ended.
     private let finished = DispatchSemaphore(value: 0)
+    /// Refreshes tried by the thread, whether they read anything or failed: tests wait for more of
+    /// them instead of for time.
+    let refreshesTried = Atomic<Int>(0)
 
     /// What the catalogue answers, and what the refreshing thread needs to know about it.
     struct Answers: Sendable {
@@ -136,6 +139,7 @@ public final class PostgresNamespaceCatalogue: Sendable {
         while true {
             _ = wake.wait(timeout: .now() + .milliseconds(Int(min(namesInterval / .milliseconds(1), 86_400_000))))
             if state.withLock({ $0.closed }) { break }
+            defer { refreshesTried.add(1, ordering: .relaxed) }
             do {
                 let current = try connection ?? openConnection()
                 connection = current

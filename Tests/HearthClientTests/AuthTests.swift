@@ -67,8 +67,14 @@ import Testing
         #expect(signedIn.additionalUserInfo?.isNewUser == false)
         #expect(await states.wait { $0 == ["nil", email, "nil", email] })
         auth.removeStateDidChangeListener(handle)
+        // A listener added now hears the sign-out after the removed one would have: once it has, the
+        // removed one has not.
+        let after = Recorder<String>()
+        let second = auth.addStateDidChangeListener { _, user in after.append(user?.email ?? "nil") }
+        #expect(await after.wait { $0 == [email] })
         try auth.signOut()
-        try await Task.sleep(for: .milliseconds(100))
+        #expect(await after.wait { $0 == [email, "nil"] })
+        auth.removeStateDidChangeListener(second)
         #expect(states.all.count == 4)
     }
 

@@ -85,7 +85,10 @@ struct PostgresFailureTests {
         }
         let elapsed: Duration = clock.now - start
         let earliest: Duration = PostgresTimeouts.commit - .milliseconds(100)
-        let latest: Duration = PostgresTimeouts.commit + .seconds(2)
+        // Within twice the commit bound however PostgreSQL fails (PostgresTimeouts.commit), plus room for
+        // a loaded machine to get the failure to this task (8.4 s was measured with stress-ng beside the
+        // suite); a hang would never end.
+        let latest: Duration = PostgresTimeouts.commit * 2 + .seconds(5)
         #expect(elapsed >= earliest && elapsed < latest, "\(elapsed)")
         await database.waitForPendingWrites()
 
@@ -95,7 +98,8 @@ struct PostgresFailureTests {
         // PostgreSQL refuses it and rolls it back.
         kill(pid_t(backend), SIGCONT)
         resumed = true
-        try await Task.sleep(for: .milliseconds(500))
+        // The old backend runs what it was sent, reads the end of its closed connection and exits.
+        #expect(await eventually(60) { kill(pid_t(backend), 0) != 0 })
         #expect(try engine.load(progress: nil) == Node(["kept": Node(1), "next": Node(3)]))
         let sequences = try query(server.url, "SELECT seq FROM hearth_changes WHERE namespace = 'frozen' ORDER BY seq").compactMap { $0.int64(0) }
         #expect(sequences == [1, 2])

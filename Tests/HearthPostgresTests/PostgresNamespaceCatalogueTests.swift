@@ -40,7 +40,8 @@ struct PostgresNamespaceCatalogueTests {
             #expect(rows.first?.int64(0) == 0, "\(table)")
         }
         // Nothing brings it back: the next refreshes read the same.
-        try await Task.sleep(for: .milliseconds(300))
+        let tried = catalogue.refreshesTried.load(ordering: .relaxed)
+        #expect(await eventually { catalogue.refreshesTried.load(ordering: .relaxed) >= tried + 2 })
         #expect(!catalogue.contains(name))
     }
 
@@ -66,7 +67,8 @@ struct PostgresNamespaceCatalogueTests {
         try await offThePool { try catalogue.register("kept") }
         try await offThePool { try server.stop() }
         #expect(await eventually(10) { !recorded.all.isEmpty })
-        try await Task.sleep(for: .milliseconds(500))  // several failed refreshes
+        let tried = catalogue.refreshesTried.load(ordering: .relaxed)
+        #expect(await eventually { catalogue.refreshesTried.load(ordering: .relaxed) >= tried + 3 })  // several failed refreshes
         #expect(catalogue.contains("kept") && catalogue.names() == ["kept"])
         let lines = recorded.all
         #expect(lines.count == 1, "\(lines)")
