@@ -136,7 +136,7 @@ import Testing
         }
         let minute = history.points(.minute)
         #expect(minute.count == 60)
-        #expect(minute.last == UsageHistory.Point(t: 120_000, connections: 120, reads: 10, writes: 2, bytes: 1000))
+        #expect(minute.last == UsageHistory.Point(t: 120_000, seconds: 1, connections: 120, reads: 10, writes: 2, bytes: 1000))
         let hour = history.points(.hour)
         #expect(hour.count == 2)
         #expect(hour.last?.writes == 2)
@@ -155,7 +155,7 @@ import Testing
     @Test func whatIsDoneBeforeTheFirstTickIsCharted() {
         var history = UsageHistory(startingAt: 5_000)
         history.record(.init(t: 6_000, connections: 3, reads: 0, writes: 200, bytes: 4_000))
-        #expect(history.points(.minute) == [UsageHistory.Point(t: 6_000, connections: 3, reads: 0, writes: 200, bytes: 4_000)])
+        #expect(history.points(.minute) == [UsageHistory.Point(t: 6_000, seconds: 1, connections: 3, reads: 0, writes: 200, bytes: 4_000)])
         // The hour's first point comes a minute after the start, with everything since then.
         history.record(.init(t: 65_000, connections: 3, reads: 0, writes: 260, bytes: 4_000))
         #expect(history.points(.hour).first?.writes == 260.0 / 60)

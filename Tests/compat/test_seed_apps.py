@@ -105,7 +105,8 @@ class Terminal:
 
     def open(self, name: str, command: list[str], session_dir: Path):
         environment = f"HEARTH_CLIENT_CACHE_DIR={session_dir} TERM=xterm-256color"
-        line = f"{environment} {' '.join(command)}; echo '[exited]'; sleep 600"
+        # The app's own warnings ([HearthClient] …) go to a file: on screen its redraw paints over them.
+        line = f"{environment} {' '.join(command)} 2>>{self.stderr_file(name)}; echo '[exited]'; sleep 600"
         if not self.windows:
             self.tmux("new-session", "-d", "-s", "t", "-n", name, "-x", "100", "-y", "30", line)
         else:
@@ -121,8 +122,15 @@ class Terminal:
     def screen(self, name: str) -> str:
         return self.tmux("capture-pane", "-p", "-t", f"t:{name}")
 
+    def stderr_file(self, name: str) -> Path:
+        return self.tmp_path / f"stderr-{name}.log"
+
     def screens(self) -> str:
-        return "\n".join(f"--- window {name} ---\n{self.screen(name)}" for name in self.windows)
+        def warnings(name: str) -> str:
+            path = self.stderr_file(name)
+            text = path.read_text(errors="replace").strip() if path.exists() else ""
+            return f"--- its standard error ---\n{text[-2000:]}\n" if text else ""
+        return "\n".join(f"--- window {name} ---\n{self.screen(name)}{warnings(name)}" for name in self.windows)
 
     def wait(self, name: str, check, what: str, seconds: float = 10) -> float:
         """Waits until `check(screen)` holds (a string: appears); returns the seconds it took."""
@@ -214,6 +222,8 @@ def test_jokes_ten_users_vote_at_once_and_the_count_is_ten(apps, server, termina
         fill(terminal, user, f"{user}@example.com", "secret123")
     for user in users:
         signed_in(terminal, user, f"{user}@example.com", seconds=20)
+    for user in users:
+        terminal.wait(user, f"{user}@example.com  ●", "online")
     terminal.keys("voter0", "n")
     fill(terminal, "voter0", "Ten votes, please")
     for user in users:

@@ -56,15 +56,19 @@ public final class SeedShell: TerminalScreen, @unchecked Sendable {  // confined
     }
 
     private func start() {
-        database.reference(withPath: ".info/connected").observe(.value) { [weak self] snapshot in
-            self?.online = snapshot.value as? Bool ?? false
-            self?.redraw()
-        }
         auth.addStateDidChangeListener { [weak self] _, user in self?.userChanged(user) }
         let options = self.options
         Task { [self] in
             let outcome = await RulesSetup.ensure(options)
             queue.async {
+                // The first use of the database opens its connection, so it waits for the rules check:
+                // on a server without --emulator a namespace exists once an admin made it (the check
+                // does, as the app's admin), and a connection to one that does not exist yet is shut
+                // down by the server (`s`), which no client reconnects after (docs/protocol.md §1.5).
+                self.database.reference(withPath: ".info/connected").observe(.value) { [weak self] snapshot in
+                    self?.online = snapshot.value as? Bool ?? false
+                    self?.redraw()
+                }
                 self.rulesChecked = true
                 self.userChanged(self.auth.currentUser)
                 switch outcome {

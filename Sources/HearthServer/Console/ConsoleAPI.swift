@@ -118,7 +118,7 @@ extension DatabaseServer {
     private func usageJSON(_ request: HTTPRequest) -> String {
         let range = Self.parameter("range", of: request).flatMap { UsageHistory.Range(rawValue: $0) } ?? .minute
         let points = usage.points(range).map { point in
-            "{\"t\":\(point.t),\"connections\":\(point.connections),\"reads\":\(Node(point.reads).json()),"
+            "{\"t\":\(point.t),\"seconds\":\(Node(point.seconds).json()),\"connections\":\(point.connections),\"reads\":\(Node(point.reads).json()),"
                 + "\"writes\":\(Node(point.writes).json()),\"bytes\":\(Node(point.bytes).json())}"
         }
         let storage = namespaces.knownNames.map { "{\"namespace\":\(Node($0).json()),\"bytes\":\(namespaces.storedBytes($0))}" }

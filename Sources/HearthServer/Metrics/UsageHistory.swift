@@ -15,9 +15,11 @@ struct UsageHistory {
         var bytes: Int
     }
 
-    /// One point of a chart: rates per second over the step that ended at `t`.
+    /// One point of a chart: rates per second over the step that ended at `t` and lasted `seconds`
+    /// (about the range's step; the loop's timer is not exact), so rate × seconds is what was done.
     struct Point: Equatable {
         var t: Int64
+        var seconds: Double
         var connections: Int
         var reads: Double
         var writes: Double
@@ -74,7 +76,7 @@ struct UsageHistory {
             // Totals only grow; a negative step (never expected) reads as zero rather than a spike.
             func rate(_ a: Int, _ b: Int) -> Double { Double(max(b - a, 0)) / seconds }
             return Point(
-                t: after.t, connections: after.connections, reads: rate(before.reads, after.reads),
+                t: after.t, seconds: seconds, connections: after.connections, reads: rate(before.reads, after.reads),
                 writes: rate(before.writes, after.writes), bytes: rate(before.bytes, after.bytes))
         }
     }
