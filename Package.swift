@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // Hearth: a self-hosted Firebase Realtime Database and Auth server.
-// No package dependencies: only the toolchain and Debian's C libraries (see DEVELOPERS.md).
+// No package dependencies: only the toolchain and Debian's C libraries (docs/ARCHITECTURE.md, "Modules").
 import PackageDescription
 
 let strict: [SwiftSetting] = [
@@ -16,7 +16,10 @@ let engine: [SwiftSetting] = strict + [
 
 let package = Package(
     name: "Hearth",
-    platforms: [.macOS(.v15)],
+    // HearthClient's platforms, Firebase 12's (its FirebaseDatabase and FirebaseAuth): nothing the client
+    // links may use an API newer than these (scripts/check-apple-availability, run by make test). The
+    // server's modules are built and supported on Linux (they use Synchronization's Mutex, macOS 15).
+    platforms: [.iOS(.v15), .macOS(.v10_15), .tvOS(.v15), .watchOS(.v7), .visionOS(.v1)],
     products: [
         .executable(name: "hearth", targets: ["hearth"]),
         .executable(name: "hearth-bench", targets: ["HearthBenchmarks"]),
@@ -50,7 +53,11 @@ let package = Package(
         /// Helpers shared by tests and benchmarks that start servers of their own (free ports on loopback).
         .target(name: "HearthTesting", dependencies: ["HearthProtocol"], swiftSettings: strict),
         .target(name: "HearthStorageTesting", dependencies: ["HearthStorage", "HearthCore", "HearthSupport"], swiftSettings: strict),
-        .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "HearthSupport", "CSQLite"], swiftSettings: strict),
+        /// SQLite for Swift (connections, statements, an online backup, a thread-safe database for small
+        /// stores, owner-only files): what the server's engine, the account store and the client's disk cache
+        /// share. The only importer of CSQLite.
+        .target(name: "HearthSQL", dependencies: ["CSQLite", "HearthSupport"], swiftSettings: strict),
+        .target(name: "HearthSQLite", dependencies: ["HearthStorage", "HearthCore", "HearthSupport", "HearthSQL"], swiftSettings: strict),
         /// Debian's libpq (PostgreSQL 15's client; headers in /usr/include/postgresql); imported only by HearthPostgres.
         .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         /// The PostgreSQL engine: every namespace's records and change log in one database, group commit on its own thread.
@@ -68,7 +75,7 @@ let package = Package(
         /// Firebase Auth's accounts, tokens and REST API (no C; SQLite through HearthSQLite).
         .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthCore", "HearthProtocol", "HearthSupport"], swiftSettings: strict),
         /// The accounts of HearthAuth in SQLite (`auth.sqlite`), and the service opened over a data directory.
-        .target(name: "HearthAuthSQLite", dependencies: ["HearthAuth", "HearthSQLite", "HearthCrypto"], swiftSettings: strict),
+        .target(name: "HearthAuthSQLite", dependencies: ["HearthAuth", "HearthSQL", "HearthSQLite", "HearthCrypto"], swiftSettings: strict),
         /// The accounts, signing key and sign-in methods of HearthAuth in PostgreSQL, shared by a cluster's
         /// nodes, and the service opened over a PostgreSQL URL.
         .target(
@@ -78,11 +85,14 @@ let package = Package(
         .systemLibrary(
             name: "CLibWebSockets", path: "Sources/CLibWebSockets", pkgConfig: "libwebsockets",
             providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-uv", "libuv1-dev"])]),
-        /// Firebase's realtime wire protocol v5: envelope keys and actions, frames, the per-connection state machine.
-        .target(name: "HearthProtocol", dependencies: ["HearthCore"], swiftSettings: strict),
+        /// Firebase's realtime wire protocol v5 as both sides speak it: keys and actions, frames, fields.
+        .target(name: "HearthWire", dependencies: ["HearthCore"], swiftSettings: strict),
+        /// The server's side of the protocol and its contracts: the per-connection state machine, the
+        /// encoder of server messages, the transport-facing protocols, limits, what the server asks of auth.
+        .target(name: "HearthProtocol", dependencies: ["HearthCore", "HearthWire"], swiftSettings: strict),
         /// Firebase's REST API, SSE streams, realtime sessions, namespaces and access rules; no C, no sockets.
         .target(
-            name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthProtocol", "HearthRules", "HearthBolt", "HearthSupport"],
+            name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthWire", "HearthProtocol", "HearthRules", "HearthBolt", "HearthSupport"],
             // The console's pages (docs/console.md), served from the bundle beside the binary.
             resources: [.copy("Console/Assets")],
             swiftSettings: strict),
@@ -90,10 +100,14 @@ let package = Package(
         .target(name: "HearthBolt", swiftSettings: strict),
         /// The HTTP server on libwebsockets + libuv: the event-loop thread that owns sockets and engine.
         .target(name: "HearthTransport", dependencies: ["HearthProtocol", "HearthSupport", "CLibWebSockets"], swiftSettings: strict),
+        /// A WebSocket client on libwebsockets with a loop thread of its own: the Swift SDK's socket on
+        /// Linux (URLSession's WebSocket task does not connect there). Apart from HearthTransport so that
+        /// an app never links the server; the two share nothing but the C library (docs/ARCHITECTURE.md).
+        .target(name: "HearthWebSocketClient", dependencies: ["HearthSupport", "CLibWebSockets"], swiftSettings: strict),
         .target(
             name: "HearthCLI",
             dependencies: [
-                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthPostgres", "HearthServer", "HearthTransport",
+                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQL", "HearthSQLite", "HearthPostgres", "HearthServer", "HearthTransport",
                 "HearthBolt", "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthMail",
                 "HearthProtocol",
             ],
@@ -110,8 +124,8 @@ let package = Package(
         .target(
             name: "HearthClient",
             dependencies: [
-                "HearthCore", "HearthProtocol", "HearthSQLite",
-                .target(name: "HearthTransport", condition: .when(platforms: [.linux])),
+                "HearthCore", "HearthSupport", "HearthWire", "HearthSQL",
+                .target(name: "HearthWebSocketClient", condition: .when(platforms: [.linux])),
             ],
             swiftSettings: strict),
         /// The fuzz targets (docs/fuzzing.md): run by libFuzzer from Fuzz/, and over the saved corpus by HearthFuzzingTests.
@@ -124,7 +138,7 @@ let package = Package(
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
                 "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient",
-                "HearthTesting", "HearthPostgres",
+                "HearthTesting", "HearthPostgres", "HearthWire", "HearthWebSocketClient",
             ],
             swiftSettings: strict),
         // The seed apps: a small full-screen terminal toolkit, the apps' state and commands (tested), and
@@ -142,20 +156,20 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "HearthSQLiteTests",
-            dependencies: ["HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore", "HearthSupport", "HearthTesting"],
+            dependencies: ["HearthSQL", "HearthSQLite", "HearthStorage", "HearthStorageTesting", "HearthCore", "HearthSupport", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(
             name: "HearthPostgresTests",
             dependencies: ["HearthPostgres", "HearthStorage", "HearthStorageTesting", "HearthCore", "HearthSupport", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(
-            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth", "HearthAuthSQLite", "HearthProtocol", "HearthTesting"],
+            name: "HearthServerTests", dependencies: ["HearthServer", "HearthStorage", "HearthCore", "HearthAuth", "HearthAuthSQLite", "HearthProtocol", "HearthWire", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(
-            name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthServer", "HearthStorage", "HearthCore", "HearthTesting"],
+            name: "HearthProtocolTests", dependencies: ["HearthProtocol", "HearthWire", "HearthServer", "HearthStorage", "HearthCore", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(
-            name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthServer", "HearthStorage", "HearthTesting"],
+            name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthWebSocketClient", "HearthServer", "HearthStorage", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(name: "HearthBoltTests", dependencies: ["HearthBolt"], swiftSettings: strict),
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
@@ -163,7 +177,7 @@ let package = Package(
         .testTarget(
             name: "HearthAuthTests",
             dependencies: [
-                "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthProtocol", "HearthSQLite", "HearthPostgres",
+                "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthProtocol", "HearthSQL", "HearthSQLite", "HearthPostgres",
                 "HearthStorage", "HearthTesting",
             ],
             swiftSettings: strict),
@@ -171,7 +185,7 @@ let package = Package(
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),
         .testTarget(
-            name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthProtocol", "HearthTesting", "hearth-client-probe"],
+            name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthSupport", "HearthWire", "HearthTesting", "hearth-client-probe"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

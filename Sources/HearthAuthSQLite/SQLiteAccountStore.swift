@@ -1,6 +1,6 @@
 import Foundation
 public import HearthAuth
-public import HearthSQLite
+public import HearthSQL
 import HearthCrypto
 import Synchronization
 

@@ -5,6 +5,7 @@ import HearthAuthSQLite
 import HearthMail
 import HearthProtocol
 import HearthServer
+import HearthSQL
 import HearthSQLite
 import HearthSupport
 import HearthTransport

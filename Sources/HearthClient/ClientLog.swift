@@ -1,9 +1,9 @@
 import Foundation
-import Synchronization
+import HearthSupport
 
 /// The SDK's log (``Database/setLoggingEnabled(_:)``): warnings always, the protocol trace when enabled.
 enum ClientLog {
-    private static let enabled = Mutex(false)
+    private static let enabled = Locked(false)
 
     static func setEnabled(_ value: Bool) { enabled.withLock { $0 = value } }
 

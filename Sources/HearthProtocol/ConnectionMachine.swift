@@ -1,4 +1,5 @@
 public import HearthCore
+public import HearthWire
 
 /// One client request after parsing: `{"r":number,"a":action,"b":{field: raw JSON}}` (§2.1).
 public struct WireRequest: Sendable {
@@ -64,12 +65,12 @@ public struct ConnectionMachine: Sendable {
     }
 
     public private(set) var phase = Phase.upgraded
-    private var assembled: [UInt8] = []
+    private var assembler: WireFrameAssembler
     /// Largest reassembled message accepted.
-    public let messageBytesMax: Int
+    public var messageBytesMax: Int { assembler.messageBytesMax }
 
     public init(messageBytesMax: Int = 16 << 20) {
-        self.messageBytesMax = messageBytesMax
+        assembler = WireFrameAssembler(messageBytesMax: messageBytesMax)
     }
 
     public var isOpen: Bool {
@@ -83,14 +84,14 @@ public struct ConnectionMachine: Sendable {
     public mutating func open(timestamp: Int64, host: String, sessionID: String) -> [[UInt8]] {
         guard phase == .upgraded else { return [] }
         phase = .open
-        return Self.frames(for: WireEncoder.handshake(timestamp: timestamp, host: host, sessionID: sessionID))
+        return WireFrames.split(WireEncoder.handshake(timestamp: timestamp, host: host, sessionID: sessionID))
     }
 
     /// The connection ends (socket closed, violation, slow reader): nothing more is received.
     public mutating func close(reason: String) {
         if case .closed = phase { return }
         phase = .closed(reason: reason)
-        assembled = []
+        assembler.reset()
     }
 
     /// Consumes one WebSocket text frame. Returns nil when the frame completes no message (a count
@@ -100,25 +101,11 @@ public struct ConnectionMachine: Sendable {
         switch phase {
         case .upgraded, .closed:
             return nil
-        case .open:
-            if frame.count <= 6, !frame.isEmpty, frame.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                let count = Int(String(decoding: frame, as: UTF8.self)) ?? 0
-                if count > 0 { phase = .reassembling(remaining: count) }
-                return nil
-            }
-            return try parse(frame)
-        case .reassembling(let remaining):
-            guard assembled.count + frame.count <= messageBytesMax else {
-                try violation("message over \(messageBytesMax) bytes")
-            }
-            assembled += frame
-            if remaining > 1 {
-                phase = .reassembling(remaining: remaining - 1)
-                return nil
-            }
-            phase = .open
-            let message = assembled
-            assembled = []
+        case .open, .reassembling:
+            let message: [UInt8]?
+            do { message = try assembler.receive(frame) } catch { try violation("message over \(messageBytesMax) bytes") }
+            phase = assembler.remaining > 0 ? .reassembling(remaining: assembler.remaining) : .open
+            guard let message else { return nil }
             return try parse(message)
         }
     }
@@ -129,58 +116,24 @@ public struct ConnectionMachine: Sendable {
     }
 
     private mutating func parse(_ message: [UInt8]) throws(ProtocolViolation) -> IncomingMessage? {
-        guard let envelope = Self.fields(message), let kind = envelope[Wire.type].flatMap(Self.string),
+        guard let envelope = WireFields.of(message), let kind = envelope[Wire.type].flatMap(WireFields.string),
             let inner = envelope[Wire.data]
         else { try violation("not a message envelope") }
         switch kind {
         case Wire.Kind.control.rawValue:
-            guard let control = Self.fields(inner), let type = control[Wire.type].flatMap(Self.string) else {
+            guard let control = WireFields.of(inner), let type = control[Wire.type].flatMap(WireFields.string) else {
                 try violation("malformed control message")
             }
             return type == Wire.Control.ping.rawValue ? .ping : .control(type)
         case Wire.Kind.data.rawValue:
-            guard let data = Self.fields(inner),
-                let numberRaw = data[Wire.requestNumber], let number = Self.integer(numberRaw),
-                let action = data[Wire.action].flatMap(Self.string)
+            guard let data = WireFields.of(inner),
+                let numberRaw = data[Wire.requestNumber], let number = WireFields.integer(numberRaw),
+                let action = data[Wire.action].flatMap(WireFields.string)
             else { try violation("malformed request") }
-            let body = data[Wire.body].flatMap(Self.fields) ?? [:]
+            let body = data[Wire.body].flatMap(WireFields.of) ?? [:]
             return .request(WireRequest(number: number, actionName: action, fields: body))
         default:
             try violation("unknown envelope type")
         }
-    }
-
-    static func fields(_ bytes: [UInt8]) -> [String: [UInt8]]? {
-        guard let entries = JSONObjectSplitter.split(bytes) else { return nil }
-        var fields: [String: [UInt8]] = [:]
-        fields.reserveCapacity(entries.count)
-        for (key, value) in entries { fields[key] = Array(value) }
-        return fields
-    }
-
-    static func string(_ bytes: [UInt8]) -> String? { JSONPlainScalar.string(bytes) }
-
-    static func integer(_ bytes: [UInt8]) -> Int64? {
-        if let plain = JSONPlainScalar.plainInteger(bytes) { return plain }
-        guard case .integer(let number)? = (try? Node(jsonBytes: bytes))?.leafValue else { return nil }
-        return number
-    }
-
-    /// Splits a message into WebSocket frames (§1.8): one frame when it fits, else a count frame and
-    /// segments cut on UTF-8 scalar boundaries, at most 9,999 of them. Never the bare frame `0`.
-    public static func frames(for message: [UInt8], segmentBytes: Int = Wire.frameCharactersMax) -> [[UInt8]] {
-        guard message.count > segmentBytes else { return [message] }
-        var size = max(segmentBytes, (message.count + 9_998) / 9_999)
-        size = max(size, 8)
-        var segments: [[UInt8]] = []
-        var start = 0
-        while start < message.count {
-            var end = min(start + size, message.count)
-            // Never end a segment inside a multi-byte scalar.
-            while end < message.count && end > start + 1 && (message[end] & 0xC0) == 0x80 { end -= 1 }
-            segments.append(Array(message[start..<end]))
-            start = end
-        }
-        return [Array(String(segments.count).utf8)] + segments
     }
 }

@@ -1,6 +1,6 @@
+import HearthSQL
 import HearthCore
 import HearthStorage
-internal import CSQLite
 import Foundation
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,6 @@
+import HearthSQL
 import HearthCore
 import HearthStorage
-internal import CSQLite
 import Foundation
 
 /// The SQLite engine's side of its storage thread (``GroupCommitThread``): the writer connection, the

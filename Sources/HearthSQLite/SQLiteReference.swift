@@ -1,4 +1,4 @@
-internal import CSQLite
+import HearthSQL
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -46,7 +46,7 @@ public enum SQLiteReference {
         var rows = 0
         var checksum = 0
         while try select.step() {
-            checksum &+= select.bytes(0).count &+ Int(sqlite3_column_bytes(select.handle, 1))
+            checksum &+= select.bytes(0).count &+ select.byteCount(1)
             _ = select.type(2)
             rows += 1
         }

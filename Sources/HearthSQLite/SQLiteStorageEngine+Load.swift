@@ -1,6 +1,6 @@
+import HearthSQL
 public import HearthCore
 public import HearthStorage
-internal import CSQLite
 import Foundation
 #if canImport(Glibc)
     import Glibc
@@ -49,7 +49,7 @@ extension SQLiteStorageEngine {
         unlink(partial)
         // A backup holds every value of the database: private to its owner, like the database itself.
         _ = OwnerOnlyFiles.createFile(partial)
-        do {
+        do throws(SQLiteError) {
             let source = try SQLiteConnection(path: path, create: false)
             defer { source.close() }
             try Self.configure(source)
@@ -59,26 +59,12 @@ extension SQLiteStorageEngine {
             defer { try? source.execute("COMMIT") }
             let target = try SQLiteConnection(path: partial, create: true)
             defer { target.close() }
-            guard let backup = sqlite3_backup_init(target.pointer, "main", source.pointer, "main") else {
-                throw SQLiteError(code: SQLiteResultCode(rawValue: sqlite3_errcode(target.pointer)), message: String(cString: sqlite3_errmsg(target.pointer)), context: "sqlite3_backup_init")
-            }
-            var code: Int32 = SQLITE_OK
-            repeat {
-                // 4,096 pages (16 MB) per step: progress a few times a second on a slow disk.
-                code = sqlite3_backup_step(backup, 4096)
-                let total = Int(sqlite3_backup_pagecount(backup))
-                progress?(LoadProgress(done: total - Int(sqlite3_backup_remaining(backup)), total: total))
-            } while code == SQLITE_OK || code == SQLITE_BUSY || code == SQLITE_LOCKED
-            // backup_finish returns the error of the failed step, if any.
-            try target.check(sqlite3_backup_finish(backup), "backing up \(path) to \(partial)")
-            if code != SQLITE_DONE { try target.check(code, "backing up \(path) to \(partial)") }
+            // 4,096 pages (16 MB) per step: progress a few times a second on a slow disk.
+            try source.backup(into: target, pagesPerStep: 4096) { done, total in progress?(LoadProgress(done: done, total: total)) }
             _ = try target.text("PRAGMA journal_mode = DELETE")  // a standalone file, no -wal beside it
-        } catch let error as SQLiteError {
-            unlink(partial)
-            throw Self.storageError(error, path: partial)
         } catch {
             unlink(partial)
-            throw StorageError(.io, "\(error)")
+            throw Self.storageError(error, path: partial)
         }
         if rename(partial, destination) != 0 {
             let code = errno

@@ -1,6 +1,6 @@
+import HearthSQL
 public import HearthCore
 public import HearthStorage
-internal import CSQLite
 import Foundation
 #if canImport(Glibc)
     import Glibc

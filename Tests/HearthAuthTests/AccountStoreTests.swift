@@ -1,7 +1,7 @@
 import Foundation
 import HearthAuth
 import HearthAuthSQLite
-import HearthSQLite
+import HearthSQL
 import HearthTesting
 import Synchronization
 import Testing

@@ -1,5 +1,6 @@
 import HearthCore
 import HearthProtocol
+import HearthWire
 import Testing
 
 private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
@@ -65,11 +66,11 @@ private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8
 
 @Test func largeMessagesAreSplitOnScalarBoundariesAndNeverIntoTheFrameZero() throws {
     let small = bytes(#"{"t":"d","d":{}}"#)
-    #expect(ConnectionMachine.frames(for: small) == [small])
+    #expect(WireFrames.split(small) == [small])
     let value = String(repeating: "é€😀a", count: 10_000)
     var message: [UInt8] = []
     Node(value).appendJSON(to: &message)
-    let frames = ConnectionMachine.frames(for: message)
+    let frames = WireFrames.split(message)
     let count = try #require(Int(text(frames[0])))
     #expect(count == frames.count - 1)
     #expect(count > 1 && text(frames[0]).count <= 4)
@@ -80,7 +81,7 @@ private func text(_ bytes: [UInt8]) -> String { String(decoding: bytes, as: UTF8
     #expect(Array(frames.dropFirst().joined()) == message)
     // Huge messages still use at most 9,999 segments.
     let huge = [UInt8](repeating: UInt8(ascii: "a"), count: 200_000_000)
-    let hugeFrames = ConnectionMachine.frames(for: huge)
+    let hugeFrames = WireFrames.split(huge)
     #expect(hugeFrames.count <= 10_000 && text(hugeFrames[0]).count <= 4)
 }
 

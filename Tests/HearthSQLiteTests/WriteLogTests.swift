@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthSQL
 import HearthSQLite
 import HearthStorage
 import HearthSupport

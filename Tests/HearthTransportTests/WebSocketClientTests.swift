@@ -1,4 +1,5 @@
 import Foundation
+import HearthWebSocketClient
 import Synchronization
 import Testing
 

@@ -4,6 +4,8 @@ import Foundation
 import HearthClient
 import HearthCore
 import HearthTransport
+import HearthWebSocketClient
+import HearthWire
 import Synchronization
 
 /// The Swift SDK (HearthClient) against a real `hearth serve`, each beside a bare reference measured in the
@@ -38,7 +40,7 @@ enum ClientBench {
         final class Inbox: Sendable {
             let messages = Mutex<[[UInt8]]>([])
             let arrived = DispatchSemaphore(value: 0)
-            let assembler = Mutex(FrameAssembler())
+            let assembler = Mutex(WireFrameAssembler(messageBytesMax: 64 << 20))
         }
 
         init(port: Int, namespace: String) throws(ServerHarness.Failure) {

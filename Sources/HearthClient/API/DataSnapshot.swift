@@ -33,7 +33,8 @@ open class DataSnapshot: NSObject, @unchecked Sendable {  // immutable
     /// The data with priorities (`.priority`, and `.value` for leaves that have one).
     open func valueInExportFormat() -> Any? { FoundationValues.value(of: node, exportFormat: true) }
 
-    open var priority: Any? { FoundationValues.priority(of: node) }
+    /// The priority, or `NSNull` when there is none (as FirebaseDatabase's).
+    open var priority: Any? { FoundationValues.priority(of: node) ?? NSNull() }
 
     open func exists() -> Bool { !node.isEmpty }
 

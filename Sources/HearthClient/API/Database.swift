@@ -1,6 +1,6 @@
 public import Foundation
 import HearthCore
-import Synchronization
+import HearthSupport
 
 /// One Realtime Database: where references come from, and the connection settings, as `Database` in
 /// FirebaseDatabase. Settings (`useEmulator`, `isPersistenceEnabled`, `persistenceCacheSizeBytes`) must
@@ -22,9 +22,9 @@ open class Database: NSObject, @unchecked Sendable {  // mutable state is behind
         var callbackQueue = DispatchQueue.main
         var transport: TransportFactory = Transports.platform
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
-    private static let instances = Mutex<[String: Database]>([:])
+    private static let instances = Locked<[String: Database]>([:])
 
     @available(*, unavailable, message: "use Database.database() or Database.database(url:)")
     public override init() { fatalError("use Database.database()") }
@@ -33,7 +33,7 @@ open class Database: NSObject, @unchecked Sendable {  // mutable state is behind
         self.app = app
         databaseURL = url
         self.key = key
-        state = Mutex(State(info: info))
+        state = Locked(State(info: info))
         super.init()
     }
 
@@ -54,11 +54,14 @@ open class Database: NSObject, @unchecked Sendable {  // mutable state is behind
         return database(app: app, url: url)
     }
 
+    /// The app's database: its options' `databaseURL`, else, as FirebaseDatabase does, the project's
+    /// default one, `https://<projectID>-default-rtdb.firebaseio.com`.
     public class func database(app: FirebaseApp) -> Database {
-        guard let url = app.configuredOptions.databaseURL, !url.isEmpty else {
-            fatalError("Database.database(app:): the app '\(app.name)' has no databaseURL in its options.")
+        if let url = app.configuredOptions.databaseURL, !url.isEmpty { return database(app: app, url: url) }
+        guard let project = app.configuredOptions.projectID, !project.isEmpty else {
+            fatalError("Database.database(app:): the app '\(app.name)' has neither a databaseURL nor a projectID in its options.")
         }
-        return database(app: app, url: url)
+        return database(app: app, url: "https://\(project)-default-rtdb.firebaseio.com")
     }
 
     public class func database(app: FirebaseApp, url: String) -> Database {

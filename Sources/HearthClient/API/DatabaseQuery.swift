@@ -1,6 +1,6 @@
 public import Foundation
 import HearthCore
-import Synchronization
+import HearthSupport
 
 /// A location and a query on it (order, range, limit), as `DatabaseQuery` in FirebaseDatabase: what
 /// listeners observe. Queries are values: each `query…` call returns a new one.
@@ -129,7 +129,7 @@ open class DatabaseQuery: NSObject, @unchecked Sendable {  // immutable
         withCancel cancelBlock: ((Error) -> Void)? = nil
     ) {
         let id = Repo.makeRegistrationID()
-        let fired = Mutex(false)
+        let fired = Locked(false)
         let repo = owner?.repo
         listen(id, eventType, deliver: { snapshot, previous in
             guard !fired.withLock({ done in defer { done = true }; return done }) else { return }

@@ -1,7 +1,6 @@
 import Foundation
 import HearthCore
-import HearthProtocol
-import Synchronization
+import HearthWire
 
 /// A location in the database, as `DatabaseReference` in FirebaseDatabase: read it (it is a query on
 /// everything there), write it, and navigate from it.
@@ -72,7 +71,7 @@ open class DatabaseReference: DatabaseQuery, @unchecked Sendable {  // immutable
     open var url: String {
         guard let database = owner else { return "" }
         let keys = path.keys.map { $0.string.addingPercentEncoding(withAllowedCharacters: Self.keyCharacters) ?? $0.string }
-        return database.info.baseURL + "/" + keys.joined(separator: "/")
+        return database.info.url(ofEncodedPath: keys.joined(separator: "/"))
     }
 
     private static let keyCharacters: CharacterSet = {

@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import HearthSupport
 
 /// The options that name a Firebase project's services, as `FirebaseOptions` in FirebaseCore. For
 /// Hearth, `databaseURL` is what matters: `http://localhost:9000?ns=demo`, or `https://db.example.com?ns=app`.
@@ -82,7 +82,7 @@ open class FirebaseApp: NSObject, @unchecked Sendable {  // immutable but for is
     open var isDataCollectionDefaultEnabled = true
 
     static let defaultName = "__FIRAPP_DEFAULT"
-    private static let apps = Mutex<[String: FirebaseApp]>([:])
+    private static let apps = Locked<[String: FirebaseApp]>([:])
 
     private init(name: String, options: FirebaseOptions) {
         self.name = name
@@ -156,7 +156,7 @@ public enum FirebaseLoggerLevel: Int, Sendable {
 /// Process-wide settings, as `FirebaseConfiguration` in FirebaseCore.
 open class FirebaseConfiguration: NSObject, @unchecked Sendable {  // the level is behind a lock
     public static let shared = FirebaseConfiguration()
-    private let level = Mutex(FirebaseLoggerLevel.warning)
+    private let level = Locked(FirebaseLoggerLevel.warning)
 
     open func setLoggerLevel(_ loggerLevel: FirebaseLoggerLevel) {
         level.withLock { $0 = loggerLevel }

@@ -48,7 +48,7 @@ open class MutableData: NSObject, @unchecked Sendable {  // used by one transact
     }
 
     open var priority: Any? {
-        get { FoundationValues.priority(of: node) }
+        get { FoundationValues.priority(of: node) ?? NSNull() }
         set {
             do {
                 let leaf = try FoundationValues.leaf(from: newValue)

@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import HearthSupport
 
 /// Firebase Auth for an app, as `Auth` in FirebaseAuth: email and password accounts, anonymous and custom
 /// token sign-in, the signed-in user kept between runs, and ID tokens refreshed before they expire. The
@@ -10,10 +10,10 @@ import Synchronization
 ///
 /// With a Hearth database URL (`http://localhost:9000?ns=demo`), auth goes to the same server;
 /// with a Firebase one, to Google's; `useEmulator(withHost:port:)` points it anywhere.
-open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
+open class Auth: NSObject, @unchecked Sendable {  // state behind a lock
     public private(set) weak var app: FirebaseApp?
     private let store: any AuthUserStore
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     private struct State {
         var endpoint: AuthEndpoint
@@ -31,7 +31,7 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
         let block: (Auth, User?) -> Void
     }
 
-    private static let instances = Mutex<[String: Auth]>([:])
+    private static let instances = Locked<[String: Auth]>([:])
 
     private init(app: FirebaseApp, store: (any AuthUserStore)? = nil) {
         self.app = app
@@ -42,7 +42,7 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a Mutex
         #else
             self.store = store ?? FileAuthUserStore(directory: ClientFiles.directory, appName: app.name, apiKey: endpoint.apiKey)
         #endif
-        state = Mutex(State(endpoint: endpoint))
+        state = Locked(State(endpoint: endpoint))
         super.init()
         if let saved = self.store.load() {
             let user = User(auth: self, record: saved)

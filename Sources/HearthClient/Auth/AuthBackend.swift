@@ -106,7 +106,7 @@ struct AuthBackend: Sendable {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await URLSession.shared.data(for: request)
+            (data, response) = try await Self.exchange(request)
         } catch {
             throw AuthFailure.error(.networkError, underlying: error)
         }
@@ -120,6 +120,20 @@ struct AuthBackend: Sendable {
         }
         guard let json else { throw AuthFailure.error(.internalError, detail: "The auth server's answer is not a JSON object.") }
         return json
+    }
+
+    /// The answer to `request`: URLSession's async `data(for:)` needs macOS 12 / watchOS 8, and the SDK
+    /// supports macOS 10.15 and watchOS 7 (docs/swift-sdk.md), so the completion-handler task is awaited.
+    private static func exchange(_ request: URLRequest) async throws -> (Data, URLResponse) {
+        try await withCheckedThrowingContinuation { continuation in
+            URLSession.shared.dataTask(with: request) { data, response, error in
+                if let data, let response {
+                    continuation.resume(returning: (data, response))
+                } else {
+                    continuation.resume(throwing: error ?? URLError(.badServerResponse))
+                }
+            }.resume()
+        }
     }
 
     private static func escaped(_ value: String) -> String {

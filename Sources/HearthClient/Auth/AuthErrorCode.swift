@@ -2,8 +2,9 @@ public import Foundation
 
 /// Firebase Auth's error codes, with their raw values: errors reach the app as `NSError` in domain
 /// `FIRAuthErrorDomain` with one of these as the code, so `AuthErrorCode(rawValue: (error as NSError).code)`
-/// names them as in FirebaseAuth.
-public enum AuthErrorCode: Int, Error, Sendable {
+/// names them as in FirebaseAuth. As in FirebaseAuth 12 (an `@objc enum AuthErrorCode: Int` there), it is
+/// not itself an `Error`: `error as? AuthErrorCode` gives nil in both.
+public enum AuthErrorCode: Int, Sendable {
     case invalidCustomToken = 17000
     case customTokenMismatch = 17002
     case invalidCredential = 17004

@@ -1,5 +1,5 @@
 import Foundation
-import HearthSQLite
+import HearthSQL
 
 /// Everything the SDK knows of the signed-in user: the account as the server last described it and the
 /// session's tokens. It is what ``AuthUserStore`` keeps between runs of the app.

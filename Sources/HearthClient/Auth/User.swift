@@ -1,5 +1,5 @@
 public import Foundation
-import Synchronization
+import HearthSupport
 
 /// What every account and provider profile has, as `UserInfo` in FirebaseAuth.
 public protocol UserInfo: NSObjectProtocol {
@@ -43,15 +43,15 @@ final class ProviderUserInfo: NSObject, UserInfo, @unchecked Sendable {  // immu
 /// The signed-in account, as `User` in FirebaseAuth: its profile, its ID token (refreshed before it
 /// expires), and the operations on the account. The same object stays current while the user is signed
 /// in: `reload()` and the other calls update it in place.
-open class User: NSObject, UserInfo, @unchecked Sendable {  // state behind a Mutex
+open class User: NSObject, UserInfo, @unchecked Sendable {  // state behind a lock
     weak var auth: Auth?
-    private let record: Mutex<StoredUser>
+    private let record: Locked<StoredUser>
     /// The refresh in flight, which concurrent callers share.
-    private let refreshing = Mutex<Task<TokenGrant, any Error>?>(nil)
+    private let refreshing = Locked<Task<TokenGrant, any Error>?>(nil)
 
     init(auth: Auth, record: StoredUser) {
         self.auth = auth
-        self.record = Mutex(record)
+        self.record = Locked(record)
     }
 
     var stored: StoredUser { record.withLock { $0 } }

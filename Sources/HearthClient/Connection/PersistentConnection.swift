@@ -1,7 +1,7 @@
 import Foundation
-import Synchronization
+import HearthSupport
 import HearthCore
-import HearthProtocol
+import HearthWire
 
 /// What the connection tells the ``Repo`` (on the repo's queue).
 protocol PersistentConnectionDelegate: AnyObject {
@@ -60,7 +60,7 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
     private var reconnect: DispatchWorkItem?
     private var keepalive: DispatchSourceTimer?
     private var lastSent = Date()
-    private var assembler = FrameAssembler()
+    private var assembler = WireFrameAssembler(messageBytesMax: ClientLimits.messageBytesMax)
 
     private var nextRequest: Int64 = 1
     /// Who waits for each request's answer. Listens and writes are sent again on the next connection, so
@@ -264,7 +264,7 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
         switch action {
         case Wire.Push.set.rawValue, Wire.Push.merge.rawValue:
             guard let raw = body[Wire.data] else { return }
-            let tag = body[Wire.tag].flatMap(ServerMessage.integer)
+            let tag = body[Wire.tag].flatMap(WireFields.integer)
             if action == Wire.Push.merge.rawValue {
                 guard let entries = JSONObjectSplitter.split(raw) else { return }
                 var children: [(Path, Node)] = []
@@ -301,7 +301,7 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
         let number = nextRequest
         nextRequest += 1
         if let answered { answers[number] = (answered, resent) }
-        for frame in ConnectionMachine.frames(for: request.encoded(number: number)) { transport.send(frame) }
+        for frame in WireFrames.split(request.encoded(number: number)) { transport.send(frame) }
         lastSent = Date()
         return true
     }
@@ -339,8 +339,8 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
         let attempt = generation
         let queue = self.queue
         let box = CallbackBox(body)
-        let returned = Mutex(false)
-        let inline = Mutex<String??>(nil)
+        let returned = Locked(false)
+        let inline = Locked<String??>(nil)
         provider(force) { [weak self] token in
             let late = returned.withLock { returned in
                 if !returned { inline.withLock { $0 = .some(token) } }

@@ -46,6 +46,19 @@ struct RepoInfo: Hashable, Sendable {
     /// `http(s)://host`: what references' `url` starts with.
     var baseURL: String { (secure ? "https://" : "http://") + host }
 
+    /// Whether the host alone names the namespace (`<ns>.firebaseio.com`): else URLs carry `?ns=`.
+    var hostNamesNamespace: Bool {
+        let labels = host.split(separator: ":")[0].split(separator: ".")
+        return labels.count >= 3 && labels[0].lowercased() == namespace
+    }
+
+    /// The URL of `encodedPath` (keys percent-encoded, joined by `/`) in this database, as references'
+    /// `url` gives it: `?ns=` when the host does not name the namespace, so that
+    /// `reference(fromURL:)` reads it back.
+    func url(ofEncodedPath encodedPath: String) -> String {
+        baseURL + "/" + encodedPath + (hostNamesNamespace ? "" : "?ns=" + (namespace.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? namespace))
+    }
+
     /// The realtime endpoint (§1.1): `ws(s)://<host>/.ws?v=5&ns=<ns>[&ls=<last session>]`.
     func connectionURL(lastSessionID: String?) -> URL? {
         var components = URLComponents()

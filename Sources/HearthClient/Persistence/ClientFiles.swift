@@ -1,5 +1,5 @@
 import Foundation
-import HearthSQLite
+import HearthSQL
 
 /// Where the SDK keeps files (the disk cache, the signed-in user), private to the user who runs the app.
 enum ClientFiles {

@@ -1,7 +1,7 @@
 import Foundation
 import HearthCore
-import HearthProtocol
-import HearthSQLite
+import HearthWire
+import HearthSQL
 
 /// The disk cache of ``ClientPersistence`` on SQLite: one owner-only file per database under the user's
 /// data directory, holding the writes not yet acknowledged (saved before they are applied locally) and

@@ -1,6 +1,6 @@
 import Foundation
 import HearthCore
-import Synchronization
+import HearthSupport
 
 /// One database's client: the sync tree, the connection and the transactions, confined to one serial
 /// queue (the official SDKs' "repo"). Public calls hop onto the queue; events and completions go out on
@@ -24,16 +24,20 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
 
     /// Runs `work` on the repo's queue before returning. GCD runs a `sync` block on the calling thread
     /// when the queue is idle, so a write's local events are computed without a thread hop (half the
-    /// latency from `setValue` to its event). Inside the queue (a transaction's block writing) it runs
-    /// in place.
-    private func perform(_ work: () -> Void) {
-        if DispatchQueue.getSpecific(key: Self.onQueue) == ObjectIdentifier(self) { return work() }
-        queue.sync(execute: work)
+    /// latency from `setValue` to its event). Inside the queue (a transaction's block, which runs there,
+    /// writing or asking for a push ID) it runs in place: a `sync` onto the queue one is on never returns
+    /// (on Apple platforms GCD traps), so nothing here ever does one.
+    private func perform<Result>(_ work: () -> Result) -> Result {
+        if isOnQueue { return work() }
+        return queue.sync(execute: work)
     }
 
+    /// Whether the caller is on the repo's queue (a transaction's block; the repo's own work).
+    var isOnQueue: Bool { DispatchQueue.getSpecific(key: Self.onQueue) == ObjectIdentifier(self) }
+
     /// Server time minus local time, in milliseconds (`.info/serverTimeOffset`).
-    private let offset = Mutex<Int64>(0)
-    private static let nextRegistration = Mutex<RegistrationID>(1)
+    private let offset = Locked<Int64>(0)
+    private static let nextRegistration = Locked<RegistrationID>(1)
 
     struct Registration {
         var spec: QuerySpec
@@ -302,7 +306,7 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
 
     /// A new push ID on the server's clock as known here.
     func nextPushID() -> String {
-        queue.sync { pushIDs.next(now: estimatedServerTime) }
+        perform { pushIDs.next(now: estimatedServerTime) }
     }
 
     // MARK: Connection control
@@ -370,11 +374,15 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
 
 
     private func runTransaction(_ id: Int64) {
+        guard let before = transactions.first(where: { $0.id == id }) else { return }
+        let exclude: Set<Int64> = before.writeID.map { [$0] } ?? []
+        let current = tree.visibleValue(at: before.path, excluding: exclude)
+        // The app's block may call the SDK (a write, a push ID, another transaction), which runs here in
+        // place and may change `transactions`: this one is looked up again afterwards.
+        let step = before.update(current)
         guard let index = transactions.firstIndex(where: { $0.id == id }) else { return }
         var transaction = transactions[index]
-        let exclude: Set<Int64> = transaction.writeID.map { [$0] } ?? []
-        let current = tree.visibleValue(at: transaction.path, excluding: exclude)
-        switch transaction.update(current) {
+        switch step {
         case .abort:
             finishTransaction(id, outcome: nil, committed: false, value: current)
         case .invalid(let message):

@@ -1,8 +1,8 @@
-#if canImport(HearthTransport)
+#if canImport(HearthWebSocketClient)
     import Foundation
-    import HearthTransport
+    import HearthWebSocketClient
 
-    /// The realtime transport on Linux: HearthTransport's libwebsockets client.
+    /// The realtime transport on Linux: HearthWebSocketClient's libwebsockets client.
     final class LWSTransport: RealtimeTransport, @unchecked Sendable {  // `socket` is itself thread-safe
         private let socket: WebSocketClient
 

@@ -26,7 +26,7 @@ typealias TransportFactory = @Sendable (URL, @escaping @Sendable (TransportEvent
 enum Transports {
     /// The platform's WebSocket client.
     static let platform: TransportFactory = { url, events in
-        #if canImport(HearthTransport)
+        #if canImport(HearthWebSocketClient)
             return LWSTransport(url: url, events: events)
         #else
             return URLSessionTransport(url: url, events: events)

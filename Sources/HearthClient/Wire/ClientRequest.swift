@@ -1,5 +1,5 @@
 import HearthCore
-import HearthProtocol
+import HearthWire
 
 /// The requests the client sends (docs/protocol.md §2), encoded as the official SDKs encode them:
 /// `{"t":"d","d":{"r":<number>,"a":<action>,"b":<body>}}`. Keys and actions come from ``Wire``.

@@ -1,5 +1,5 @@
 import HearthCore
-import HearthProtocol
+import HearthWire
 
 /// One message from the server (docs/protocol.md §1.3–§1.6, §3), parsed as the SDKs read it.
 enum ServerMessage: Sendable {
@@ -29,15 +29,15 @@ enum ServerMessage: Sendable {
             if case .integer(let value)? = body.child("t").leafValue { tag = value }
             return .set(path: Path(body.child("p").stringValue ?? ""), data: body.child("d"), tag: tag)
         }
-        guard let envelope = fields(bytes), let kind = envelope[Wire.type].flatMap(JSONPlainScalar.string),
+        guard let envelope = WireFields.of(bytes), let kind = envelope[Wire.type].flatMap(JSONPlainScalar.string),
             let data = envelope[Wire.data]
         else { return nil }
         if kind == Wire.Kind.control.rawValue {
-            guard let control = fields(data), let type = control[Wire.type].flatMap(JSONPlainScalar.string) else { return nil }
+            guard let control = WireFields.of(data), let type = control[Wire.type].flatMap(JSONPlainScalar.string) else { return nil }
             let payload = control[Wire.data] ?? Array("null".utf8)
             switch Wire.Control(rawValue: type) {
             case .handshake?:
-                guard let handshake = fields(payload), let ts = handshake["ts"].flatMap(integer) else { return nil }
+                guard let handshake = WireFields.of(payload), let ts = handshake["ts"].flatMap(WireFields.integer) else { return nil }
                 let host = handshake["h"].flatMap(JSONPlainScalar.string) ?? ""
                 let session = handshake["s"].flatMap(JSONPlainScalar.string) ?? ""
                 return .handshake(timestamp: ts, host: host, sessionID: session)
@@ -51,71 +51,17 @@ enum ServerMessage: Sendable {
                 return .otherControl
             }
         }
-        guard kind == Wire.Kind.data.rawValue, let message = fields(data) else { return nil }
+        guard kind == Wire.Kind.data.rawValue, let message = WireFields.of(data) else { return nil }
         if let numberJSON = message[Wire.requestNumber] {
-            guard let number = integer(numberJSON), let body = message[Wire.body].flatMap(fields) else { return nil }
+            guard let number = WireFields.integer(numberJSON), let body = message[Wire.body].flatMap(WireFields.of) else { return nil }
             let status = body[Wire.status].flatMap(JSONPlainScalar.string) ?? "failure"
             return .response(number: number, status: status, data: body[Wire.data] ?? Array("null".utf8))
         }
         guard let action = message[Wire.action].flatMap(JSONPlainScalar.string),
-            let body = message[Wire.body].flatMap(fields)
+            let body = message[Wire.body].flatMap(WireFields.of)
         else { return nil }
         return .push(action: action, body: body)
     }
 
     private static let setPushPrefix = Array(#"{"t":"d","d":{"a":"d","b":"#.utf8)
-
-    static func fields(_ bytes: [UInt8]) -> [String: [UInt8]]? {
-        guard let entries = JSONObjectSplitter.split(bytes) else { return nil }
-        var fields: [String: [UInt8]] = [:]
-        for (key, value) in entries { fields[key] = Array(value) }
-        return fields
-    }
-
-    static func integer(_ bytes: [UInt8]) -> Int64? {
-        if let plain = JSONPlainScalar.plainInteger(bytes) { return plain }
-        guard case .integer(let number)? = (try? Node(jsonBytes: bytes))?.leafValue else { return nil }
-        return number
-    }
-}
-
-/// Reassembles messages the server split into count-prefixed frames (§1.8): a frame of at most six
-/// digits announces how many frames the next message has. (`package`: hearth-bench's bare client
-/// reassembles with it too.)
-package struct FrameAssembler: Sendable {
-    private var remaining = 0
-    private var parts: [UInt8] = []
-    /// Largest reassembled message accepted (a server sending more is cut off).
-    let messageBytesMax: Int
-
-    package init(messageBytesMax: Int = ClientLimits.messageBytesMax) { self.messageBytesMax = messageBytesMax }
-
-    package enum Failure: Error { case tooLarge }
-
-    /// The complete message this frame finishes, if any.
-    package mutating func receive(_ frame: [UInt8]) throws(Failure) -> [UInt8]? {
-        if remaining == 0 {
-            if !frame.isEmpty, frame.count <= 6, frame.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                remaining = Int(String(decoding: frame, as: UTF8.self)) ?? 0
-                parts = []
-                return nil
-            }
-            return frame
-        }
-        guard parts.count + frame.count <= messageBytesMax else {
-            remaining = 0
-            parts = []
-            throw .tooLarge
-        }
-        parts += frame
-        remaining -= 1
-        guard remaining == 0 else { return nil }
-        defer { parts = [] }
-        return parts
-    }
-
-    mutating func reset() {
-        remaining = 0
-        parts = []
-    }
 }

@@ -34,8 +34,16 @@ public enum JSONPlainScalar {
     static func plainString(bytes token: UnsafeRawBufferPointer) -> String? {
         guard token.count >= 2, token[0] == UInt8(ascii: "\""), token[token.count - 1] == UInt8(ascii: "\"") else { return nil }
         let content = UnsafeRawBufferPointer(rebasing: token[1..<(token.count - 1)])
-        for byte in content where byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") || byte < 0x20 { return nil }
-        return String(validating: content, as: UTF8.self)
+        var ascii = true
+        for byte in content {
+            if byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") || byte < 0x20 { return nil }
+            if byte >= 0x80 { ascii = false }
+        }
+        // Validated here rather than with String(validating:as:), which needs iOS 18 / macOS 15 (the
+        // client links this module: docs/swift-sdk.md).
+        let bytes = content.bindMemory(to: UInt8.self)
+        if !ascii, JSONParser.firstInvalidUTF8(bytes) != nil { return nil }
+        return JSONParser.stringFromValidUTF8(bytes, ascii: ascii)
     }
 
     static func plainInteger(bytes token: UnsafeRawBufferPointer) -> Int64? {

@@ -1,5 +1,6 @@
 import HearthCore
 import HearthProtocol
+import HearthWire
 import HearthRules
 import HearthStorage
 

@@ -1,5 +1,6 @@
 import HearthCore
 import HearthProtocol
+import HearthWire
 import HearthSupport
 
 /// Why a credential was refused, whichever protocol showed it: REST answers 401 with the message,

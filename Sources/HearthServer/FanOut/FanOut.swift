@@ -1,5 +1,6 @@
 import HearthCore
 import HearthProtocol
+import HearthWire
 
 /// What receives a namespace's fan-out: an SSE stream, or a realtime session (one per listen it holds).
 protocol FanOutTarget: AnyObject {

@@ -1,5 +1,6 @@
 import HearthCore
 import HearthProtocol
+import HearthWire
 
 /// The data pushes (`d`/`m`, docs/protocol.md §3.2) a committed write means to a realtime listen
 /// without a query at one location: never data outside that location, and nothing for a write above

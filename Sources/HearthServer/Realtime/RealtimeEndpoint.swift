@@ -1,5 +1,6 @@
 import HearthCore
 public import HearthProtocol
+import HearthWire
 
 extension DatabaseServer: RealtimeHandler {
     public var webSocketPath: String { "/.ws" }

@@ -1,5 +1,6 @@
 import HearthCore
 import HearthProtocol
+import HearthWire
 import HearthStorage
 import Foundation
 
@@ -147,7 +148,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
     @discardableResult
     private func send(_ message: [UInt8]) -> Bool {
         guard !isClosed else { return false }
-        return sink.sendMessage(sink.splitsLargeMessages ? ConnectionMachine.frames(for: message) : [message])
+        return sink.sendMessage(sink.splitsLargeMessages ? WireFrames.split(message) : [message])
     }
 
     private func reply(_ message: [UInt8]) {

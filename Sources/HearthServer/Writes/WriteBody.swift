@@ -1,5 +1,6 @@
 import HearthCore
 import HearthProtocol
+import HearthWire
 
 /// Write payloads as JSON bytes (a REST body, a realtime `d`), checked as Firebase checks them.
 enum WriteBody {

@@ -1,6 +1,7 @@
 import HearthCore
 import HearthStorage
 import HearthProtocol
+import HearthWire
 
 /// A parsed write, whichever protocol sent it: what the pipeline authorises, applies and commits.
 enum WriteOperation {

@@ -1,6 +1,5 @@
 import Foundation
 import HearthSupport
-import Synchronization
 
 /// A value bound to or read from a SQL statement of ``SQLiteDatabase``.
 public enum SQLiteValue: Sendable, Equatable {
@@ -132,7 +131,7 @@ public final class SQLiteDatabase: @unchecked Sendable {  // all state behind `l
 
     /// The checkpointing thread's signals: `wake` ends it, `finished` says it has closed its connection.
     private final class Checkpoints: Sendable {
-        let running = Mutex(false)
+        let running = Locked(false)
         let wake = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
     }

@@ -6,16 +6,16 @@ internal import CSQLite
 /// One SQLite connection. Not thread-safe by itself: it is opened with `SQLITE_OPEN_NOMUTEX`, and its
 /// owner (the engine's storage thread for the writer, or the one call that opened a reader) is the only
 /// thread that touches it.
-final class SQLiteConnection: @unchecked Sendable {  // confined to one thread at a time, see above
+package final class SQLiteConnection: @unchecked Sendable {  // confined to one thread at a time, see above
     /// The handle; freed by `close()` (or deinit).
     private var handle: OpaquePointer?
-    let path: String
+    package let path: String
 
     /// Opens `path`. With `create`, a missing file is created.
     ///
     /// sqlite3_open_v2 returns a handle even when it fails (except out of memory); that handle must be
     /// closed, which is why the failure path closes it before throwing.
-    init(path: String, create: Bool) throws(SQLiteError) {
+    package init(path: String, create: Bool) throws(SQLiteError) {
         self.path = path
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX
         if create { flags |= SQLITE_OPEN_CREATE }
@@ -38,16 +38,16 @@ final class SQLiteConnection: @unchecked Sendable {  // confined to one thread a
     }
 
     /// Pages this connection has written to the WAL so far (`SQLITE_DBSTATUS_CACHE_WRITE`).
-    var pagesWritten: Int {
+    package var pagesWritten: Int {
         var current: Int32 = 0, highest: Int32 = 0
         sqlite3_db_status(pointer, SQLITE_DBSTATUS_CACHE_WRITE, &current, &highest, 0)
         return Int(current)
     }
 
     /// The rowid of the last row this connection inserted (`sqlite3_last_insert_rowid`).
-    var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(pointer) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(pointer) }
 
-    func close() {
+    package func close() {
         guard let handle else { return }
         // close_v2 defers the close until every statement is finalized, so it cannot fail with BUSY.
         sqlite3_close_v2(handle)
@@ -57,7 +57,7 @@ final class SQLiteConnection: @unchecked Sendable {  // confined to one thread a
     /// The one place a SQLite return code becomes Swift control flow: OK, ROW and DONE pass, misuse is a
     /// bug in Hearth and stops the process, everything else is thrown with SQLite's message.
     @discardableResult
-    func check(_ rawCode: Int32, _ context: @autoclosure () -> String) throws(SQLiteError) -> SQLiteResultCode {
+    package func check(_ rawCode: Int32, _ context: @autoclosure () -> String) throws(SQLiteError) -> SQLiteResultCode {
         let code = SQLiteResultCode(rawValue: rawCode)
         switch code {
         case .ok, .row, .done: return code
@@ -68,38 +68,38 @@ final class SQLiteConnection: @unchecked Sendable {  // confined to one thread a
     }
 
     /// Runs SQL with no results (several statements allowed).
-    func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         try check(sqlite3_exec(pointer, sql, nil, nil, nil), sql)
     }
 
     /// The first column of the first row of `sql`, as text.
-    func text(_ sql: String) throws(SQLiteError) -> String? {
+    package func text(_ sql: String) throws(SQLiteError) -> String? {
         let statement = try prepare(sql)
         guard try statement.step() else { return nil }
         return statement.text(0)
     }
 
-    func integer(_ sql: String) throws(SQLiteError) -> Int64 {
+    package func integer(_ sql: String) throws(SQLiteError) -> Int64 {
         let statement = try prepare(sql)
         guard try statement.step() else { return 0 }
         return statement.int64(0)
     }
 
-    func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    package func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
         var statement: OpaquePointer?
         try check(sqlite3_prepare_v3(pointer, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil), sql)
         return SQLiteStatement(handle: statement!, connection: self, sql: sql)
     }
 
     /// True while a transaction is open (SQLite rolls back by itself after some errors, such as SQLITE_FULL).
-    var isInTransaction: Bool { sqlite3_get_autocommit(pointer) == 0 }
+    package var isInTransaction: Bool { sqlite3_get_autocommit(pointer) == 0 }
 }
 
 /// A prepared statement of one connection, with the same owner.
-final class SQLiteStatement {
+package final class SQLiteStatement {
     let handle: OpaquePointer
     unowned let connection: SQLiteConnection
-    let sql: String
+    package let sql: String
 
     init(handle: OpaquePointer, connection: SQLiteConnection, sql: String) {
         self.handle = handle
@@ -111,7 +111,7 @@ final class SQLiteStatement {
 
     /// Steps once: true when a row is ready, false when done. The statement is reset by `reset()`.
     @inline(__always)
-    func step() throws(SQLiteError) -> Bool {
+    package func step() throws(SQLiteError) -> Bool {
         let code = sqlite3_step(handle)
         if code == SQLITE_ROW { return true }
         if code == SQLITE_DONE { return false }
@@ -122,19 +122,19 @@ final class SQLiteStatement {
 
     /// Steps a statement that returns no rows, then resets it for the next use.
     @inline(__always)
-    func run() throws(SQLiteError) {
+    package func run() throws(SQLiteError) {
         defer { sqlite3_reset(handle) }
         _ = try step()
     }
 
-    func reset() { sqlite3_reset(handle) }
+    package func reset() { sqlite3_reset(handle) }
 
     // Binding. Text and blobs are copied by SQLite (SQLITE_TRANSIENT), so the Swift buffer may go away.
-    func bind(_ index: Int32, text bytes: UnsafeBufferPointer<UInt8>) {
+    package func bind(_ index: Int32, text bytes: UnsafeBufferPointer<UInt8>) {
         sqlite3_bind_text(handle, index, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(bytes.count), CSQLite_transient())
     }
 
-    func bind(_ index: Int32, text: String) {
+    package func bind(_ index: Int32, text: String) {
         var text = text
         text.withUTF8 { bytes in
             // An empty Swift string may have no base address; SQLite needs one for text (not NULL).
@@ -146,19 +146,19 @@ final class SQLiteStatement {
         }
     }
 
-    func bind(_ index: Int32, blob bytes: [UInt8]) {
+    package func bind(_ index: Int32, blob bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), CSQLite_transient()) }
     }
 
-    func bind(_ index: Int32, int64 value: Int64) { sqlite3_bind_int64(handle, index, value) }
-    func bind(_ index: Int32, double value: Double) { sqlite3_bind_double(handle, index, value) }
-    func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index) }
+    package func bind(_ index: Int32, int64 value: Int64) { sqlite3_bind_int64(handle, index, value) }
+    package func bind(_ index: Int32, double value: Double) { sqlite3_bind_double(handle, index, value) }
+    package func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index) }
 
     // Columns.
-    enum ColumnType { case integer, float, text, blob, null }
+    package enum ColumnType { case integer, float, text, blob, null }
 
     @inline(__always)
-    func type(_ column: Int32) -> ColumnType {
+    package func type(_ column: Int32) -> ColumnType {
         switch sqlite3_column_type(handle, column) {
         case SQLITE_INTEGER: return .integer
         case SQLITE_FLOAT: return .float
@@ -168,18 +168,18 @@ final class SQLiteStatement {
         }
     }
 
-    var columnCount: Int { Int(sqlite3_column_count(handle)) }
-    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
-    func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    package var columnCount: Int { Int(sqlite3_column_count(handle)) }
+    package func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    package func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
 
     /// The column's bytes, valid until the next step or reset.
     @inline(__always)
-    func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+    package func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
         let pointer = sqlite3_column_blob(handle, column)
         let count = Int(sqlite3_column_bytes(handle, column))
         guard let pointer, count > 0 else { return UnsafeBufferPointer(start: nil, count: 0) }
         return UnsafeBufferPointer(start: pointer.assumingMemoryBound(to: UInt8.self), count: count)
     }
 
-    func text(_ column: Int32) -> String { String(decoding: bytes(column), as: UTF8.self) }
+    package func text(_ column: Int32) -> String { String(decoding: bytes(column), as: UTF8.self) }
 }
