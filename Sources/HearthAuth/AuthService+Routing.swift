@@ -164,6 +164,10 @@ extension AuthService {
         case ("POST", "query"): result = try queryAccounts(call)
         case ("POST", "createSessionCookie"): result = try createSessionCookie(call)
         case ("GET", "passwordPolicy"): result = passwordPolicy
+        case ("POST", "revokeToken"):
+            // Revoking a provider's token (Sign in with Apple's, when an app deletes an account) needs the
+            // provider configured with its secret: identity providers are not served yet (docs/auth.md).
+            throw AuthError.invalid("OPERATION_NOT_ALLOWED", "\(call.body.string("providerId") ?? "this provider") is not configured on this server, so it has no token to revoke")
         default:
             throw operation.isEmpty ? AuthError.notFound : AuthError.notImplemented("\(request.method.rawValue) accounts:\(operation)")
         }

@@ -266,9 +266,14 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a lock
     /// What FirebaseAuth refuses before any request: an empty email (`missingEmail`), an empty password
     /// (`weakPassword` for a new account, `wrongPassword` for a sign-in).
     static func checkInput(_ credential: AuthCredential, creating: Bool) throws {
-        guard case .password(let email, let password) = credential.kind else { return }
-        if email.isEmpty { throw AuthFailure.error(.missingEmail) }
-        if password.isEmpty { throw AuthFailure.error(creating ? .weakPassword : .wrongPassword) }
+        switch credential.kind {
+        case .password(let email, let password):
+            if email.isEmpty { throw AuthFailure.error(.missingEmail) }
+            if password.isEmpty { throw AuthFailure.error(creating ? .weakPassword : .wrongPassword) }
+        case .emailLink(let email, let link):
+            if email.isEmpty { throw AuthFailure.error(.missingEmail) }
+            if EmailLink.code(in: link) == nil { throw AuthFailure.error(.invalidActionCode) }
+        }
     }
 
     /// Tokens for a credential, without changing who is signed in.
@@ -277,11 +282,15 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a lock
         case .password(let email, let password):
             let answer = try await backend.call("signInWithPassword", ["email": email, "password": password, "returnSecureToken": true])
             return try AuthBackend.grant(from: answer)
+        case .emailLink(let email, let link):
+            guard let code = EmailLink.code(in: link) else { throw AuthFailure.error(.invalidActionCode) }
+            let answer = try await backend.call("signInWithEmailLink", ["email": email, "oobCode": code, "returnSecureToken": true])
+            return try AuthBackend.grant(from: answer)
         }
     }
 
     /// Makes the account behind `grant` the current user: its profile read, saved, listeners told.
-    private func signedIn(_ grant: TokenGrant) async throws -> User {
+    func signedIn(_ grant: TokenGrant) async throws -> User {
         let answer = try await backend.call("lookup", ["idToken": grant.idToken])
         let account = (answer["users"] as? [[String: Any]])?.first ?? [:]
         let user = User(auth: self, record: StoredUser(grant: grant, account: account))
@@ -393,11 +402,11 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a lock
         state.withLock { $0.tokenObservers[ObjectIdentifier(owner)] = changed }
     }
 
-    private func complete<Value>(_ completion: ((Value?, (any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Value) {
+    func complete<Value>(_ completion: ((Value?, (any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Value) {
         AuthCallbacks.run(on: callbackQueue, completion, work)
     }
 
-    private func complete(_ completion: (((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Void) {
+    func complete(_ completion: (((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Void) {
         AuthCallbacks.run(on: callbackQueue, completion, work)
     }
 }

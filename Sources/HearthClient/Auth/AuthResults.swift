@@ -30,6 +30,8 @@ open class AdditionalUserInfo: NSObject, @unchecked Sendable {  // immutable
 open class AuthCredential: NSObject, @unchecked Sendable {  // immutable
     enum Kind: Sendable {
         case password(email: String, password: String)
+        /// An emailed sign-in link (`EmailAuthProvider.credential(withEmail:link:)`).
+        case emailLink(email: String, link: String)
     }
 
     public let provider: String
@@ -45,8 +47,18 @@ open class AuthCredential: NSObject, @unchecked Sendable {  // immutable
 open class EmailAuthProvider: NSObject {
     public static let id = "password"
 
+    /// The sign-in method an account that signs in with emailed links lists (`fetchSignInMethods`).
+    public static let emailLinkSignInMethod = "emailLink"
+    public static let emailPasswordSignInMethod = "password"
+
     public class func credential(withEmail email: String, password: String) -> AuthCredential {
         AuthCredential(provider: id, kind: .password(email: email, password: password))
+    }
+
+    /// A credential from an emailed sign-in link (``Auth/sendSignInLink(toEmail:actionCodeSettings:)``),
+    /// to sign in with, or to link to the signed-in account.
+    public class func credential(withEmail email: String, link: String) -> AuthCredential {
+        AuthCredential(provider: id, kind: .emailLink(email: email, link: link))
     }
 }
 

@@ -32,7 +32,8 @@ struct StoredUser: Codable, Equatable, Sendable {
 
     /// Takes the profile fields of an `accounts:lookup` user (or an `accounts:update` answer).
     mutating func update(from account: [String: Any]) {
-        if let email = account["email"] as? String { self.email = email.isEmpty ? nil : email }
+        // An account without an email has none (unlinking `password` removes it).
+        email = (account["email"] as? String).flatMap { $0.isEmpty ? nil : $0 }
         displayName = account["displayName"] as? String
         photoURL = account["photoUrl"] as? String
         if let verified = account["emailVerified"] as? Bool { emailVerified = verified }

@@ -284,11 +284,11 @@ open class User: NSObject, UserInfo, @unchecked Sendable {  // state behind a lo
         }
     }
 
-    private func complete<Value>(_ completion: ((Value?, (any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Value) {
+    func complete<Value>(_ completion: ((Value?, (any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Value) {
         AuthCallbacks.run(on: auth?.callbackQueue ?? .main, completion, work)
     }
 
-    private func complete(_ completion: (((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Void) {
+    func complete(_ completion: (((any Error)?) -> Void)?, _ work: @escaping @Sendable () async throws -> Void) {
         AuthCallbacks.run(on: auth?.callbackQueue ?? .main, completion, work)
     }
 }
