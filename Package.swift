@@ -119,6 +119,10 @@ let package = Package(
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
         /// An app on HearthClient that HearthClientTests run as a process of its own, to kill and restart it.
         .executableTarget(name: "hearth-client-probe", dependencies: ["HearthClient"], path: "Sources/HearthClientProbe", swiftSettings: strict),
+        /// The calls of Firebase's quickstart-ios database samples, against HearthClient (issue 30's yardstick).
+        .executableTarget(
+            name: "quickstart-yardstick", dependencies: ["HearthClient", "HearthSupport"], path: "Tests/Programs/QuickstartYardstick",
+            swiftSettings: strict),
         /// The Swift SDK (docs/swift-sdk.md): the sync engine on HearthCore, the realtime protocol, a disk
         /// cache on SQLite; libwebsockets' client (HearthTransport) on Linux, URLSession elsewhere.
         .target(
@@ -185,7 +189,7 @@ let package = Package(
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),
         .testTarget(
-            name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthSupport", "HearthWire", "HearthTesting", "hearth-client-probe"],
+            name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthSupport", "HearthWire", "HearthTesting", "hearth-client-probe", "quickstart-yardstick"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -33,34 +33,24 @@ struct RequestOutcome: Error, Sendable {
 /// The realtime protocol's client side (docs/protocol.md §1–§3): one connection at a time to the
 /// database, requests numbered and answered, listens and unacknowledged writes restored on every new
 /// connection, onDisconnect operations queued while offline, keepalives, and reconnection with backoff.
-/// Confined to the repo's queue; transport events are carried onto it.
+/// When to connect, authenticate and reconnect is decided by ``ConnectionLifecycle``, a value; this is
+/// the shell that does what it says and keeps the requests. Confined to the repo's queue; transport events
+/// are carried onto it.
 final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
     private let queue: DispatchQueue
     private(set) var info: RepoInfo
     private let makeTransport: TransportFactory
     weak var delegate: (any PersistentConnectionDelegate)?
 
-    private enum State {
-        case disconnected
-        case connecting(any RealtimeTransport)
-        case connected(any RealtimeTransport)
-    }
-    private var state = State.disconnected
-    /// Why the connection must stay closed (`goOffline`, a server shutdown); empty when it may connect.
-    private var interruptions: Set<String> = []
-    /// Counts connection attempts, so events of a transport that was replaced are ignored.
-    private var generation = 0
-    private var connectedAt: Date?
-    /// Attempts that ended without a connection (refused, an untrusted certificate, no handshake):
-    /// tests wait for them instead of for time.
-    private(set) var attemptsThatFailed = 0
+    private var lifecycle = ConnectionLifecycle()
+    /// The socket of the attempt in progress, if one is open.
+    private var transport: (any RealtimeTransport)?
     private var lastSessionID: String?
-    private var sentStats = false
-    var backoff = ReconnectBackoff()
     private var reconnect: DispatchWorkItem?
     private var keepalive: DispatchSourceTimer?
-    private var lastSent = Date()
     private var assembler = WireFrameAssembler(messageBytesMax: ClientLimits.messageBytesMax)
+    /// Seconds on a monotonic clock, for the lifecycle (tests of the lifecycle pass their own).
+    private let clock: () -> Double
 
     private var nextRequest: Int64 = 1
     /// Who waits for each request's answer. Listens and writes are sent again on the next connection, so
@@ -87,100 +77,123 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
     private var onDisconnectQueue: [(ClientRequest, (RequestOutcome) -> Void)] = []
 
     /// Supplies an auth token (forcing a refresh when asked); nil when signed out.
-    var authToken: (@Sendable (Bool, @escaping @Sendable (String?) -> Void) -> Void)?
-    private var forceTokenRefresh = false
+    var authToken: (@Sendable (Bool, @escaping @Sendable (String?) -> Void) -> Void)? {
+        didSet { lifecycle.hasTokenProvider = authToken != nil }
+    }
 
-    init(info: RepoInfo, queue: DispatchQueue, transport: @escaping TransportFactory) {
+    init(
+        info: RepoInfo, queue: DispatchQueue, transport: @escaping TransportFactory,
+        clock: @escaping () -> Double = { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+    ) {
         self.info = info
         self.queue = queue
         makeTransport = transport
+        self.clock = clock
     }
 
-    var isConnected: Bool {
-        if case .connected = state { return true }
-        return false
+    var isConnected: Bool { lifecycle.canSend }
+
+    /// Attempts that ended without a connection (refused, an untrusted certificate, no handshake):
+    /// tests wait for them instead of for time.
+    var attemptsThatFailed: Int { lifecycle.attemptsThatFailed }
+
+    var backoff: ReconnectBackoff {
+        get { lifecycle.backoff }
+        set { lifecycle.backoff = newValue }
     }
 
     // MARK: Opening and closing
 
     /// Connects unless interrupted or already connecting.
-    func open() {
-        guard interruptions.isEmpty, case .disconnected = state, reconnect == nil else { return }
-        connect()
+    func open() { perform(lifecycle.open()) }
+
+    func interrupt(_ reason: String) { perform(lifecycle.interrupt(reason, now: clock())) }
+
+    func resume(_ reason: String) { perform(lifecycle.resume(reason)) }
+
+    /// Does what the lifecycle decided, in order.
+    private func perform(_ actions: [ConnectionLifecycle.Action]) {
+        for action in actions {
+            switch action {
+            case .requestToken(let force, let attempt):
+                requestToken(forceRefresh: force, attempt: attempt)
+            case .openTransport(let attempt):
+                openTransport(attempt: attempt)
+            case .closeTransport:
+                transport?.close()
+                transport = nil
+            case .scheduleReconnect(let seconds):
+                let work = DispatchWorkItem { [weak self] in
+                    guard let self else { return }
+                    reconnect = nil
+                    perform(lifecycle.reconnectDue())
+                }
+                reconnect = work
+                queue.asyncAfter(deadline: .now() + seconds, execute: work)
+            case .cancelReconnect:
+                reconnect?.cancel()
+                reconnect = nil
+            case .sendAuth(let token, let attempt):
+                send(.auth(credential: token)) { [weak self] outcome in
+                    guard let self else { return }
+                    perform(lifecycle.authAnswered(ok: outcome.isOK, attempt: attempt, now: clock()))
+                }
+            case .sendUnauth:
+                send(.unauth)
+            case .sendStats:
+                send(.stats(["sdk.swift.\(HearthClientVersion.string.replacingOccurrences(of: ".", with: "-"))": 1]))
+            case .restoreState:
+                restoreState()
+            case .ready(let serverTime):
+                delegate?.connectionReady(serverTime: serverTime)
+            case .connectionEnded(let wasReady):
+                transport = nil
+                connectionEnded(wasReady: wasReady)
+            case .startKeepalive:
+                startKeepalive()
+            case .stopKeepalive:
+                keepalive?.cancel()
+                keepalive = nil
+            case .sendKeepalive:
+                transport?.send(Array("0".utf8))
+            }
+        }
     }
 
-    func interrupt(_ reason: String) {
-        interruptions.insert(reason)
-        reconnect?.cancel()
-        reconnect = nil
-        close()
-    }
-
-    func resume(_ reason: String) {
-        interruptions.remove(reason)
-        guard interruptions.isEmpty, case .disconnected = state else { return }
-        backoff.reset()
-        reconnect?.cancel()
-        reconnect = nil
-        connect()
-    }
-
-    private func connect() {
-        generation += 1
-        let attempt = generation
+    private func openTransport(attempt: Int) {
         guard let url = info.connectionURL(lastSessionID: lastSessionID) else {
-            interruptions.insert("bad-url")
+            // A URL that cannot be written cannot get better: stay offline.
+            perform(lifecycle.interrupt("bad-url", now: clock()))
             return
         }
         let queue = self.queue
-        let transport = makeTransport(url) { [weak self] event in
+        assembler.reset()
+        let opened = makeTransport(url) { [weak self] event in
             queue.async { [weak self] in self?.transportEvent(event, attempt: attempt) }
         }
-        state = .connecting(transport)
-        assembler.reset()
-        transport.connect()
-    }
-
-    private func close() {
-        switch state {
-        case .connecting(let transport), .connected(let transport):
-            transport.close()
-            ended()
-        case .disconnected:
-            break
-        }
+        transport = opened
+        opened.connect()
     }
 
     private func transportEvent(_ event: TransportEvent, attempt: Int) {
-        guard attempt == generation else { return }
         switch event {
         case .opened:
             break  // the server speaks first: the handshake makes the connection ready
         case .message(let frame):
+            guard lifecycle.isCurrent(attempt) else { return }
             let message: [UInt8]?
             do { message = try assembler.receive(frame) } catch {
-                close()
+                perform(lifecycle.serverReset(now: clock()))
                 return
             }
-            if let message { received(message) }
+            if let message { received(message, attempt: attempt) }
         case .closed:
-            ended()
+            perform(lifecycle.transportClosed(attempt: attempt, now: clock()))
         }
     }
 
-    /// The connection ended (either side): answers what can no longer be answered, and schedules the
-    /// next attempt.
-    private func ended() {
-        guard !isDisconnected else { return }
-        let wasConnected = isConnected
-        if !wasConnected { attemptsThatFailed += 1 }
-        generation += 1
-        state = .disconnected
-        keepalive?.cancel()
-        keepalive = nil
-        let lasted = connectedAt.map { Date().timeIntervalSince($0) }
-        connectedAt = nil
-        backoff.connectionEnded(after: lasted)
+    /// The connection ended (either side): answers what can no longer be answered.
+    private func connectionEnded(wasReady: Bool) {
         // Outstanding answers: listens and plain writes are sent again on the next connection;
         // compare-and-set writes, gets and onDisconnect requests fail now.
         let pending = answers
@@ -196,58 +209,24 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
             failed.append(waiting.answer)
         }
         for answer in failed { answer(.disconnected) }
-        if wasConnected { delegate?.connectionLost() }
-        scheduleReconnect()
-    }
-
-    private var isDisconnected: Bool {
-        if case .disconnected = state { return true }
-        return false
-    }
-
-    private func scheduleReconnect() {
-        guard interruptions.isEmpty else { return }
-        let wait = backoff.wait(random: Double.random(in: 0..<1))
-        let work = DispatchWorkItem { [weak self] in
-            guard let self else { return }
-            reconnect = nil
-            guard interruptions.isEmpty, isDisconnected else { return }
-            connect()
-        }
-        reconnect = work
-        queue.asyncAfter(deadline: .now() + wait, execute: work)
+        if wasReady { delegate?.connectionLost() }
     }
 
     // MARK: Receiving
 
-    private func received(_ bytes: [UInt8]) {
+    private func received(_ bytes: [UInt8], attempt: Int) {
         guard let message = ServerMessage.parse(bytes) else { return }
         switch message {
         case .handshake(let timestamp, let host, let sessionID):
-            guard case .connecting(let transport) = state else { return }
             if !host.isEmpty { info.internalHost = host }
             lastSessionID = sessionID
-            let receivedAt = Date()
-            // The token comes first, so that auth goes out before any listen or write: the server
-            // answers them in order, each under the auth it has by then.
-            withToken { [weak self] token in
-                guard let self, case .connecting(let current) = self.state, current === transport else { return }
-                self.state = .connected(transport)
-                self.connectedAt = Date()
-                self.startKeepalive()
-                self.sendStats()
-                if let token { self.sendAuth(token) }
-                let waited = Int64(Date().timeIntervalSince(receivedAt) * 1000)
-                self.delegate?.connectionReady(serverTime: timestamp &+ waited)
-                self.restoreState()
-            }
+            perform(lifecycle.handshake(serverTime: timestamp, attempt: attempt, now: clock()))
         case .reset(let host):
             if !host.isEmpty { info.internalHost = host }
-            close()
+            perform(lifecycle.serverReset(now: clock()))
         case .shutdown(let reason):
-            interruptions.insert("server-shutdown")
             delegate?.serverShutdown(reason: reason)
-            close()
+            perform(lifecycle.serverShutdown(now: clock()))
         case .pong, .otherControl:
             break
         case .response(let number, let status, let data):
@@ -285,9 +264,7 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
             }
             delegate?.listenRevoked(at: path, query: query)
         case Wire.Push.authRevoked.rawValue:
-            // The token is no longer good: reconnect with a refreshed one (§3.4).
-            forceTokenRefresh = true
-            close()
+            perform(lifecycle.authRevoked(now: clock()))
         default:
             break
         }
@@ -297,12 +274,12 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
 
     @discardableResult
     private func send(_ request: ClientRequest, resent: Bool = false, answered: ((RequestOutcome) -> Void)? = nil) -> Bool {
-        guard case .connected(let transport) = state else { return false }
+        guard lifecycle.canSend, let transport else { return false }
         let number = nextRequest
         nextRequest += 1
         if let answered { answers[number] = (answered, resent) }
         for frame in WireFrames.split(request.encoded(number: number)) { transport.send(frame) }
-        lastSent = Date()
+        lifecycle.sent(now: clock())
         return true
     }
 
@@ -318,63 +295,35 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
         for (request, answered) in queued { send(request, answered: answered) }
     }
 
-    private func sendStats() {
-        guard !sentStats else { return }
-        sentStats = true
-        send(.stats(["sdk.swift.\(HearthClientVersion.string.replacingOccurrences(of: ".", with: "-"))": 1]))
-    }
-
-    /// Calls `body` on the queue with the provider's token (refreshed first when the server refused the
-    /// last one), or nil when there is no provider or no signed-in user. When the provider answers at
-    /// once (no provider, a fresh token, signed out), `body` runs before this returns, so the auth goes
-    /// out ahead of anything the app sends next; otherwise later, and not at all when the connection
-    /// was replaced meanwhile.
-    private func withToken(_ body: @escaping (String?) -> Void) {
+    /// Asks the provider for a token for `attempt` (refreshed first when `forceRefresh`). When it answers
+    /// at once (a fresh token, nobody signed in), the lifecycle hears it before this returns, so a token
+    /// change reaches a live connection ahead of anything the app sends next.
+    private func requestToken(forceRefresh: Bool, attempt: Int) {
         guard let provider = authToken else {
-            body(nil)
+            perform(lifecycle.tokenArrived(nil, attempt: attempt, now: clock()))
             return
         }
-        let force = forceTokenRefresh
-        forceTokenRefresh = false
-        let attempt = generation
         let queue = self.queue
-        let box = CallbackBox(body)
         let returned = Locked(false)
         let inline = Locked<String??>(nil)
-        provider(force) { [weak self] token in
+        provider(forceRefresh) { [weak self] token in
             let late = returned.withLock { returned in
                 if !returned { inline.withLock { $0 = .some(token) } }
                 return returned
             }
             guard late else { return }
             queue.async { [weak self] in
-                guard let self, attempt == self.generation else { return }
-                box.value(token)
+                guard let self else { return }
+                perform(lifecycle.tokenArrived(token, attempt: attempt, now: clock()))
             }
         }
         returned.withLock { $0 = true }
-        if let token = inline.withLock({ $0 }) { body(token) }
-    }
-
-    private func sendAuth(_ token: String) {
-        send(.auth(credential: token)) { [weak self] outcome in
-            guard let self, !outcome.isOK else { return }
-            // A refused token: reconnect, asking for a fresh one (the SDKs' reaction to
-            // `invalid_token` and `expired_token`).
-            self.forceTokenRefresh = true
-            self.close()
-        }
+        if let token = inline.withLock({ $0 }) { perform(lifecycle.tokenArrived(token, attempt: attempt, now: clock())) }
     }
 
     /// The token changed on a live connection (a sign-in, a refresh, a sign-out): it sends the new one,
     /// or drops its auth when there is none.
-    func refreshAuth() {
-        guard isConnected else { return }
-        withToken { [weak self] token in
-            guard let self, self.isConnected else { return }
-            if let token { self.sendAuth(token) } else { self.send(.unauth) }
-        }
-    }
+    func refreshAuth() { perform(lifecycle.tokenChanged()) }
 
     private func sendListen(_ key: ListenKey, _ listen: Listen) {
         send(.listen(path: key.path, query: listen.query, tag: key.tag, hash: listen.hash()), resent: true) { [weak self] outcome in
@@ -398,20 +347,15 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
     private func startKeepalive() {
         keepalive?.cancel()
         let timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + Self.keepaliveSeconds, repeating: Self.keepaliveSeconds)
+        let seconds = ConnectionLifecycle.keepaliveSeconds
+        timer.schedule(deadline: .now() + seconds, repeating: seconds)
         timer.setEventHandler { [weak self] in
-            guard let self, case .connected(let transport) = state else { return }
-            if Date().timeIntervalSince(lastSent) >= Self.keepaliveSeconds - 1 {
-                transport.send(Array("0".utf8))
-                lastSent = Date()
-            }
+            guard let self else { return }
+            perform(lifecycle.keepaliveTick(now: clock()))
         }
         timer.resume()
         keepalive = timer
     }
-
-    /// The SDKs send the frame `0` after 45 s without traffic (§1.7).
-    static let keepaliveSeconds = 45.0
 
     // MARK: Requests
 

@@ -13,7 +13,9 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
     /// `.info/connected`, `.info/serverTimeOffset`: set here, served like server data (never sent).
     private var infoTree = SyncTree()
     private var registrations: [RegistrationID: Registration] = [:]
-    private var transactions: [Transaction] = []
+    /// Which transactions run, wait or end (a value), and what each needs to run and answer.
+    private var transactionQueue = TransactionQueue()
+    private var transactions: [Int64: Transaction] = [:]
     private var nextWriteID: Int64 = 1
     private var pushIDs = PushIDGenerator()
     private let callbackQueue: @Sendable () -> DispatchQueue
@@ -254,8 +256,10 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
         queue.async { [self] in
             connection.purgeOutstandingWrites()
             persistence?.removeAllWrites()
-            let aborted = transactions
-            transactions = []
+            let aborted = transactionQueue.cancelAll(status: "write_canceled").compactMap { step -> Transaction? in
+                guard case .failed(let id, _, _) = step else { return nil }
+                return transactions.removeValue(forKey: id)
+            }
             for transaction in aborted { _ = tree.removeRegistration(transaction.registration) }
             raise(tree.removeAllWrites()) {
                 for transaction in aborted { transaction.completion(RequestOutcome.canceled, false, nil) }
@@ -334,6 +338,7 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
 
     // MARK: Transactions
 
+    /// What a transaction needs to run and to answer; which one runs when is ``TransactionQueue``'s.
     private struct Transaction: Sendable {
         var id: Int64
         var path: Path
@@ -341,10 +346,8 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
         var completion: @Sendable (RequestOutcome?, Bool, Node?) -> Void
         var localEvents: Bool
         var registration: RegistrationID
-        var retries = 0
+        /// Its write in the sync tree, once its block has run.
         var writeID: Int64?
-        var sent = false
-        var abortedBySet = false
     }
 
     enum TransactionStep: Sendable {
@@ -355,7 +358,8 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
 
     /// Firebase's transactions: `update` runs on the current value (here, on the repo's queue), the
     /// result is written with the hash of that value as a compare-and-set; a stale hash runs it again
-    /// on the newer value, up to 25 times. A listen keeps the value current meanwhile.
+    /// on the newer value, up to 25 times. A listen keeps the value current meanwhile. Transactions on
+    /// overlapping locations run one after another (``TransactionQueue``).
     func runTransaction(
         at path: Path, localEvents: Bool, update: @escaping @Sendable (Node) -> TransactionStep,
         completion: @escaping @Sendable (RequestOutcome?, Bool, Node?) -> Void
@@ -364,98 +368,88 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
             let registration = Self.makeRegistrationID()
             registrations[registration] = Registration(spec: QuerySpec(path: path), deliver: { _ in }, cancel: nil)
             raise(tree.addRegistration(registration, spec: QuerySpec(path: path), type: .none))
-            let transaction = Transaction(
-                id: takeWriteID(), path: path, update: update, completion: completion, localEvents: localEvents,
-                registration: registration)
-            transactions.append(transaction)
-            runTransaction(transaction.id)
+            let id = takeWriteID()
+            transactions[id] = Transaction(
+                id: id, path: path, update: update, completion: completion, localEvents: localEvents, registration: registration)
+            perform(transactionQueue.add(id, at: path))
         }
     }
 
+    /// Does what the transaction queue decided.
+    private func perform(_ steps: [TransactionQueue.Step]) {
+        for step in steps {
+            switch step {
+            case .run(let id): runTransaction(id)
+            case .committed(let id): finishTransaction(id, outcome: nil, committed: true, acknowledged: true)
+            case .failed(let id, let status, let acknowledged):
+                let message: String
+                switch status {
+                case "set": message = "Transaction aborted by a set"
+                case "maxretry": message = "Transaction had too many retries"
+                default: message = ""
+                }
+                let outcome = message.isEmpty ? pendingOutcomes.removeValue(forKey: id) ?? RequestOutcome(status: status, data: Array("null".utf8))
+                    : RequestOutcome(status: status, data: Array(Node(message).json().utf8))
+                finishTransaction(id, outcome: outcome, committed: false, acknowledged: acknowledged)
+            }
+        }
+    }
+    /// A refusal's outcome as the server sent it (its reason), for the step that ends the transaction.
+    private var pendingOutcomes: [Int64: RequestOutcome] = [:]
 
+    /// Runs the transaction's block on the current value (without its own earlier write), then writes
+    /// the result as a compare-and-set, or ends it as the block says.
     private func runTransaction(_ id: Int64) {
-        guard let before = transactions.first(where: { $0.id == id }) else { return }
+        guard let before = transactions[id] else { return }
         let exclude: Set<Int64> = before.writeID.map { [$0] } ?? []
         let current = tree.visibleValue(at: before.path, excluding: exclude)
         // The app's block may call the SDK (a write, a push ID, another transaction), which runs here in
-        // place and may change `transactions`: this one is looked up again afterwards.
+        // place and may end this one (a set over it): it is looked up again afterwards.
         let step = before.update(current)
-        guard let index = transactions.firstIndex(where: { $0.id == id }) else { return }
-        var transaction = transactions[index]
+        guard var transaction = transactions[id] else { return }
         switch step {
         case .abort:
             finishTransaction(id, outcome: nil, committed: false, value: current)
+            perform(transactionQueue.ended(id))
         case .invalid(let message):
-            finishTransaction(id, outcome: RequestOutcome(status: "invalid_data", data: Array(Node(message).json().utf8)), committed: false, value: nil)
+            finishTransaction(id, outcome: RequestOutcome(status: "invalid_data", data: Array(Node(message).json().utf8)), committed: false)
+            perform(transactionQueue.ended(id))
         case .commit(let value):
             let writeID = transaction.writeID ?? takeWriteID()
             let resolved = resolveServerValues(value, at: transaction.path)
             let write = PendingWrite(id: writeID, kind: .set(transaction.path, resolved), visible: transaction.localEvents)
             raise(transaction.writeID == nil ? tree.applyUserWrite(write) : tree.replaceWrite(write))
             transaction.writeID = writeID
-            transaction.sent = true
-            transactions[index] = transaction
+            transactions[id] = transaction
+            transactionQueue.sent(id)
             let request = ClientRequest.put(path: transaction.path, data: value, hash: current.hash)
             connection.write(id: writeID, request, compareAndSet: true) { [weak self] outcome in
-                self?.transactionAnswered(id, outcome)
+                guard let self else { return }
+                if !outcome.isOK { pendingOutcomes[id] = outcome }
+                perform(transactionQueue.answered(id, status: outcome.status))
             }
         }
-    }
-
-    private func transactionAnswered(_ id: Int64, _ outcome: RequestOutcome) {
-        guard let index = transactions.firstIndex(where: { $0.id == id }) else { return }
-        var transaction = transactions[index]
-        if transaction.abortedBySet {
-            finishTransaction(id, outcome: RequestOutcome(status: "set", data: Array(#""Transaction aborted by a set""#.utf8)),
-                              committed: false, value: nil, acknowledged: outcome.isOK)
-            return
-        }
-        if outcome.isOK {
-            let writeID = transaction.writeID
-            if let writeID { raise(tree.ackWrite(writeID, revert: false)) }
-            transaction.writeID = nil
-            transactions[index] = transaction
-            finishTransaction(id, outcome: nil, committed: true, value: tree.visibleValue(at: transaction.path))
-            return
-        }
-        if outcome.status == "datastale" || outcome.status == "disconnect" {
-            transaction.retries += 1
-            transactions[index] = transaction
-            if transaction.retries >= ClientLimits.transactionRetriesMax {
-                finishTransaction(id, outcome: RequestOutcome(status: "maxretry", data: Array(#""Transaction had too many retries""#.utf8)),
-                                  committed: false, value: nil)
-            } else {
-                runTransaction(id)
-            }
-            return
-        }
-        finishTransaction(id, outcome: outcome, committed: false, value: nil)
     }
 
     /// Ends a transaction: its write leaves the pending writes (undone unless `acknowledged`), its
-    /// listen goes, and its completion runs after the events that took.
-    private func finishTransaction(_ id: Int64, outcome: RequestOutcome?, committed: Bool, value: Node?, acknowledged: Bool = false) {
-        guard let index = transactions.firstIndex(where: { $0.id == id }) else { return }
-        let transaction = transactions.remove(at: index)
+    /// listen goes, and its completion runs after the events that took, with the value it left.
+    private func finishTransaction(
+        _ id: Int64, outcome: RequestOutcome?, committed: Bool, acknowledged: Bool = false, value: Node? = nil
+    ) {
+        pendingOutcomes[id] = nil
+        guard let transaction = transactions.removeValue(forKey: id) else { return }
         var output = SyncOutput()
         if let writeID = transaction.writeID { output.append(tree.ackWrite(writeID, revert: !acknowledged)) }
         registrations[transaction.registration] = nil
         output.append(tree.removeRegistration(transaction.registration))
         let completion = transaction.completion
-        raise(output) { completion(outcome, committed, value) }
+        let result = value ?? (committed ? tree.visibleValue(at: transaction.path) : nil)
+        raise(output) { completion(outcome, committed, result) }
     }
 
     /// A set or update at `path` aborts the transactions it overlaps (Firebase's `set` status).
     private func abortTransactions(overlapping path: Path) {
-        for transaction in transactions where transaction.path.overlaps(path) {
-            guard let index = transactions.firstIndex(where: { $0.id == transaction.id }) else { continue }
-            if transaction.sent {
-                transactions[index].abortedBySet = true
-            } else {
-                finishTransaction(transaction.id, outcome: RequestOutcome(status: "set", data: Array(#""Transaction aborted by a set""#.utf8)),
-                                  committed: false, value: nil)
-            }
-        }
+        perform(transactionQueue.set(at: path))
     }
 
     /// Views the sync tree holds (tests; call on `queue`).
