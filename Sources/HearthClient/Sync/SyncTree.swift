@@ -1,126 +1,5 @@
 import HearthCore
 
-/// Which listener a raised event is for: the handle `observe` returned.
-typealias RegistrationID = UInt
-
-/// A view's identity: a location and the query at it (the index matters: it orders the events).
-struct QuerySpec: Hashable, Sendable, CustomStringConvertible {
-    var path: Path
-    var query: WireQuery
-
-    init(path: Path, query: WireQuery = WireQuery()) {
-        self.path = path
-        self.query = query
-    }
-
-    /// Served by the location's default listen (no range, no limit, whatever the order).
-    var isDefault: Bool { query.loadsAllData }
-    var description: String { "\(path.slashed) \(query.identifier)" }
-}
-
-/// A server listen: a location and, for a filtered query, its tag (docs/protocol.md §2.4).
-struct ListenKey: Hashable, Sendable {
-    var path: Path
-    var tag: Int64?
-}
-
-/// What a listener asked for: one event type.
-enum ListenEventType: Sendable, Equatable {
-    case value, childAdded, childChanged, childRemoved, childMoved
-    /// Keeps the view alive and its data synced, with no events (`keepSynced`, transactions).
-    case none
-
-    init(_ type: EventType) {
-        switch type {
-        case .value: self = .value
-        case .childAdded: self = .childAdded
-        case .childChanged: self = .childChanged
-        case .childRemoved: self = .childRemoved
-        case .childMoved: self = .childMoved
-        }
-    }
-}
-
-/// An event for one listener, ready to become a snapshot.
-struct RaisedEvent: Sendable {
-    var registration: RegistrationID
-    var type: EventType
-    /// Where the snapshot is: the view's location, or the child's for child events.
-    var path: Path
-    var node: Node
-    var previousKey: ChildKey?
-    /// The view's order: the snapshot enumerates its children in it.
-    var index: QueryIndex
-}
-
-/// A write made here and not yet acknowledged by the server.
-struct PendingWrite: Sendable {
-    enum Kind: Sendable {
-        case set(Path, Node)
-        case merge(Path, [(Path, Node)])
-    }
-
-    var id: Int64
-    /// Server values already resolved (what local events show).
-    var kind: Kind
-    /// False for a transaction run without local events.
-    var visible: Bool
-
-    /// Every location the write replaces.
-    var locations: [Path] {
-        switch kind {
-        case .set(let path, _): [path]
-        case .merge(let path, let children): children.map { path.appending(path: $0.0) }
-        }
-    }
-
-    /// Whether the write can change what is at `location` (or below it).
-    func touches(_ location: Path) -> Bool {
-        switch kind {
-        case .set(let path, _): return path.overlaps(location)
-        case .merge(let path, let children):
-            return path.overlaps(location) && children.contains { path.appending(path: $0.0).overlaps(location) }
-        }
-    }
-
-    /// The node at `location` once this write is applied over `base` (the node there before it).
-    func apply(to base: Node, at location: Path) -> Node {
-        guard touches(location) else { return base }
-        var result = base
-        func place(_ path: Path, _ value: Node) {
-            if let below = location.relative(to: path) {
-                result = value.child(at: below)  // the write covers the location
-            } else if let inside = path.relative(to: location) {
-                result.set(inside, to: value)  // the write lands inside it
-            }
-        }
-        switch kind {
-        case .set(let path, let value): place(path, value)
-        case .merge(let path, let children): for (child, value) in children { place(path.appending(path: child), value) }
-        }
-        return result
-    }
-}
-
-/// What one operation on the sync tree asks of its caller: events to raise, listeners whose listen
-/// failed, and listens to start or stop on the server.
-struct SyncOutput: Sendable {
-    var events: [RaisedEvent] = []
-    var cancelled: [(registration: RegistrationID, status: String, reason: String?)] = []
-    var listens: [ListenChange] = []
-
-    mutating func append(_ other: SyncOutput) {
-        events += other.events
-        cancelled += other.cancelled
-        listens += other.listens
-    }
-}
-
-enum ListenChange: Sendable {
-    case start(ListenKey, WireQuery?, hash: String)
-    case stop(ListenKey, WireQuery?)
-}
-
 /// The client's data and events (ARCHITECTURE.md, "Decide in values"): what the server sent for each listen, the writes
 /// made here and not yet acknowledged, the views listeners watch, and the events that take each view
 /// from what its listeners saw to what is now visible. Pure: no I/O, no clocks, no threads; the
@@ -138,12 +17,8 @@ struct SyncTree: Sendable {
     private(set) var eventTree = DatabaseTree()
     private var completeLocations: Set<Path> = []
     private var completeIndex = PathTrie<Path>()
-    /// Pending writes by id (ids grow with time, so sorted ids are the writes' order), and where each
-    /// writes: a location's writes are found without visiting every pending one (a client writing faster
-    /// than its acknowledgements arrive holds hundreds).
-    private var writes: [Int64: PendingWrite] = [:]
-    private var writeIndex = PathTrie<Int64>()
-    private var views: [QuerySpec: ViewState] = [:]
+    private var writes = PendingWrites()
+    private var views: [QuerySpec: SyncView] = [:]
     private var defaultViews = PathTrie<QuerySpec>()
     private var filteredViews = PathTrie<QuerySpec>()
     private var registrations: [RegistrationID: (spec: QuerySpec, type: ListenEventType)] = [:]
@@ -154,24 +29,6 @@ struct SyncTree: Sendable {
     /// Windows read from the disk cache for filtered views about to be created.
     private var cachedWindows: [QuerySpec: Node] = [:]
 
-    private struct ViewState: Sendable {
-        var view: View
-        var registrations: [RegistrationID: ListenEventType] = [:]
-        /// Whether the view was complete after the last operation that touched it.
-        var wasComplete = false
-        /// Filtered views only: the server's window, whether its listen completed, and the visible tree.
-        var serverWindow: Node = .empty
-        var listenComplete = false
-        var tree = DatabaseTree()
-        /// Default views whose listeners want only `value`: the value they last saw, compared instead of
-        /// computing child events nobody asked for (a 10,000-child first load computed 10,000 of them).
-        var lastValue: Node?
-
-        var wantsChildEvents: Bool {
-            registrations.values.contains { $0 != .value && $0 != .none }
-        }
-    }
-
     // MARK: Listeners
 
     /// Adds a listener; returns its initial events (child events for what is known, `value` when
@@ -181,17 +38,9 @@ struct SyncTree: Sendable {
         if views[spec] == nil { createView(spec, output: &output) }
         views[spec]!.registrations[id] = type
         registrations[id] = (spec, type)
-        let state = views[spec]!
-        let tree = spec.isDefault ? eventTree : state.tree
-        var events: [Event]
-        if type == .value || type == .none {
-            events = [Event(type: .value, node: state.view.value(in: tree))]
-        } else {
-            events = state.view.initialEvents(tree: tree)
-        }
-        if !isComplete(spec) { events.removeAll { $0.type == .value } }
-        if spec.isDefault && !state.wantsChildEvents { views[spec]!.lastValue = eventTree.value(at: spec.path) }
-        output.events += Self.raised(events, for: [id: type], spec: spec)
+        let events = views[spec]!.initialEvents(for: type, isComplete: isComplete(spec), eventTree: eventTree)
+        if spec.isDefault && !views[spec]!.wantsChildEvents { views[spec]!.lastValue = eventTree.value(at: spec.path) }
+        output.events += SyncView.raised(events, for: [id: type], spec: spec)
         return output
     }
 
@@ -211,7 +60,7 @@ struct SyncTree: Sendable {
     private mutating func createView(_ spec: QuerySpec, output: inout SyncOutput) {
         let key: ListenKey
         if spec.isDefault {
-            views[spec] = ViewState(view: View(path: spec.path, params: spec.query.params, tree: eventTree))
+            views[spec] = SyncView(spec: spec, eventTree: eventTree)
             defaultViews.insert(spec, at: spec.path)
             key = ListenKey(path: spec.path, tag: nil)
         } else {
@@ -219,21 +68,18 @@ struct SyncTree: Sendable {
             nextTag += 1
             tagBySpec[spec] = tag
             specByTag[tag] = spec
-            var state = ViewState(view: View(path: spec.path, params: spec.query.params, tree: DatabaseTree()))
             // From the disk cache, or covered by a complete default listen: served from that until its
             // own data comes.
+            var window = Node.empty
+            var complete = false
             if let cached = cachedWindows.removeValue(forKey: spec) {
-                state.serverWindow = cached
-                state.listenComplete = true
+                window = cached
+                complete = true
             } else if isServerComplete(spec.path) {
-                state.serverWindow = QueryWindow.node(of: serverTree.value(at: spec.path), params: spec.query.params)
-                state.listenComplete = true
+                window = QueryWindow.node(of: serverTree.value(at: spec.path), params: spec.query.params)
+                complete = true
             }
-            var tree = DatabaseTree()
-            _ = Self.put(&tree, spec.path, overlay(state.serverWindow, at: spec.path))
-            state.tree = tree
-            state.view = View(path: spec.path, params: spec.query.params, tree: tree)
-            views[spec] = state
+            views[spec] = SyncView(spec: spec, window: window, complete: complete, writes: writes.overlapping(spec.path))
             filteredViews.insert(spec, at: spec.path)
             key = ListenKey(path: spec.path, tag: tag)
         }
@@ -289,29 +135,27 @@ struct SyncTree: Sendable {
     /// A `d` push: `node` replaces what is at `path` (for the tagged query, inside its window).
     mutating func applyServerOverwrite(at path: Path, _ node: Node, tag: Int64?) -> SyncOutput {
         if let tag {
-            guard let spec = specByTag[tag], var state = views[spec] else { return SyncOutput() }
-            if let inside = path.relative(to: spec.path) { state.serverWindow.set(inside, to: node) }
-            views[spec] = state
-            return refreshFiltered(spec)
+            guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }
+            if let inside = path.relative(to: spec.path) { views[spec]!.serverWindow.set(inside, to: node) }
+            return raiseFilteredEvents(spec)
         }
-        _ = Self.put(&serverTree, path, node)
+        serverTree.put(path, node)
         return refreshVisible(at: [path])
     }
 
     /// An `m` push: each relative path's node replaces what is there.
     mutating func applyServerMerge(at path: Path, _ children: [(Path, Node)], tag: Int64?) -> SyncOutput {
         if let tag {
-            guard let spec = specByTag[tag], var state = views[spec] else { return SyncOutput() }
+            guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }
             for (child, node) in children {
-                if let inside = path.appending(path: child).relative(to: spec.path) { state.serverWindow.set(inside, to: node) }
+                if let inside = path.appending(path: child).relative(to: spec.path) { views[spec]!.serverWindow.set(inside, to: node) }
             }
-            views[spec] = state
-            return refreshFiltered(spec)
+            return raiseFilteredEvents(spec)
         }
         var locations: [Path] = []
         for (child, node) in children {
             let location = path.appending(path: child)
-            _ = Self.put(&serverTree, location, node)
+            serverTree.put(location, node)
             locations.append(location)
         }
         return refreshVisible(at: locations)
@@ -322,12 +166,12 @@ struct SyncTree: Sendable {
         if let tag = key.tag {
             guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }
             views[spec]!.listenComplete = true
-            return settle([spec], events: [:])
+            return raiseFilteredEvents(spec)
         }
         guard listenUsers[key] != nil else { return SyncOutput() }
         setComplete(key.path, true)
         let affected = defaultViews.valuesOverlapping(key.path).filter { key.path.contains($0.path) }
-        return settle(affected, events: [:])
+        return raiseDefaultEvents(affected, changes: ChangeSet())
     }
 
     /// The listen was refused or revoked (`c`, a failed `q`): its views' listeners are cancelled.
@@ -370,7 +214,7 @@ struct SyncTree: Sendable {
             cachedWindows[spec] = node
             return SyncOutput()
         }
-        _ = Self.put(&serverTree, spec.path, node)
+        serverTree.put(spec.path, node)
         setComplete(spec.path, true)
         return refreshVisible(at: [spec.path])
     }
@@ -379,7 +223,7 @@ struct SyncTree: Sendable {
 
     /// A local set, visible at once unless `visible` is false (a transaction without local events).
     mutating func applyUserWrite(_ write: PendingWrite) -> SyncOutput {
-        insert(write)
+        writes.insert(write)
         guard write.visible else { return SyncOutput() }
         // The visible tree already holds every earlier write: this one goes on top, without
         // recomputing the location from the server's data and all pending writes.
@@ -390,11 +234,11 @@ struct SyncTree: Sendable {
     /// with the events that takes. An accepted one's data stays visible: where no complete listen
     /// covers it, it becomes the cached server data (the server would have sent it otherwise).
     mutating func ackWrite(_ id: Int64, revert: Bool) -> SyncOutput {
-        guard let write = remove(id) else { return SyncOutput() }
+        guard let write = writes.remove(id) else { return SyncOutput() }
         if !revert {
             for location in write.locations where !isServerComplete(location) {
                 let value = write.apply(to: serverTree.value(at: location), at: location)
-                _ = Self.put(&serverTree, location, value)
+                serverTree.put(location, value)
             }
         }
         return refreshVisible(at: write.locations)
@@ -402,34 +246,16 @@ struct SyncTree: Sendable {
 
     /// Replaces a pending write's data (a transaction rerun), keeping its place in the order.
     mutating func replaceWrite(_ write: PendingWrite) -> SyncOutput {
-        guard let old = remove(write.id) else { return applyUserWrite(write) }
-        insert(write)
+        guard let old = writes.remove(write.id) else { return applyUserWrite(write) }
+        writes.insert(write)
         return refreshVisible(at: old.locations + write.locations)
     }
 
     /// Every pending write undone (`purgeOutstandingWrites`, or the client's own aborts).
     mutating func removeAllWrites() -> SyncOutput {
-        let locations = writes.values.flatMap(\.locations)
-        writes = [:]
-        writeIndex = PathTrie()
+        let locations = writes.allLocations
+        writes.removeAll()
         return refreshVisible(at: locations)
-    }
-
-    private mutating func insert(_ write: PendingWrite) {
-        writes[write.id] = write
-        for location in write.locations { writeIndex.insert(write.id, at: location) }
-    }
-
-    private mutating func remove(_ id: Int64) -> PendingWrite? {
-        guard let write = writes.removeValue(forKey: id) else { return nil }
-        for location in write.locations { writeIndex.remove(at: location) { $0 == id } }
-        return write
-    }
-
-    /// The pending writes at, above or below `path`, oldest first.
-    private func writes(overlapping path: Path) -> [PendingWrite] {
-        guard !writes.isEmpty else { return [] }
-        return Set(writeIndex.valuesOverlapping(path)).sorted().compactMap { writes[$0] }
     }
 
     // MARK: Reading
@@ -438,7 +264,7 @@ struct SyncTree: Sendable {
     /// `excluding` (a transaction computes from the state without its own write).
     func visibleValue(at path: Path, excluding: Set<Int64> = []) -> Node {
         var node = serverTree.value(at: path)
-        for write in writes(overlapping: path) where write.visible && !excluding.contains(write.id) {
+        for write in writes.overlapping(path) where write.visible && !excluding.contains(write.id) {
             node = write.apply(to: node, at: path)
         }
         return node
@@ -458,13 +284,6 @@ struct SyncTree: Sendable {
 
     var viewCount: Int { views.count }
 
-    /// Replaces the node at `path`: server data and local writes are already checked (and `.info` keys,
-    /// which the client sets itself, would not pass a key check).
-    @discardableResult
-    private static func put(_ tree: inout DatabaseTree, _ path: Path, _ value: Node) -> ChangeSet {
-        ChangeSet([tree.apply(validated: ChangeSet.Change(path: path, old: .empty, new: value))])
-    }
-
     // MARK: Completeness
 
     private mutating func setComplete(_ path: Path, _ complete: Bool) {
@@ -480,17 +299,8 @@ struct SyncTree: Sendable {
         !completeIndex.valuesAtOrAbove(path).isEmpty
     }
 
-    private func coveredByPendingSet(_ path: Path) -> Bool {
-        guard !writes.isEmpty else { return false }
-        return Set(writeIndex.valuesAtOrAbove(path)).contains { id in
-            guard let write = writes[id] else { return false }
-            guard write.visible, case .set(let written, _) = write.kind else { return false }
-            return written.last != .priorityKey && written.contains(path)
-        }
-    }
-
     private func isComplete(_ spec: QuerySpec) -> Bool {
-        if coveredByPendingSet(spec.path) { return true }
+        if writes.setCovers(spec.path) { return true }
         if spec.isDefault { return isServerComplete(spec.path) }
         return views[spec]?.listenComplete ?? false
     }
@@ -505,96 +315,45 @@ struct SyncTree: Sendable {
         var changes = ChangeSet()
         for location in locations {
             let value = newest.map { $0.apply(to: eventTree.value(at: location), at: location) } ?? visibleValue(at: location)
-            changes.changes += Self.put(&eventTree, location, value).changes
+            changes.changes.append(eventTree.put(location, value))
         }
         var affected: [QuerySpec] = []
         var seen = Set<QuerySpec>()
         for location in locations {
             for spec in defaultViews.valuesOverlapping(location) where seen.insert(spec).inserted { affected.append(spec) }
         }
-        var events: [QuerySpec: [Event]] = [:]
-        for spec in affected {
-            guard let state = views[spec] else { continue }
-            if state.wantsChildEvents {
-                views[spec]!.lastValue = nil
-                events[spec] = views[spec]!.view.apply(changes, tree: eventTree)
-            } else {
-                let new = eventTree.value(at: spec.path)
-                if let old = state.lastValue, Self.isSame(old, new) { continue }
-                views[spec]!.lastValue = new
-                events[spec] = [Event(type: .value, node: new)]
-            }
-        }
-        var output = settle(affected, events: events)
+        var output = raiseDefaultEvents(affected, changes: changes)
         var filtered: [QuerySpec] = []
         seen = []
         for location in locations {
             for spec in filteredViews.valuesOverlapping(location) where seen.insert(spec).inserted { filtered.append(spec) }
         }
-        for spec in filtered { output.append(refreshFiltered(spec)) }
+        for spec in filtered { output.append(raiseFilteredEvents(spec)) }
         return output
     }
 
-    /// Recomputes a filtered view's visible tree from its window and the pending writes.
-    private mutating func refreshFiltered(_ spec: QuerySpec) -> SyncOutput {
-        guard var state = views[spec] else { return SyncOutput() }
-        let value = overlay(state.serverWindow, at: spec.path)
-        var events: [Event] = []
-        let changes = Self.put(&state.tree, spec.path, value)
-        events = state.view.apply(changes, tree: state.tree)
-        views[spec] = state
-        return settle([spec], events: [spec: events])
-    }
-
-    private func overlay(_ base: Node, at location: Path) -> Node {
-        var node = base
-        for write in writes(overlapping: location) where write.visible { node = write.apply(to: node, at: location) }
-        return node
-    }
-
-    /// Equal nodes, children maps compared by identity first (a location rewritten with the same data
-    /// shares nothing, but an unchanged one is the same map).
-    private static func isSame(_ a: Node, _ b: Node) -> Bool {
-        if a.hasChildren && b.hasChildren && a.priority == b.priority && a.children.isIdentical(to: b.children) { return true }
-        return a == b
-    }
-
-    /// Turns views' events into listeners' events: `value` only while complete, and once when a view
-    /// becomes complete without its data changing.
-    private mutating func settle(_ specs: [QuerySpec], events: [QuerySpec: [Event]]) -> SyncOutput {
+    /// The events of default views after `changes` to `eventTree`.
+    private mutating func raiseDefaultEvents(_ specs: [QuerySpec], changes: ChangeSet) -> SyncOutput {
         var output = SyncOutput()
-        for spec in specs {
-            guard var state = views[spec] else { continue }
-            var viewEvents = events[spec] ?? []
-            let complete = isComplete(spec)
-            if !complete {
-                viewEvents.removeAll { $0.type == .value }
-            } else if !state.wasComplete && !viewEvents.contains(where: { $0.type == .value }) {
-                let tree = spec.isDefault ? eventTree : state.tree
-                viewEvents.append(Event(type: .value, node: state.view.value(in: tree)))
-            }
-            state.wasComplete = complete
-            views[spec] = state
-            output.events += Self.raised(viewEvents, for: state.registrations, spec: spec)
+        for spec in specs where views[spec] != nil {
+            let isComplete = isComplete(spec)
+            var view = views.removeValue(forKey: spec)!  // taken out while it changes: held once
+            let events = view.defaultViewEvents(eventTree: eventTree, changes: changes)
+            output.events += view.raise(events, isComplete: isComplete, eventTree: eventTree)
+            views[spec] = view
         }
         return output
     }
 
-    private static func raised(
-        _ events: [Event], for registrations: [RegistrationID: ListenEventType], spec: QuerySpec
-    ) -> [RaisedEvent] {
-        guard !events.isEmpty, !registrations.isEmpty else { return [] }
-        var raised: [RaisedEvent] = []
-        let ordered = registrations.sorted { $0.key < $1.key }
-        for event in events {
-            let type = ListenEventType(event.type)
-            let path = event.key.map { spec.path.appending($0) } ?? spec.path
-            for (id, wanted) in ordered where wanted == type {
-                raised.append(RaisedEvent(
-                    registration: id, type: event.type, path: path, node: event.node, previousKey: event.previousKey,
-                    index: spec.query.index))
-            }
-        }
-        return raised
+    /// A filtered view's events: its visible tree recomputed from its window and the pending writes.
+    private mutating func raiseFilteredEvents(_ spec: QuerySpec) -> SyncOutput {
+        guard views[spec] != nil else { return SyncOutput() }
+        let isComplete = isComplete(spec)
+        var view = views.removeValue(forKey: spec)!
+        let events = view.filteredViewEvents(writes: writes.overlapping(spec.path))
+        var output = SyncOutput()
+        output.events = view.raise(events, isComplete: isComplete, eventTree: eventTree)
+        views[spec] = view
+        return output
     }
 }

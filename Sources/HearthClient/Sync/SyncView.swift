@@ -1,0 +1,118 @@
+import HearthCore
+
+/// One view of the sync tree: a query at a location, its listeners, and what they have been shown. It
+/// turns changes into the events that take those listeners to what is now visible; ``SyncTree`` decides
+/// which views an operation reaches and whether each is complete.
+struct SyncView: Sendable {
+    let spec: QuerySpec
+    var view: View
+    var registrations: [RegistrationID: ListenEventType] = [:]
+    /// Whether the view was complete after the last operation that touched it.
+    var wasComplete = false
+    /// Filtered views only: the server's window, whether its listen completed, and the visible tree (the
+    /// window with the pending writes over it).
+    var serverWindow: Node = .empty
+    var listenComplete = false
+    var tree = DatabaseTree()
+    /// Default views whose listeners want only `value`: the value they last saw, compared instead of
+    /// computing child events nobody asked for (a 10,000-child first load computed 10,000 of them).
+    var lastValue: Node?
+
+    /// A default view, over the sync tree's visible tree.
+    init(spec: QuerySpec, eventTree: DatabaseTree) {
+        self.spec = spec
+        view = View(path: spec.path, params: spec.query.params, tree: eventTree)
+    }
+
+    /// A filtered view, over its own window and the pending writes.
+    init(spec: QuerySpec, window: Node, complete: Bool, writes: [PendingWrite]) {
+        self.spec = spec
+        serverWindow = window
+        listenComplete = complete
+        tree.put(spec.path, Self.overlay(window, at: spec.path, with: writes))
+        view = View(path: spec.path, params: spec.query.params, tree: tree)
+    }
+
+    var wantsChildEvents: Bool {
+        registrations.values.contains { $0 != .value && $0 != .none }
+    }
+
+    /// The tree the view's listeners see now, `eventTree` being the sync tree's visible tree.
+    func visibleTree(_ eventTree: DatabaseTree) -> DatabaseTree {
+        spec.isDefault ? eventTree : tree
+    }
+
+    /// A new listener's first events: child events for what the view shows, `value` when complete.
+    func initialEvents(for type: ListenEventType, isComplete: Bool, eventTree: DatabaseTree) -> [Event] {
+        let tree = visibleTree(eventTree)
+        var events: [Event]
+        if type == .value || type == .none {
+            events = [Event(type: .value, node: view.value(in: tree))]
+        } else {
+            events = view.initialEvents(tree: tree)
+        }
+        if !isComplete { events.removeAll { $0.type == .value } }
+        return events
+    }
+
+    /// A default view's events after `changes` to `eventTree`.
+    mutating func defaultViewEvents(eventTree: DatabaseTree, changes: ChangeSet) -> [Event] {
+        if !wantsChildEvents {
+            let new = eventTree.value(at: spec.path)
+            if let old = lastValue, Self.isSame(old, new) { return [] }
+            lastValue = new
+            return [Event(type: .value, node: new)]
+        }
+        lastValue = nil
+        return view.apply(changes, tree: eventTree)
+    }
+
+    /// A filtered view's events: its visible tree recomputed from its window and the pending writes.
+    mutating func filteredViewEvents(writes: [PendingWrite]) -> [Event] {
+        let change = tree.put(spec.path, Self.overlay(serverWindow, at: spec.path, with: writes))
+        return view.apply(ChangeSet([change]), tree: tree)
+    }
+
+    /// The listeners' events for the view's `events`: `value` only while complete, and once when the view
+    /// becomes complete without its data changing.
+    mutating func raise(_ events: [Event], isComplete: Bool, eventTree: DatabaseTree) -> [RaisedEvent] {
+        var events = events
+        if !isComplete {
+            events.removeAll { $0.type == .value }
+        } else if !wasComplete && !events.contains(where: { $0.type == .value }) {
+            events.append(Event(type: .value, node: view.value(in: visibleTree(eventTree))))
+        }
+        wasComplete = isComplete
+        return Self.raised(events, for: registrations, spec: spec)
+    }
+
+    /// Each event for each listener that asked for its type, listeners in the order they came.
+    static func raised(_ events: [Event], for registrations: [RegistrationID: ListenEventType], spec: QuerySpec) -> [RaisedEvent] {
+        guard !events.isEmpty, !registrations.isEmpty else { return [] }
+        var raised: [RaisedEvent] = []
+        let ordered = registrations.sorted { $0.key < $1.key }
+        for event in events {
+            let type = ListenEventType(event.type)
+            let path = event.key.map { spec.path.appending($0) } ?? spec.path
+            for (id, wanted) in ordered where wanted == type {
+                raised.append(RaisedEvent(
+                    registration: id, type: event.type, path: path, node: event.node, previousKey: event.previousKey,
+                    index: spec.query.index))
+            }
+        }
+        return raised
+    }
+
+    private static func overlay(_ base: Node, at location: Path, with writes: [PendingWrite]) -> Node {
+        var node = base
+        for write in writes where write.visible { node = write.apply(to: node, at: location) }
+        return node
+    }
+
+    /// Equal nodes, children maps compared by identity first (a location rewritten with the same data
+    /// shares nothing, but an unchanged one is the same map).
+    private static func isSame(_ a: Node, _ b: Node) -> Bool {
+        if a.hasChildren && b.hasChildren && a.priority == b.priority && a.children.isIdentical(to: b.children) { return true }
+        return a == b
+    }
+}
