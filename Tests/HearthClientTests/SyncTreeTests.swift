@@ -25,9 +25,26 @@ struct SyncTreeTests {
         #expect(output.events.isEmpty)  // nothing known yet
         let write = tree.applyUserWrite(PendingWrite(id: 1, kind: .set("list/a", Node(1)), visible: true))
         #expect(describe(write) == ["1 child_added a 1"])  // no value: the location is not complete
-        _ = tree.applyServerOverwrite(at: "list", node(#"{"a":1,"b":2}"#), tag: nil)
-        let complete = tree.listenComplete(ListenKey(path: "list", tag: nil))
-        #expect(describe(complete) == [#"2 value {"a":1,"b":2}"#])
+        // The server's data at the location is all of it: the view is complete with it, before the ok.
+        let data = tree.applyServerOverwrite(at: "list", node(#"{"a":1,"b":2}"#), tag: nil)
+        #expect(describe(data) == ["1 child_added b after a 2", #"2 value {"a":1,"b":2}"#])
+        #expect(describe(tree.listenComplete(ListenKey(path: "list", tag: nil))).isEmpty)
+    }
+
+    @Test func aValueListenerSeesNothingUntilItsLocationIsComplete() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "v"), type: .value)
+        #expect(describe(tree.applyUserWrite(PendingWrite(id: 1, kind: .set("v/a", Node(1)), visible: true))).isEmpty)
+        #expect(describe(tree.applyServerOverwrite(at: "v/b", Node(2), tag: nil)).isEmpty)
+        #expect(describe(tree.applyServerOverwrite(at: "v", node(#"{"b":2}"#), tag: nil)) == [#"1 value {"a":1,"b":2}"#])
+    }
+
+    @Test func anOkCompletesAListenEvenWithoutData() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "g"), type: .value)
+        #expect(describe(tree.applyServerOverwrite(at: "g/x", Node(1), tag: nil)).isEmpty)  // part of it only
+        // The server sends nothing when the listen's hash matched what is cached: the ok says it is all here.
+        #expect(describe(tree.listenComplete(ListenKey(path: "g", tag: nil))) == [#"1 value {"x":1}"#])
     }
 
     @Test func aSetAboveMakesAViewCompleteWithoutTheServer() {
@@ -87,11 +104,27 @@ struct SyncTreeTests {
         var tree = SyncTree()
         _ = tree.addRegistration(1, spec: QuerySpec(path: "h"), type: .value)
         let key = ListenKey(path: "h", tag: nil)
+        #expect(tree.listenHash(key) == "")  // nothing cached: the server must send it
+        _ = tree.applyServerOverwrite(at: "h/x", Node(1), tag: nil)
+        #expect(tree.listenHash(key) == "")  // part of it only
         _ = tree.applyServerOverwrite(at: "h", Node("data"), tag: nil)
-        #expect(tree.listenHash(key) == "")  // not complete: the server must send it again
-        _ = tree.listenComplete(key)
-        #expect(tree.listenHash(key) == Node("data").hash)
+        #expect(tree.listenHash(key) == Node("data").hash)  // the push at the location is all of it
         #expect(tree.activeListens.map(\.2) == [Node("data").hash])
+        // Unlistened, nothing keeps the data current: listened again, it is asked for again.
+        _ = tree.removeRegistration(1)
+        _ = tree.addRegistration(2, spec: QuerySpec(path: "h"), type: .value)
+        #expect(tree.listenHash(key) == "")
+    }
+
+    @Test func aListenBelowStaysCompleteWhenTheOneAboveGoes() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "a"), type: .value)
+        _ = tree.addRegistration(2, spec: QuerySpec(path: "a/b"), type: .value)
+        _ = tree.applyServerOverwrite(at: "a", node(#"{"b":{"c":1},"d":2}"#), tag: nil)
+        _ = tree.removeRegistration(1)
+        // a/b's own listen keeps its data current; nothing keeps the rest of a current.
+        #expect(tree.listenHash(ListenKey(path: "a/b", tag: nil)) == node(#"{"c":1}"#).hash)
+        #expect(tree.completeValue(QuerySpec(path: "a")) == nil)
     }
 
     @Test func aRevokedListenCancelsItsListenersAndForgetsTheView() {

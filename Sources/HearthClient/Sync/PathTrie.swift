@@ -82,8 +82,24 @@ struct PathTrie<Value>: Sendable where Value: Sendable {
 
     /// Values at `path`, above it and below it: everything a write at `path` can affect.
     func valuesOverlapping(_ path: Path) -> [Value] {
-        var (found, reached) = walk(to: path)
-        guard let box = reached else { return found }
+        let (above, reached) = walk(to: path)
+        return above + Self.valuesBelow(reached)
+    }
+
+    /// Values strictly below `path`.
+    func valuesBelow(_ path: Path) -> [Value] {
+        Self.valuesBelow(walk(to: path).reached)
+    }
+
+    /// Values at `path` and below it.
+    func valuesAtOrBelow(_ path: Path) -> [Value] {
+        guard let box = walk(to: path).reached else { return [] }
+        return box.values + Self.valuesBelow(box)
+    }
+
+    private static func valuesBelow(_ box: Box?) -> [Value] {
+        guard let box else { return [] }
+        var found: [Value] = []
         var stack = Array(box.children.values)
         while let next = stack.popLast() {
             found += next.values

@@ -5,18 +5,19 @@ import HearthCore
 /// from what its listeners saw to what is now visible. Pure: no I/O, no clocks, no threads; the
 /// ``Repo`` feeds it and acts on its ``SyncOutput``.
 ///
-/// Model (the official SDKs' sync tree, simplified):
-/// - Default listens (no range or limit) share one server cache, `serverTree`, complete at the
-///   locations whose listen completed; the visible tree `eventTree` is that cache with the pending
-///   writes applied in order. Their views are HearthCore ``View``s over `eventTree`.
+/// Model (the official SDKs' sync tree, as Firebase's own specification of it, syncPointSpec.json, has it:
+/// SyncPointSpecTests runs it):
+/// - Default listens (no range or limit) share one server cache, `serverTree`, known whole where
+///   `complete` says; the visible tree `eventTree` is that cache with the pending writes applied in order.
+///   Their views are HearthCore ``View``s over `eventTree`.
 /// - A filtered query has its own tagged listen, its own server window and its own visible tree.
 /// - A view raises child events for any change (local writes show at once) and its `value` event only
-///   once complete: its listen completed, or a pending set covers its location.
+///   once complete: its data is known whole, because the server sent it (a push at or above the view's
+///   location, or the listen's `ok`) or a pending set covers the location.
 struct SyncTree: Sendable {
     private(set) var serverTree = DatabaseTree()
     private(set) var eventTree = DatabaseTree()
-    private var completeLocations: Set<Path> = []
-    private var completeIndex = PathTrie<Path>()
+    private var complete = CompleteLocations()
     private var writes = PendingWrites()
     private var views: [QuerySpec: SyncView] = [:]
     private var defaultViews = PathTrie<QuerySpec>()
@@ -71,15 +72,15 @@ struct SyncTree: Sendable {
             // From the disk cache, or covered by a complete default listen: served from that until its
             // own data comes.
             var window = Node.empty
-            var complete = false
+            var windowComplete = false
             if let cached = cachedWindows.removeValue(forKey: spec) {
                 window = cached
-                complete = true
-            } else if isServerComplete(spec.path) {
+                windowComplete = true
+            } else if complete.contains(spec.path) {
                 window = QueryWindow.node(of: serverTree.value(at: spec.path), params: spec.query.params)
-                complete = true
+                windowComplete = true
             }
-            views[spec] = SyncView(spec: spec, window: window, complete: complete, writes: writes.overlapping(spec.path))
+            views[spec] = SyncView(spec: spec, window: window, complete: windowComplete, writes: writes.overlapping(spec.path))
             filteredViews.insert(spec, at: spec.path)
             key = ListenKey(path: spec.path, tag: tag)
         }
@@ -95,6 +96,7 @@ struct SyncTree: Sendable {
         let key = listenKey(of: spec)
         if spec.isDefault {
             defaultViews.remove(at: spec.path) { $0 == spec }
+            releaseCompleteness(under: spec.path)
         } else {
             filteredViews.remove(at: spec.path) { $0 == spec }
             if let tag = tagBySpec.removeValue(forKey: spec) { specByTag[tag] = nil }
@@ -103,7 +105,6 @@ struct SyncTree: Sendable {
         if listenUsers[key]?.isEmpty == true {
             listenUsers[key] = nil
             output.listens.append(.stop(key, spec.isDefault ? nil : spec.query))
-            if spec.isDefault { setComplete(spec.path, false) }
         }
     }
 
@@ -126,24 +127,32 @@ struct SyncTree: Sendable {
             guard let spec = specByTag[tag], let state = views[spec], state.listenComplete else { return "" }
             return state.serverWindow.hash
         }
-        guard isServerComplete(key.path) else { return "" }
+        guard complete.contains(key.path) else { return "" }
         return serverTree.value(at: key.path).hash
     }
 
     // MARK: Server data
 
-    /// A `d` push: `node` replaces what is at `path` (for the tagged query, inside its window).
+    /// A `d` push: `node` replaces what is at `path` (for a tagged query, in its window). Data at or above
+    /// a location is all of it there: it completes the views it reaches (``markReceived(_:)``).
     mutating func applyServerOverwrite(at path: Path, _ node: Node, tag: Int64?) -> SyncOutput {
         if let tag {
             guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }
-            if let inside = path.relative(to: spec.path) { views[spec]!.serverWindow.set(inside, to: node) }
+            if let above = spec.path.relative(to: path) {
+                views[spec]!.serverWindow = node.child(at: above)
+                views[spec]!.listenComplete = true
+            } else if let inside = path.relative(to: spec.path) {
+                views[spec]!.serverWindow.set(inside, to: node)
+            }
             return raiseFilteredEvents(spec)
         }
         serverTree.put(path, node)
+        markReceived(path)
         return refreshVisible(at: [path])
     }
 
-    /// An `m` push: each relative path's node replaces what is there.
+    /// An `m` push: each relative path's node replaces what is there. It completes the default views its
+    /// keys cover, not the location it merges into: that location's other children are still unknown.
     mutating func applyServerMerge(at path: Path, _ children: [(Path, Node)], tag: Int64?) -> SyncOutput {
         if let tag {
             guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }
@@ -156,12 +165,16 @@ struct SyncTree: Sendable {
         for (child, node) in children {
             let location = path.appending(path: child)
             serverTree.put(location, node)
+            if location.last != .priorityKey {
+                for spec in defaultViews.valuesAtOrBelow(location) { complete.mark(spec.path) }
+            }
             locations.append(location)
         }
         return refreshVisible(at: locations)
     }
 
-    /// The listen's `ok`: its cache is complete (docs/protocol.md §2.4), so its views raise `value`.
+    /// The listen's `ok`: its data has all come, even when the server sent none (its hash matched what is
+    /// cached), so its views are complete (docs/protocol.md §2.4).
     mutating func listenComplete(_ key: ListenKey) -> SyncOutput {
         if let tag = key.tag {
             guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }
@@ -169,9 +182,8 @@ struct SyncTree: Sendable {
             return raiseFilteredEvents(spec)
         }
         guard listenUsers[key] != nil else { return SyncOutput() }
-        setComplete(key.path, true)
-        let affected = defaultViews.valuesOverlapping(key.path).filter { key.path.contains($0.path) }
-        return raiseDefaultEvents(affected, changes: ChangeSet())
+        complete.mark(key.path)
+        return raiseDefaultEvents(defaultViews.valuesAtOrBelow(key.path), changes: ChangeSet())
     }
 
     /// The listen was refused or revoked (`c`, a failed `q`): its views' listeners are cancelled.
@@ -215,7 +227,7 @@ struct SyncTree: Sendable {
             return SyncOutput()
         }
         serverTree.put(spec.path, node)
-        setComplete(spec.path, true)
+        complete.mark(spec.path)
         return refreshVisible(at: [spec.path])
     }
 
@@ -236,7 +248,7 @@ struct SyncTree: Sendable {
     mutating func ackWrite(_ id: Int64, revert: Bool) -> SyncOutput {
         guard let write = writes.remove(id) else { return SyncOutput() }
         if !revert {
-            for location in write.locations where !isServerComplete(location) {
+            for location in write.locations where !complete.contains(location) {
                 let value = write.apply(to: serverTree.value(at: location), at: location)
                 serverTree.put(location, value)
             }
@@ -286,23 +298,34 @@ struct SyncTree: Sendable {
 
     // MARK: Completeness
 
-    private mutating func setComplete(_ path: Path, _ complete: Bool) {
-        if complete {
-            guard completeLocations.insert(path).inserted else { return }
-            completeIndex.insert(path, at: path)
-        } else if completeLocations.remove(path) != nil {
-            completeIndex.remove(at: path) { $0 == path }
+    private func isComplete(_ spec: QuerySpec) -> Bool {
+        if writes.setCovers(spec.path) { return true }
+        if spec.isDefault { return complete.contains(spec.path) }
+        return views[spec]?.listenComplete ?? false
+    }
+
+    /// Data for `path` came whole from the server: it is complete for the default listens it reaches. All
+    /// of it when one is at or above it, which keeps it current; else only the locations of those below
+    /// it, which keep their own parts current.
+    private mutating func markReceived(_ path: Path) {
+        guard path.last != .priorityKey else { return }  // a priority alone does not make a node known
+        if !defaultViews.valuesAtOrAbove(path).isEmpty {
+            complete.mark(path)
+        } else {
+            for spec in defaultViews.valuesBelow(path) { complete.mark(spec.path) }
         }
     }
 
-    private func isServerComplete(_ path: Path) -> Bool {
-        !completeIndex.valuesAtOrAbove(path).isEmpty
-    }
-
-    private func isComplete(_ spec: QuerySpec) -> Bool {
-        if writes.setCovers(spec.path) { return true }
-        if spec.isDefault { return isServerComplete(spec.path) }
-        return views[spec]?.listenComplete ?? false
+    /// A default view went from `path`: completeness no default listen keeps current any more (the server
+    /// stops sending changes there) goes, except at the default views below it, whose own listens keep
+    /// their data current.
+    private mutating func releaseCompleteness(under path: Path) {
+        for mark in complete.marks(atOrBelow: path) where defaultViews.valuesAtOrAbove(mark).isEmpty {
+            complete.unmark(mark)
+            for spec in defaultViews.valuesBelow(mark).sorted(by: { $0.path.count < $1.path.count }) {
+                complete.mark(spec.path)
+            }
+        }
     }
 
     // MARK: Events
