@@ -14,6 +14,9 @@ import HearthCore
 /// - A view raises child events for any change (local writes show at once) and its `value` event only
 ///   once complete: its data is known whole, because the server sent it (a push at or above the view's
 ///   location, or the listen's `ok`) or a pending set covers the location.
+/// - An operation's events come view by view: views below before the views above them, siblings in key
+///   order, views at one location in the order they were made (the official sync tree applies each
+///   operation to a location's descendants first).
 struct SyncTree: Sendable {
     private(set) var serverTree = DatabaseTree()
     private(set) var eventTree = DatabaseTree()
@@ -27,6 +30,7 @@ struct SyncTree: Sendable {
     private var tagBySpec: [QuerySpec: Int64] = [:]
     private var specByTag: [Int64: QuerySpec] = [:]
     private var nextTag: Int64 = 1
+    private var viewsMade = 0
     /// Windows read from the disk cache for filtered views about to be created.
     private var cachedWindows: [QuerySpec: Node] = [:]
 
@@ -60,8 +64,10 @@ struct SyncTree: Sendable {
 
     private mutating func createView(_ spec: QuerySpec, output: inout SyncOutput) {
         let key: ListenKey
+        let order = viewsMade
+        viewsMade += 1
         if spec.isDefault {
-            views[spec] = SyncView(spec: spec, eventTree: eventTree)
+            views[spec] = SyncView(spec: spec, order: order, eventTree: eventTree)
             defaultViews.insert(spec, at: spec.path)
             key = ListenKey(path: spec.path, tag: nil)
         } else {
@@ -80,7 +86,8 @@ struct SyncTree: Sendable {
                 window = QueryWindow.node(of: serverTree.value(at: spec.path), params: spec.query.params)
                 windowComplete = true
             }
-            views[spec] = SyncView(spec: spec, window: window, complete: windowComplete, writes: writes.overlapping(spec.path))
+            views[spec] = SyncView(
+                spec: spec, order: order, window: window, complete: windowComplete, writes: writes.overlapping(spec.path))
             filteredViews.insert(spec, at: spec.path)
             key = ListenKey(path: spec.path, tag: tag)
         }
@@ -144,7 +151,7 @@ struct SyncTree: Sendable {
             } else if let inside = path.relative(to: spec.path) {
                 views[spec]!.serverWindow.set(inside, to: node)
             }
-            return raiseFilteredEvents(spec)
+            return raiseEvents(for: [spec])
         }
         serverTree.put(path, node)
         markReceived(path)
@@ -159,7 +166,7 @@ struct SyncTree: Sendable {
             for (child, node) in children {
                 if let inside = path.appending(path: child).relative(to: spec.path) { views[spec]!.serverWindow.set(inside, to: node) }
             }
-            return raiseFilteredEvents(spec)
+            return raiseEvents(for: [spec])
         }
         var locations: [Path] = []
         for (child, node) in children {
@@ -179,11 +186,11 @@ struct SyncTree: Sendable {
         if let tag = key.tag {
             guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }
             views[spec]!.listenComplete = true
-            return raiseFilteredEvents(spec)
+            return raiseEvents(for: [spec])
         }
         guard listenUsers[key] != nil else { return SyncOutput() }
         complete.mark(key.path)
-        return raiseDefaultEvents(defaultViews.valuesAtOrBelow(key.path), changes: ChangeSet())
+        return raiseEvents(for: defaultViews.valuesAtOrBelow(key.path))
     }
 
     /// The listen was refused or revoked (`c`, a failed `q`): its views' listeners are cancelled.
@@ -330,53 +337,49 @@ struct SyncTree: Sendable {
 
     // MARK: Events
 
-    /// Brings the visible trees up to date at `locations` (default views from the server cache and the
-    /// pending writes; filtered views from their windows) and raises the events that took.
+    /// Brings the visible tree up to date at `written` (from the server cache and the pending writes, or
+    /// by putting `newest` on top) and raises the events that took, in every view it reaches.
     private mutating func refreshVisible(at written: [Path], applying newest: PendingWrite? = nil) -> SyncOutput {
         // A priority write changes its node: refresh the node.
         let locations = written.map { $0.last == .priorityKey ? ($0.parent ?? $0) : $0 }
         var changes = ChangeSet()
+        var reached = Set<QuerySpec>()
         for location in locations {
             let value = newest.map { $0.apply(to: eventTree.value(at: location), at: location) } ?? visibleValue(at: location)
             changes.changes.append(eventTree.put(location, value))
+            reached.formUnion(defaultViews.valuesOverlapping(location))
+            reached.formUnion(filteredViews.valuesOverlapping(location))
         }
-        var affected: [QuerySpec] = []
-        var seen = Set<QuerySpec>()
-        for location in locations {
-            for spec in defaultViews.valuesOverlapping(location) where seen.insert(spec).inserted { affected.append(spec) }
-        }
-        var output = raiseDefaultEvents(affected, changes: changes)
-        var filtered: [QuerySpec] = []
-        seen = []
-        for location in locations {
-            for spec in filteredViews.valuesOverlapping(location) where seen.insert(spec).inserted { filtered.append(spec) }
-        }
-        for spec in filtered { output.append(raiseFilteredEvents(spec)) }
-        return output
+        return raiseEvents(for: Array(reached), changes: changes)
     }
 
-    /// The events of default views after `changes` to `eventTree`.
-    private mutating func raiseDefaultEvents(_ specs: [QuerySpec], changes: ChangeSet) -> SyncOutput {
+    /// Raises the events of `specs`' views, in Firebase's order, after `changes` to `eventTree` (none when
+    /// only completeness or a query's own data changed).
+    private mutating func raiseEvents(for specs: [QuerySpec], changes: ChangeSet = ChangeSet()) -> SyncOutput {
         var output = SyncOutput()
-        for spec in specs where views[spec] != nil {
+        for spec in inRaiseOrder(specs) {
+            guard views[spec] != nil else { continue }
             let isComplete = isComplete(spec)
             var view = views.removeValue(forKey: spec)!  // taken out while it changes: held once
-            let events = view.defaultViewEvents(eventTree: eventTree, changes: changes)
+            let events = spec.isDefault
+                ? view.defaultViewEvents(eventTree: eventTree, changes: changes)
+                : view.filteredViewEvents(writes: writes.overlapping(spec.path))
             output.events += view.raise(events, isComplete: isComplete, eventTree: eventTree)
             views[spec] = view
         }
         return output
     }
 
-    /// A filtered view's events: its visible tree recomputed from its window and the pending writes.
-    private mutating func raiseFilteredEvents(_ spec: QuerySpec) -> SyncOutput {
-        guard views[spec] != nil else { return SyncOutput() }
-        let isComplete = isComplete(spec)
-        var view = views.removeValue(forKey: spec)!
-        let events = view.filteredViewEvents(writes: writes.overlapping(spec.path))
-        var output = SyncOutput()
-        output.events = view.raise(events, isComplete: isComplete, eventTree: eventTree)
-        views[spec] = view
-        return output
+    /// Views below before the views above them, siblings in key order, views at one location in the
+    /// order they were made.
+    private func inRaiseOrder(_ specs: [QuerySpec]) -> [QuerySpec] {
+        guard specs.count > 1 else { return specs }
+        return specs.sorted { a, b in
+            if a.path != b.path {
+                for (x, y) in zip(a.path.keys, b.path.keys) where x != y { return x < y }
+                return a.path.count > b.path.count
+            }
+            return (views[a]?.order ?? 0) < (views[b]?.order ?? 0)
+        }
     }
 }

@@ -2,10 +2,12 @@ import HearthCore
 
 /// One view of the sync tree: a query at a location, its listeners, and what they have been shown. It
 /// turns changes into the events that take those listeners to what is now visible; ``SyncTree`` decides
-/// which views an operation reaches and whether each is complete.
+/// which views an operation reaches, whether each is complete, and in which order they raise.
 struct SyncView: Sendable {
     let spec: QuerySpec
     var view: View
+    /// When the view was made, counted over all views: views at one location raise events in this order.
+    let order: Int
     var registrations: [RegistrationID: ListenEventType] = [:]
     /// Whether the view was complete after the last operation that touched it.
     var wasComplete = false
@@ -19,14 +21,16 @@ struct SyncView: Sendable {
     var lastValue: Node?
 
     /// A default view, over the sync tree's visible tree.
-    init(spec: QuerySpec, eventTree: DatabaseTree) {
+    init(spec: QuerySpec, order: Int, eventTree: DatabaseTree) {
         self.spec = spec
+        self.order = order
         view = View(path: spec.path, params: spec.query.params, tree: eventTree)
     }
 
     /// A filtered view, over its own window and the pending writes.
-    init(spec: QuerySpec, window: Node, complete: Bool, writes: [PendingWrite]) {
+    init(spec: QuerySpec, order: Int, window: Node, complete: Bool, writes: [PendingWrite]) {
         self.spec = spec
+        self.order = order
         serverWindow = window
         listenComplete = complete
         tree.put(spec.path, Self.overlay(window, at: spec.path, with: writes))
