@@ -91,13 +91,16 @@ struct SyncTreeTests {
             return
         }
         _ = tree.applyServerOverwrite(at: "feed", node(#"{"b":2,"c":3}"#), tag: tag)
-        let added = tree.listenComplete(key)
-        _ = added
-        // An untagged push for the location does not touch the window; a tagged one replaces it.
-        #expect(describe(tree.applyServerOverwrite(at: "feed", node(#"{"z":9}"#), tag: nil)).isEmpty)
+        _ = tree.listenComplete(key)
+        // Untagged data below the location (sent for default listens) goes through the window: a child
+        // before it stays out.
+        #expect(describe(tree.applyServerOverwrite(at: "feed/a", Node(1), tag: nil)).isEmpty)
         let slid = tree.applyServerMerge(at: "feed", [(Path("b"), .empty), (Path("d"), Node(4))], tag: tag)
         #expect(describe(slid) == ["1 child_added d after c 4"])
         #expect(tree.listenHash(key) == node(#"{"c":3,"d":4}"#).hash)
+        // Untagged data at the location is all of it: it replaces the window's data, as in the official SDKs.
+        #expect(describe(tree.applyServerOverwrite(at: "feed", node(#"{"z":9}"#), tag: nil)) == ["1 child_added z 9"])
+        #expect(tree.listenHash(key) == node(#"{"z":9}"#).hash)
     }
 
     @Test func listenHashesAreTheCachedDataOfCompleteListensOnly() {

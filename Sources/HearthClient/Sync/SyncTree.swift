@@ -10,7 +10,8 @@ import HearthCore
 /// - Default listens (no range or limit) share one server cache, `serverTree`, known whole where
 ///   `complete` says; the visible tree `eventTree` is that cache with the pending writes applied in order.
 ///   Their views are HearthCore ``View``s over `eventTree`.
-/// - A filtered query has its own tagged listen, its own server window and its own visible tree.
+/// - A filtered query has its own tagged listen, its own server data (a ``QueryCache``, which also takes
+///   the untagged data sent for default listens) and its own visible tree.
 /// - A view raises child events for any change (local writes show at once) and its `value` event only
 ///   once complete: its data is known whole, because the server sent it (a push at or above the view's
 ///   location, or the listen's `ok`) or a pending set covers the location.
@@ -75,19 +76,18 @@ struct SyncTree: Sendable {
             nextTag += 1
             tagBySpec[spec] = tag
             specByTag[tag] = spec
-            // From the disk cache, or covered by a complete default listen: served from that until its
-            // own data comes.
-            var window = Node.empty
-            var windowComplete = false
+            var cache = QueryCache(params: spec.query.params)
             if let cached = cachedWindows.removeValue(forKey: spec) {
-                window = cached
-                windowComplete = true
+                // From the disk cache: the window as the server last sent it, served until it sends again.
+                cache.node = cached
+                cache.isComplete = true
+                cache.isWindow = true
             } else if complete.contains(spec.path) {
-                window = QueryWindow.node(of: serverTree.value(at: spec.path), params: spec.query.params)
-                windowComplete = true
+                // Covered by a complete default listen: its data, unfiltered, until the query's own comes.
+                cache.node = serverTree.value(at: spec.path)
+                cache.isComplete = true
             }
-            views[spec] = SyncView(
-                spec: spec, order: order, window: window, complete: windowComplete, writes: writes.overlapping(spec.path))
+            views[spec] = SyncView(spec: spec, order: order, cache: cache, writes: writes.overlapping(spec.path))
             filteredViews.insert(spec, at: spec.path)
             key = ListenKey(path: spec.path, tag: tag)
         }
@@ -128,11 +128,12 @@ struct SyncTree: Sendable {
         }
     }
 
-    /// The hash of the data cached for a listen (`h`), `""` when there is none (§2.4).
+    /// The hash of the data cached for a listen (`h`): what the server would send it (a query's window),
+    /// or `""` when nothing complete is cached (§2.4).
     func listenHash(_ key: ListenKey) -> String {
         if let tag = key.tag {
-            guard let spec = specByTag[tag], let state = views[spec], state.listenComplete else { return "" }
-            return state.serverWindow.hash
+            guard let spec = specByTag[tag], let cache = views[spec]?.cache, cache.isComplete else { return "" }
+            return cache.windowHash
         }
         guard complete.contains(key.path) else { return "" }
         return serverTree.value(at: key.path).hash
@@ -140,52 +141,76 @@ struct SyncTree: Sendable {
 
     // MARK: Server data
 
-    /// A `d` push: `node` replaces what is at `path` (for a tagged query, in its window). Data at or above
-    /// a location is all of it there: it completes the views it reaches (``markReceived(_:)``).
+    /// A `d` push: `node` replaces what is at `path` (for a tagged query, in its view only). Data at or
+    /// above a location is all of it there: it completes the default listens it reaches
+    /// (``markReceived(_:)``). Untagged data goes to the filtered views it reaches too: the official SDKs
+    /// send it to every view at a location.
     mutating func applyServerOverwrite(at path: Path, _ node: Node, tag: Int64?) -> SyncOutput {
         if let tag {
-            guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }
-            if let above = spec.path.relative(to: path) {
-                views[spec]!.serverWindow = node.child(at: above)
-                views[spec]!.listenComplete = true
-            } else if let inside = path.relative(to: spec.path) {
-                views[spec]!.serverWindow.set(inside, to: node)
+            guard let spec = specByTag[tag], views[spec]?.cache != nil else { return SyncOutput() }
+            if let (relative, value) = Self.relative(path, node, to: spec.path) {
+                views[spec]!.cache!.applyOverwrite(at: relative, value, tagged: true)
             }
             return raiseEvents(for: [spec])
         }
         serverTree.put(path, node)
         markReceived(path)
+        for spec in filteredViews.valuesOverlapping(path) {
+            guard let (relative, value) = Self.relative(path, node, to: spec.path) else { continue }
+            views[spec]?.cache?.applyOverwrite(at: relative, value, tagged: false)
+        }
         return refreshVisible(at: [path])
     }
 
     /// An `m` push: each relative path's node replaces what is there. It completes the default views its
     /// keys cover, not the location it merges into: that location's other children are still unknown.
     mutating func applyServerMerge(at path: Path, _ children: [(Path, Node)], tag: Int64?) -> SyncOutput {
+        let entries = children.map { (path.appending(path: $0.0), $0.1) }
         if let tag {
-            guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }
-            for (child, node) in children {
-                if let inside = path.appending(path: child).relative(to: spec.path) { views[spec]!.serverWindow.set(inside, to: node) }
-            }
+            guard let spec = specByTag[tag], views[spec]?.cache != nil else { return SyncOutput() }
+            applyMerge(entries, toQuery: spec, tagged: true)
             return raiseEvents(for: [spec])
         }
-        var locations: [Path] = []
-        for (child, node) in children {
-            let location = path.appending(path: child)
+        var queries = Set<QuerySpec>()
+        for (location, node) in entries {
             serverTree.put(location, node)
             if location.last != .priorityKey {
                 for spec in defaultViews.valuesAtOrBelow(location) { complete.mark(spec.path) }
             }
-            locations.append(location)
+            queries.formUnion(filteredViews.valuesOverlapping(location))
         }
-        return refreshVisible(at: locations)
+        for spec in queries { applyMerge(entries, toQuery: spec, tagged: false) }
+        return refreshVisible(at: entries.map(\.0))
+    }
+
+    /// A merge as one query's view takes it: a key at or above the view's location replaces its data
+    /// (keys never lie inside one another, so it is the only one that reaches the view); keys below merge.
+    private mutating func applyMerge(_ entries: [(Path, Node)], toQuery spec: QuerySpec, tagged: Bool) {
+        var below: [(Path, Node)] = []
+        for (location, node) in entries {
+            if let above = spec.path.relative(to: location) {
+                views[spec]?.cache?.applyOverwrite(at: .root, node.child(at: above), tagged: tagged)
+                return
+            }
+            if let inside = location.relative(to: spec.path) { below.append((inside, node)) }
+        }
+        if !below.isEmpty { views[spec]?.cache?.applyMerge(below, tagged: tagged) }
+    }
+
+    /// Server data at `path` as a view at `location` sees it: where it lands relative to the location
+    /// (`.root` when it replaces all of it), and what lands there; nil when it misses the location.
+    private static func relative(_ path: Path, _ node: Node, to location: Path) -> (Path, Node)? {
+        if let above = location.relative(to: path) { return (.root, node.child(at: above)) }
+        if let inside = path.relative(to: location) { return (inside, node) }
+        return nil
     }
 
     /// The listen's `ok`: its data has all come, even when the server sent none (its hash matched what is
     /// cached), so its views are complete (docs/protocol.md §2.4).
     mutating func listenComplete(_ key: ListenKey) -> SyncOutput {
         if let tag = key.tag {
-            guard let spec = specByTag[tag], views[spec] != nil else { return SyncOutput() }
-            views[spec]!.listenComplete = true
+            guard let spec = specByTag[tag], views[spec]?.cache != nil else { return SyncOutput() }
+            views[spec]!.cache!.isComplete = true
             return raiseEvents(for: [spec])
         }
         guard listenUsers[key] != nil else { return SyncOutput() }
@@ -308,7 +333,7 @@ struct SyncTree: Sendable {
     private func isComplete(_ spec: QuerySpec) -> Bool {
         if writes.setCovers(spec.path) { return true }
         if spec.isDefault { return complete.contains(spec.path) }
-        return views[spec]?.listenComplete ?? false
+        return views[spec]?.cache?.isComplete ?? false
     }
 
     /// Data for `path` came whole from the server: it is complete for the default listens it reaches. All

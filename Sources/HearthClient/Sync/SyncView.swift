@@ -11,10 +11,9 @@ struct SyncView: Sendable {
     var registrations: [RegistrationID: ListenEventType] = [:]
     /// Whether the view was complete after the last operation that touched it.
     var wasComplete = false
-    /// Filtered views only: the server's window, whether its listen completed, and the visible tree (the
-    /// window with the pending writes over it).
-    var serverWindow: Node = .empty
-    var listenComplete = false
+    /// Filtered views only: the server's data for the query, and the visible tree (that data with the
+    /// pending writes over it).
+    var cache: QueryCache?
     var tree = DatabaseTree()
     /// Default views whose listeners want only `value`: the value they last saw, compared instead of
     /// computing child events nobody asked for (a 10,000-child first load computed 10,000 of them).
@@ -27,13 +26,12 @@ struct SyncView: Sendable {
         view = View(path: spec.path, params: spec.query.params, tree: eventTree)
     }
 
-    /// A filtered view, over its own window and the pending writes.
-    init(spec: QuerySpec, order: Int, window: Node, complete: Bool, writes: [PendingWrite]) {
+    /// A filtered view, over its own data and the pending writes.
+    init(spec: QuerySpec, order: Int, cache: QueryCache, writes: [PendingWrite]) {
         self.spec = spec
         self.order = order
-        serverWindow = window
-        listenComplete = complete
-        tree.put(spec.path, Self.overlay(window, at: spec.path, with: writes))
+        self.cache = cache
+        tree.put(spec.path, cache.visible(at: spec.path, with: writes))
         view = View(path: spec.path, params: spec.query.params, tree: tree)
     }
 
@@ -43,7 +41,7 @@ struct SyncView: Sendable {
 
     /// The tree the view's listeners see now, `eventTree` being the sync tree's visible tree.
     func visibleTree(_ eventTree: DatabaseTree) -> DatabaseTree {
-        spec.isDefault ? eventTree : tree
+        cache != nil ? tree : eventTree
     }
 
     /// A new listener's first events: child events for what the view shows, `value` when complete.
@@ -71,9 +69,10 @@ struct SyncView: Sendable {
         return view.apply(changes, tree: eventTree)
     }
 
-    /// A filtered view's events: its visible tree recomputed from its window and the pending writes.
+    /// A filtered view's events: its visible tree recomputed from its data and the pending writes.
     mutating func filteredViewEvents(writes: [PendingWrite]) -> [Event] {
-        let change = tree.put(spec.path, Self.overlay(serverWindow, at: spec.path, with: writes))
+        guard let cache else { return [] }
+        let change = tree.put(spec.path, cache.visible(at: spec.path, with: writes))
         return view.apply(ChangeSet([change]), tree: tree)
     }
 
@@ -105,12 +104,6 @@ struct SyncView: Sendable {
             }
         }
         return raised
-    }
-
-    private static func overlay(_ base: Node, at location: Path, with writes: [PendingWrite]) -> Node {
-        var node = base
-        for write in writes where write.visible { node = write.apply(to: node, at: location) }
-        return node
     }
 
     /// Equal nodes, children maps compared by identity first (a location rewritten with the same data
