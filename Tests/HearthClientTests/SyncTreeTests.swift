@@ -67,6 +67,17 @@ struct SyncTreeTests {
         #expect(describe(tree.ackWrite(8, revert: false)).isEmpty)
     }
 
+    @Test func aTransactionRerunShowsItsNewValue() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "n"), type: .value)
+        _ = tree.addRegistration(2, spec: QuerySpec(path: ""), type: .childChanged)
+        _ = tree.applyServerOverwrite(at: "n", Node(1), tag: nil)
+        _ = tree.applyUserWrite(PendingWrite(id: 1, kind: .set("n", Node(2)), visible: true))
+        // The server's value changed meanwhile: the transaction runs again and its write is replaced.
+        let rerun = tree.replaceWrite(PendingWrite(id: 1, kind: .set("n", Node(3)), visible: true))
+        #expect(describe(rerun) == ["1 value 3", "2 child_changed n 3"])
+    }
+
     @Test func serverDataUnderAPendingWriteStaysHiddenUntilTheWriteIsDone() {
         var tree = SyncTree()
         _ = tree.addRegistration(1, spec: QuerySpec(path: "doc"), type: .value)

@@ -365,8 +365,11 @@ struct SyncTree: Sendable {
     /// Brings the visible tree up to date at `written` (from the server cache and the pending writes, or
     /// by putting `newest` on top) and raises the events that took, in every view it reaches.
     private mutating func refreshVisible(at written: [Path], applying newest: PendingWrite? = nil) -> SyncOutput {
-        // A priority write changes its node: refresh the node.
-        let locations = written.map { $0.last == .priorityKey ? ($0.parent ?? $0) : $0 }
+        // A priority write changes its node: refresh the node. A location inside another (or the same one
+        // twice: a transaction rerun refreshes its old and new write's) is refreshed with it, once: a view
+        // rebuilds what it showed from each change's old node, and a second change's old node is the first
+        // one's new node.
+        let locations = Path.outermost(written.map { $0.last == .priorityKey ? ($0.parent ?? $0) : $0 })
         var changes = ChangeSet()
         var reached = Set<QuerySpec>()
         for location in locations {
