@@ -374,7 +374,7 @@ struct SyncTree: Sendable {
         var reached = Set<QuerySpec>()
         for location in locations {
             let value = newest.map { $0.apply(to: eventTree.value(at: location), at: location) } ?? visibleValue(at: location)
-            changes.changes.append(eventTree.put(location, value))
+            changes.changes.append(eventTree.replace(location, with: value))
             reached.formUnion(defaultViews.valuesOverlapping(location))
             reached.formUnion(filteredViews.valuesOverlapping(location))
         }
