@@ -28,4 +28,7 @@ struct CompleteLocations: Sendable {
 
     /// The marks at `path` and below it.
     func marks(atOrBelow path: Path) -> [Path] { marks.valuesAtOrBelow(path) }
+
+    /// The marks strictly below `path`.
+    func marks(below path: Path) -> [Path] { marks.valuesBelow(path) }
 }

@@ -80,6 +80,12 @@ struct PendingWrites: Sendable {
         return Set(index.valuesOverlapping(path)).sorted().compactMap { byID[$0] }
     }
 
+    /// The pending writes with a location at or above `path`, oldest first.
+    func atOrAbove(_ path: Path) -> [PendingWrite] {
+        guard !byID.isEmpty else { return [] }
+        return Set(index.valuesAtOrAbove(path)).sorted().compactMap { byID[$0] }
+    }
+
     /// Whether a visible set at or above `path` replaces the whole node there (a priority alone does not).
     func setCovers(_ path: Path) -> Bool {
         guard !byID.isEmpty else { return false }

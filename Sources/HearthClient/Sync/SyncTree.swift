@@ -275,16 +275,10 @@ struct SyncTree: Sendable {
     }
 
     /// The server answered write `id`: it leaves the pending writes; a refused one (`revert`) is undone
-    /// with the events that takes. An accepted one's data stays visible: where no complete listen
-    /// covers it, it becomes the cached server data (the server would have sent it otherwise).
+    /// with the events that takes, an accepted one's data stays (``keepAcknowledged(_:)``).
     mutating func ackWrite(_ id: Int64, revert: Bool) -> SyncOutput {
         guard let write = writes.remove(id) else { return SyncOutput() }
-        if !revert {
-            for location in write.locations where !complete.contains(location) {
-                let value = write.apply(to: serverTree.value(at: location), at: location)
-                serverTree.put(location, value)
-            }
-        }
+        if !revert { keepAcknowledged(write) }
         return refreshVisible(at: write.locations)
     }
 
@@ -300,6 +294,21 @@ struct SyncTree: Sendable {
         let locations = writes.allLocations
         writes.removeAll()
         return refreshVisible(at: locations)
+    }
+
+    /// An accepted write's data stays visible. Where no complete listen covers it, it becomes the cached
+    /// server data (the server would have sent it otherwise; the official SDKs keep it in their views'
+    /// complete caches), complete for the default listens it reaches. Server data that came whole below
+    /// it meanwhile (a complete location) is newer than the write and stays.
+    private mutating func keepAcknowledged(_ write: PendingWrite) {
+        for location in write.locations where !complete.contains(location) {
+            var value = write.apply(to: serverTree.value(at: location), at: location)
+            for newer in complete.marks(below: location) {
+                value.set(newer.relative(to: location)!, to: serverTree.value(at: newer))
+            }
+            serverTree.put(location, value)
+            markReceived(location)
+        }
     }
 
     // MARK: Reading
@@ -336,7 +345,8 @@ struct SyncTree: Sendable {
         return views[spec]?.cache?.isComplete ?? false
     }
 
-    /// Data for `path` came whole from the server: it is complete for the default listens it reaches. All
+    /// Data for `path` came whole (a push there, or an acknowledged write): it is complete for the default
+    /// listens it reaches. All
     /// of it when one is at or above it, which keeps it current; else only the locations of those below
     /// it, which keep their own parts current.
     private mutating func markReceived(_ path: Path) {
@@ -365,11 +375,13 @@ struct SyncTree: Sendable {
     /// Brings the visible tree up to date at `written` (from the server cache and the pending writes, or
     /// by putting `newest` on top) and raises the events that took, in every view it reaches.
     private mutating func refreshVisible(at written: [Path], applying newest: PendingWrite? = nil) -> SyncOutput {
-        // A priority write changes its node: refresh the node. A location inside another (or the same one
-        // twice: a transaction rerun refreshes its old and new write's) is refreshed with it, once: a view
-        // rebuilds what it showed from each change's old node, and a second change's old node is the first
-        // one's new node.
-        let locations = Path.outermost(written.map { $0.last == .priorityKey ? ($0.parent ?? $0) : $0 })
+        // A priority write changes its node: refresh the node.
+        var locations = written.map { $0.last == .priorityKey ? ($0.parent ?? $0) : $0 }
+        if newest == nil { locations = locations.map(refreshLocation(for:)) }
+        // A location inside another (or the same one twice: a transaction rerun refreshes its old and new
+        // write's) is refreshed with it, once: a view rebuilds what it showed from each change's old node,
+        // and a second change's old node is the first one's new node.
+        locations = Path.outermost(locations)
         var changes = ChangeSet()
         var reached = Set<QuerySpec>()
         for location in locations {
@@ -379,6 +391,39 @@ struct SyncTree: Sendable {
             reached.formUnion(filteredViews.valuesOverlapping(location))
         }
         return raiseEvents(for: Array(reached), changes: changes)
+    }
+
+    /// Where to refresh the visible tree for a change at `location`: there, unless the visible data now
+    /// ends in a leaf above it (a write below a leaf was undone), which a refresh of the location alone
+    /// would not bring back. At most one ancestor can be a leaf: a leaf has nothing below it.
+    private func refreshLocation(for location: Path) -> Path {
+        guard !location.isRoot, visibleValue(at: location).isEmpty else { return location }
+        // Where a leaf can be: in the server's data, or in a pending write above the location.
+        var candidates: [Int] = []
+        if let depth = Self.leafDepth(in: serverTree.root, along: location.keys[...]) { candidates.append(depth) }
+        for write in writes.atOrAbove(location) where write.visible {
+            for (target, value) in write.placements where target.count < location.count && target.contains(location) {
+                if let depth = Self.leafDepth(in: value, along: location.keys[target.count...]) {
+                    candidates.append(target.count + depth)
+                }
+            }
+        }
+        for depth in candidates {
+            let ancestor = Path(Array(location.keys.prefix(depth)))
+            if visibleValue(at: ancestor).isLeaf { return ancestor }
+        }
+        return location
+    }
+
+    /// How many of `keys` lead from `node` to the first leaf on their way, when one is met before their end.
+    private static func leafDepth(in node: Node, along keys: ArraySlice<ChildKey>) -> Int? {
+        var node = node
+        for (depth, key) in keys.enumerated() {
+            if node.isLeaf { return depth }
+            node = node.child(key)
+            if node.isEmpty { return nil }
+        }
+        return nil
     }
 
     /// Raises the events of `specs`' views, in Firebase's order, after `changes` to `eventTree` (none when
