@@ -141,6 +141,19 @@ struct SyncTreeTests {
         #expect(tree.completeValue(QuerySpec(path: "a")) == nil)
     }
 
+    @Test func anUndoneWriteLeavesAnIncompleteViewTheChildrenItKnowsWhole() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "a"), type: .childAdded)
+        _ = tree.addRegistration(2, spec: QuerySpec(path: "a"), type: .childRemoved)
+        _ = tree.addRegistration(3, spec: QuerySpec(path: "a/b"), type: .value)
+        // The set covers both views: complete at once. The view below raises first.
+        let set = tree.applyUserWrite(PendingWrite(id: 1, kind: .set("a", node(#"{"b":1,"c":2}"#)), visible: true))
+        #expect(describe(set) == ["3 value 1", "1 child_added b 1", "1 child_added c after b 2"])
+        #expect(describe(tree.applyServerOverwrite(at: "a/b", Node(1), tag: nil)).isEmpty)
+        // Refused: a is incomplete again and shows what the server sent whole (b), not c.
+        #expect(describe(tree.ackWrite(1, revert: true)) == ["2 child_removed c 2"])
+    }
+
     @Test func aRevokedListenCancelsItsListenersAndForgetsTheView() {
         var tree = SyncTree()
         _ = tree.addRegistration(1, spec: QuerySpec(path: "s"), type: .value)

@@ -31,4 +31,10 @@ struct CompleteLocations: Sendable {
 
     /// The marks strictly below `path`.
     func marks(below path: Path) -> [Path] { marks.valuesBelow(path) }
+
+    /// The keys of `path`'s children that are marked themselves: children known whole below a location
+    /// that is not.
+    func markedChildKeys(of path: Path) -> [ChildKey] {
+        marks.childValues(of: path).map(\.key)
+    }
 }

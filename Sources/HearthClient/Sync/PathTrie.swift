@@ -97,6 +97,13 @@ struct PathTrie<Value>: Sendable where Value: Sendable {
         return box.values + Self.valuesBelow(box)
     }
 
+    /// The keys of `path`'s children that hold values themselves, with those values (not the values
+    /// further down): the cost is the number of children filed, whatever lies below them.
+    func childValues(of path: Path) -> [(key: ChildKey, values: [Value])] {
+        guard let box = walk(to: path).reached else { return [] }
+        return box.children.compactMap { key, child in child.values.isEmpty ? nil : (key, child.values) }
+    }
+
     private static func valuesBelow(_ box: Box?) -> [Value] {
         guard let box else { return [] }
         var found: [Value] = []

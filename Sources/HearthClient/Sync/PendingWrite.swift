@@ -33,6 +33,12 @@ struct PendingWrite: Sendable {
         }
     }
 
+    /// Whether the write replaces the whole node at `location`: it writes there or above (a priority
+    /// alone does not: the node's value is still unknown).
+    func covers(_ location: Path) -> Bool {
+        placements.contains { $0.location.last != .priorityKey && $0.location.contains(location) }
+    }
+
     /// The node at `location` once this write is applied over `base` (the node there before it).
     func apply(to base: Node, at location: Path) -> Node {
         guard touches(location) else { return base }
@@ -86,12 +92,23 @@ struct PendingWrites: Sendable {
         return Set(index.valuesAtOrAbove(path)).sorted().compactMap { byID[$0] }
     }
 
-    /// Whether a visible set at or above `path` replaces the whole node there (a priority alone does not).
-    func setCovers(_ path: Path) -> Bool {
+    /// Whether a visible write replaces the whole node at `path` (a set or an update's key at or above
+    /// it): what it shows there is then known whole, whatever the server has sent.
+    func cover(_ path: Path) -> Bool {
         guard !byID.isEmpty else { return false }
         return index.valuesAtOrAbove(path).contains { id in
-            guard let write = byID[id], write.visible, case .set(let written, _) = write.kind else { return false }
-            return written.last != .priorityKey && written.contains(path)
+            guard let write = byID[id], write.visible else { return false }
+            return write.covers(path)
+        }
+    }
+
+    /// The keys of `path`'s children that a visible write replaces exactly (a set there, or an update's
+    /// key): children known whole below a location that is not.
+    func childKeysWritten(under path: Path) -> [ChildKey] {
+        guard !byID.isEmpty else { return [] }
+        return index.childValues(of: path).compactMap { key, ids in
+            guard key != .priorityKey, ids.contains(where: { byID[$0]?.visible == true }) else { return nil }
+            return key
         }
     }
 }

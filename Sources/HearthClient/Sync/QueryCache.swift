@@ -66,10 +66,22 @@ struct QueryCache: Sendable {
         isWindow = windowing
     }
 
-    /// The view's data with the pending writes over it (oldest first).
+    /// The view's data with the pending writes over it (oldest first): a write at or above the location
+    /// replaces it, a write at a child replaces the child, and a deeper write lands only in a child the
+    /// view holds whole (ignored otherwise, until the server sends the child).
     func visible(at location: Path, with writes: [PendingWrite]) -> Node {
         var result = node
-        for write in writes where write.visible { result = write.apply(to: result, at: location) }
+        var whole = isComplete && !isWindow
+        for write in writes where write.visible {
+            for (target, value) in write.placements {
+                if let above = location.relative(to: target) {
+                    result = value.child(at: above)
+                    whole = true
+                } else if let inside = target.relative(to: location), let key = inside.first {
+                    if inside.count == 1 || whole || !result.child(key).isEmpty { result.set(inside, to: value) }
+                }
+            }
+        }
         return result
     }
 

@@ -12,9 +12,10 @@ import HearthCore
 ///   Their views are HearthCore ``View``s over `eventTree`.
 /// - A filtered query has its own tagged listen, its own server data (a ``QueryCache``, which also takes
 ///   the untagged data sent for default listens) and its own visible tree.
-/// - A view raises child events for any change (local writes show at once) and its `value` event only
-///   once complete: its data is known whole, because the server sent it (a push at or above the view's
-///   location, or the listen's `ok`) or a pending set covers the location.
+/// - A view is complete once its data is known whole: the server sent it (a push at or above the view's
+///   location, or the listen's `ok`), or a pending write covers the location. A complete view raises
+///   child events and `value`; an incomplete one raises child events only, and only for the children it
+///   knows whole (the official SDKs' "complete children"): local writes show at once, partial data not.
 /// - An operation's events come view by view: views below before the views above them, siblings in key
 ///   order, views at one location in the order they were made (the official sync tree applies each
 ///   operation to a location's descendants first).
@@ -44,8 +45,14 @@ struct SyncTree: Sendable {
         if views[spec] == nil { createView(spec, output: &output) }
         views[spec]!.registrations[id] = type
         registrations[id] = (spec, type)
-        let events = views[spec]!.initialEvents(for: type, isComplete: isComplete(spec), eventTree: eventTree)
-        if spec.isDefault && !views[spec]!.wantsChildEvents { views[spec]!.lastValue = eventTree.value(at: spec.path) }
+        let isComplete = isComplete(spec)
+        if spec.isDefault && !isComplete && views[spec]!.wantsChildEvents && views[spec]!.shown == nil {
+            views[spec]!.show(knownNode(spec.path))  // its first child listener: show the children known whole
+        }
+        if spec.isDefault && !views[spec]!.wantsChildEvents {
+            views[spec]!.lastValue = isComplete ? eventTree.value(at: spec.path) : nil
+        }
+        let events = views[spec]!.initialEvents(for: type, isComplete: isComplete, eventTree: eventTree)
         output.events += SyncView.raised(events, for: [id: type], spec: spec)
         return output
     }
@@ -55,7 +62,14 @@ struct SyncTree: Sendable {
         guard let (spec, _) = registrations.removeValue(forKey: id) else { return SyncOutput() }
         views[spec]?.registrations[id] = nil
         var output = SyncOutput()
-        if views[spec]?.registrations.isEmpty == true { removeView(spec, output: &output) }
+        if views[spec]?.registrations.isEmpty == true {
+            removeView(spec, output: &output)
+        } else if spec.isDefault && views[spec]?.wantsChildEvents == false {
+            // Value listeners only from now on: no children to show; values are compared instead.
+            let value = isComplete(spec) ? eventTree.value(at: spec.path) : nil
+            views[spec]?.shown = nil
+            views[spec]?.lastValue = value
+        }
         return output
     }
 
@@ -86,6 +100,9 @@ struct SyncTree: Sendable {
                 // Covered by a complete default listen: its data, unfiltered, until the query's own comes.
                 cache.node = serverTree.value(at: spec.path)
                 cache.isComplete = true
+            } else {
+                // The children known whole so far, as a default view would show them.
+                cache.node = serverChildrenKnown(spec.path)
             }
             views[spec] = SyncView(spec: spec, order: order, cache: cache, writes: writes.overlapping(spec.path))
             filteredViews.insert(spec, at: spec.path)
@@ -163,7 +180,9 @@ struct SyncTree: Sendable {
     }
 
     /// An `m` push: each relative path's node replaces what is there. It completes the default views its
-    /// keys cover, not the location it merges into: that location's other children are still unknown.
+    /// keys cover, not the location it merges into: that location's other children are still unknown, and
+    /// a key below an incomplete view is not trusted as one of its complete children either (the official
+    /// SDKs ignore a merge into a view that holds nothing yet: it belongs to an earlier listen there).
     mutating func applyServerMerge(at path: Path, _ children: [(Path, Node)], tag: Int64?) -> SyncOutput {
         let entries = children.map { (path.appending(path: $0.0), $0.1) }
         if let tag {
@@ -340,15 +359,14 @@ struct SyncTree: Sendable {
     // MARK: Completeness
 
     private func isComplete(_ spec: QuerySpec) -> Bool {
-        if writes.setCovers(spec.path) { return true }
+        if writes.cover(spec.path) { return true }
         if spec.isDefault { return complete.contains(spec.path) }
         return views[spec]?.cache?.isComplete ?? false
     }
 
     /// Data for `path` came whole (a push there, or an acknowledged write): it is complete for the default
-    /// listens it reaches. All
-    /// of it when one is at or above it, which keeps it current; else only the locations of those below
-    /// it, which keep their own parts current.
+    /// listens it reaches. All of it when one is at or above it, which keeps it current; else only the
+    /// locations of those below it, which keep their own parts current.
     private mutating func markReceived(_ path: Path) {
         guard path.last != .priorityKey else { return }  // a priority alone does not make a node known
         if !defaultViews.valuesAtOrAbove(path).isEmpty {
@@ -368,6 +386,24 @@ struct SyncTree: Sendable {
                 complete.mark(spec.path)
             }
         }
+    }
+
+    /// The children of `path` known whole (server data marked complete, or covered by a pending write),
+    /// as they are visible: what an incomplete default view shows.
+    private func knownNode(_ path: Path) -> Node {
+        var node = Node.empty
+        for key in Set(complete.markedChildKeys(of: path) + writes.childKeysWritten(under: path)) {
+            node.setChild(key, to: eventTree.value(at: path.appending(key)))
+        }
+        return node
+    }
+
+    /// The server's children of `path` known whole: what a new query view starts from when nothing
+    /// complete covers its location.
+    private func serverChildrenKnown(_ path: Path) -> Node {
+        var node = Node.empty
+        for key in complete.markedChildKeys(of: path) { node.setChild(key, to: serverTree.value(at: path.appending(key))) }
+        return node
     }
 
     // MARK: Events
@@ -390,7 +426,7 @@ struct SyncTree: Sendable {
             reached.formUnion(defaultViews.valuesOverlapping(location))
             reached.formUnion(filteredViews.valuesOverlapping(location))
         }
-        return raiseEvents(for: Array(reached), changes: changes)
+        return raiseEvents(for: Array(reached), changes: changes, at: locations)
     }
 
     /// Where to refresh the visible tree for a change at `location`: there, unless the visible data now
@@ -426,17 +462,26 @@ struct SyncTree: Sendable {
         return nil
     }
 
-    /// Raises the events of `specs`' views, in Firebase's order, after `changes` to `eventTree` (none when
-    /// only completeness or a query's own data changed).
-    private mutating func raiseEvents(for specs: [QuerySpec], changes: ChangeSet = ChangeSet()) -> SyncOutput {
+    /// Raises the events of `specs`' views, in Firebase's order, after `changes` to `eventTree` at
+    /// `locations` (none when only completeness or a query's own data changed).
+    private mutating func raiseEvents(
+        for specs: [QuerySpec], changes: ChangeSet = ChangeSet(), at locations: [Path] = []
+    ) -> SyncOutput {
         var output = SyncOutput()
         for spec in inRaiseOrder(specs) {
             guard views[spec] != nil else { continue }
             let isComplete = isComplete(spec)
-            var view = views.removeValue(forKey: spec)!  // taken out while it changes: held once
-            let events = spec.isDefault
-                ? view.defaultViewEvents(eventTree: eventTree, changes: changes)
-                : view.filteredViewEvents(writes: writes.overlapping(spec.path))
+            // Taken out while it changes: the closures below read the sync tree.
+            var view = views.removeValue(forKey: spec)!
+            let events: [Event]
+            if spec.isDefault {
+                events = view.defaultViewEvents(
+                    isComplete: isComplete, eventTree: eventTree, changes: changes, at: locations,
+                    knownChild: { complete.contains(spec.path.appending($0)) || writes.cover(spec.path.appending($0)) },
+                    knownNode: { knownNode(spec.path) })
+            } else {
+                events = view.filteredViewEvents(writes: writes.overlapping(spec.path))
+            }
             output.events += view.raise(events, isComplete: isComplete, eventTree: eventTree)
             views[spec] = view
         }

@@ -15,6 +15,9 @@ struct SyncView: Sendable {
     /// pending writes over it).
     var cache: QueryCache?
     var tree = DatabaseTree()
+    /// Incomplete default views with child listeners: what those were shown, the children known whole
+    /// only. Nil once complete: the view then shows the sync tree's visible tree.
+    var shown: DatabaseTree?
     /// Default views whose listeners want only `value`: the value they last saw, compared instead of
     /// computing child events nobody asked for (a 10,000-child first load computed 10,000 of them).
     var lastValue: Node?
@@ -41,7 +44,7 @@ struct SyncView: Sendable {
 
     /// The tree the view's listeners see now, `eventTree` being the sync tree's visible tree.
     func visibleTree(_ eventTree: DatabaseTree) -> DatabaseTree {
-        cache != nil ? tree : eventTree
+        cache != nil ? tree : (shown ?? eventTree)
     }
 
     /// A new listener's first events: child events for what the view shows, `value` when complete.
@@ -57,16 +60,60 @@ struct SyncView: Sendable {
         return events
     }
 
-    /// A default view's events after `changes` to `eventTree`.
-    mutating func defaultViewEvents(eventTree: DatabaseTree, changes: ChangeSet) -> [Event] {
+    /// A default view's events after `changes` to `eventTree` at `locations`: from those changes while
+    /// complete; while incomplete, from the children known whole (`knownChild`, `knownNode`), and from
+    /// those to the whole location once it becomes complete.
+    mutating func defaultViewEvents(
+        isComplete: Bool, eventTree: DatabaseTree, changes: ChangeSet, at locations: [Path],
+        knownChild: (ChildKey) -> Bool, knownNode: () -> Node
+    ) -> [Event] {
+        let path = spec.path
         if !wantsChildEvents {
-            let new = eventTree.value(at: spec.path)
+            guard isComplete else {
+                lastValue = nil
+                return []
+            }
+            let new = eventTree.value(at: path)
             if let old = lastValue, Self.isSame(old, new) { return [] }
             lastValue = new
             return [Event(type: .value, node: new)]
         }
         lastValue = nil
-        return view.apply(changes, tree: eventTree)
+        if isComplete {
+            guard var shown else { return view.apply(changes, tree: eventTree) }
+            self.shown = nil
+            let change = shown.put(path, eventTree.value(at: path))
+            return view.apply(ChangeSet([change]), tree: shown)
+        }
+        var shown: DatabaseTree
+        var refreshAll = locations.contains { $0.contains(path) }
+        if let current = self.shown {
+            shown = current
+        } else {
+            // Complete until now (a write covering it was undone): it showed the whole location.
+            shown = DatabaseTree()
+            shown.put(path, Self.node(at: path, before: changes, in: eventTree))
+            refreshAll = true
+        }
+        var shownChanges = ChangeSet()
+        if refreshAll {
+            shownChanges.changes.append(shown.put(path, knownNode()))
+        } else {
+            let keys = Set(locations.compactMap { $0.count > path.count && path.contains($0) ? $0.keys[path.count] : nil })
+            for key in keys {
+                let child = path.appending(key)
+                shownChanges.changes.append(shown.put(child, knownChild(key) ? eventTree.value(at: child) : .empty))
+            }
+        }
+        self.shown = shown
+        return view.apply(shownChanges, tree: shown)
+    }
+
+    /// Starts showing an incomplete default view's children known whole (`known`) to child listeners.
+    mutating func show(_ known: Node) {
+        var shown = DatabaseTree()
+        shown.put(spec.path, known)
+        self.shown = shown
     }
 
     /// A filtered view's events: its visible tree recomputed from its data and the pending writes.
@@ -104,6 +151,19 @@ struct SyncView: Sendable {
             }
         }
         return raised
+    }
+
+    /// The node `tree` held at `path` before `changes` (its latest changes), undone latest first.
+    private static func node(at path: Path, before changes: ChangeSet, in tree: DatabaseTree) -> Node {
+        var node = tree.value(at: path)
+        for change in changes.changes.reversed() {
+            if let inside = change.path.relative(to: path) {
+                node.set(inside, to: change.old)
+            } else if let above = path.relative(to: change.path) {
+                node = change.old.child(at: above)
+            }
+        }
+        return node
     }
 
     /// Equal nodes, children maps compared by identity first (a location rewritten with the same data
