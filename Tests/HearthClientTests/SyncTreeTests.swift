@@ -114,6 +114,30 @@ struct SyncTreeTests {
         #expect(tree.listenHash(key) == node(#"{"z":9}"#).hash)
     }
 
+    @Test func aQuerysOwnOkKeepsOnlyItsWindow() {
+        var tree = SyncTree()
+        _ = tree.addRegistration(1, spec: QuerySpec(path: "q"), type: .value)
+        _ = tree.applyServerOverwrite(at: "q", node(#"{"a":1,"b":2}"#), tag: nil)
+        var query = WireQuery()
+        query.index = .key
+        query.limit = (1, true)
+        let spec = QuerySpec(path: "q", query: query)
+        let listen = tree.addRegistration(2, spec: spec, type: .childAdded)
+        _ = tree.addRegistration(3, spec: spec, type: .childRemoved)
+        #expect(describe(listen) == ["2 child_added b 2"])  // from the default listen's data, unfiltered
+        guard case .start(let key, _, let hash)? = listen.listens.first else {
+            Issue.record("no tagged listen: \(listen.listens)")
+            return
+        }
+        #expect(hash == node(#"{"b":2}"#).hash)  // the window's: the server sends nothing when it matches
+        _ = tree.listenComplete(key)
+        // From its ok on, the server sends the query every change to its window: the view keeps the
+        // window only, rather than windowing the location's data again on every change.
+        let removed = tree.applyServerOverwrite(at: "q/b", .empty, tag: nil)
+        #expect(describe(removed) == [#"1 value {"a":1}"#, "3 child_removed b 2"])
+        #expect(describe(tree.applyServerOverwrite(at: "q", node(#"{"a":1}"#), tag: key.tag)) == ["2 child_added a 1"])
+    }
+
     @Test func listenHashesAreTheCachedDataOfCompleteListensOnly() {
         var tree = SyncTree()
         _ = tree.addRegistration(1, spec: QuerySpec(path: "h"), type: .value)

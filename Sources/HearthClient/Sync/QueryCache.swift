@@ -44,6 +44,17 @@ struct QueryCache: Sendable {
         }
     }
 
+    /// The query's own listen answered `ok`: its data has all come (none when the hash it sent matched),
+    /// and from now on the server sends it every change to the window (Hearth's server filters every
+    /// tagged listen), so only the window is kept: data beyond it would be windowed again on every change.
+    mutating func listenCompleted() {
+        isComplete = true
+        if !isWindow {
+            node = window(node)
+            isWindow = true
+        }
+    }
+
     /// A merge push: each `(relative path, node)` replaces what is there (paths below the view's location,
     /// none inside another).
     mutating func applyMerge(_ entries: [(Path, Node)], tagged: Bool) {

@@ -229,7 +229,7 @@ struct SyncTree: Sendable {
     mutating func listenComplete(_ key: ListenKey) -> SyncOutput {
         if let tag = key.tag {
             guard let spec = specByTag[tag], views[spec]?.cache != nil else { return SyncOutput() }
-            views[spec]!.cache!.isComplete = true
+            views[spec]!.cache!.listenCompleted()
             return raiseEvents(for: [spec])
         }
         guard listenUsers[key] != nil else { return SyncOutput() }
