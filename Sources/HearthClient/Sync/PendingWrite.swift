@@ -33,12 +33,6 @@ struct PendingWrite: Sendable {
         }
     }
 
-    /// Whether the write replaces the whole node at `location`: it writes there or above (a priority
-    /// alone does not: the node's value is still unknown).
-    func covers(_ location: Path) -> Bool {
-        placements.contains { $0.location.last != .priorityKey && $0.location.contains(location) }
-    }
-
     /// The node at `location` once this write is applied over `base` (the node there before it).
     func apply(to base: Node, at location: Path) -> Node {
         guard touches(location) else { return base }
@@ -93,13 +87,12 @@ struct PendingWrites: Sendable {
     }
 
     /// Whether a visible write replaces the whole node at `path` (a set or an update's key at or above
-    /// it): what it shows there is then known whole, whatever the server has sent.
+    /// it): what it shows there is then known whole, whatever the server has sent. The writes filed at or
+    /// above `path` are exactly those; a priority write is filed below its node, so it never covers it
+    /// (the node's value is still unknown).
     func cover(_ path: Path) -> Bool {
         guard !byID.isEmpty else { return false }
-        return index.valuesAtOrAbove(path).contains { id in
-            guard let write = byID[id], write.visible else { return false }
-            return write.covers(path)
-        }
+        return index.valuesAtOrAbove(path).contains { byID[$0]?.visible == true }
     }
 
     /// The keys of `path`'s children that a visible write replaces exactly (a set there, or an update's
