@@ -48,7 +48,6 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
     private var lastSessionID: String?
     private var reconnect: DispatchWorkItem?
     private var keepalive: DispatchSourceTimer?
-    private var assembler = WireFrameAssembler(messageBytesMax: ClientLimits.messageBytesMax)
     /// Seconds on a monotonic clock, for the lifecycle (tests of the lifecycle pass their own).
     private let clock: () -> Double
 
@@ -166,27 +165,25 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
             perform(lifecycle.interrupt("bad-url", now: clock()))
             return
         }
-        let queue = self.queue
-        assembler.reset()
-        let opened = makeTransport(url) { [weak self] event in
-            queue.async { [weak self] in self?.transportEvent(event, attempt: attempt) }
+        let decoder = InboundDecoder()
+        let inbox = InboundInbox(queue: queue) { [weak self] event in self?.transportEvent(event, attempt: attempt) }
+        let opened = makeTransport(url) { event in
+            if let decoded = decoder.decode(event) { inbox.put(decoded) }
         }
         transport = opened
         opened.connect()
     }
 
-    private func transportEvent(_ event: TransportEvent, attempt: Int) {
+    private func transportEvent(_ event: InboundEvent, attempt: Int) {
         switch event {
         case .opened:
             break  // the server speaks first: the handshake makes the connection ready
-        case .message(let frame):
+        case .message(let message):
             guard lifecycle.isCurrent(attempt) else { return }
-            let message: [UInt8]?
-            do { message = try assembler.receive(frame) } catch {
-                perform(lifecycle.serverReset(now: clock()))
-                return
-            }
-            if let message { received(message, attempt: attempt) }
+            received(message, attempt: attempt)
+        case .unreadable:
+            guard lifecycle.isCurrent(attempt) else { return }
+            perform(lifecycle.serverReset(now: clock()))
         case .closed:
             perform(lifecycle.transportClosed(attempt: attempt, now: clock()))
         }
@@ -214,8 +211,7 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
 
     // MARK: Receiving
 
-    private func received(_ bytes: [UInt8], attempt: Int) {
-        guard let message = ServerMessage.parse(bytes) else { return }
+    private func received(_ message: ServerMessage, attempt: Int) {
         switch message {
         case .handshake(let timestamp, let host, let sessionID):
             if !host.isEmpty { info.internalHost = host }
@@ -235,27 +231,14 @@ final class PersistentConnection: @unchecked Sendable {  // confined to `queue`
             push(action, body)
         case .set(let path, let data, let tag):
             delegate?.dataPushed(at: path, data: data, merge: nil, tag: tag)
+        case .merge(let path, let children, let tag):
+            delegate?.dataPushed(at: path, data: .empty, merge: children, tag: tag)
         }
     }
 
     private func push(_ action: String, _ body: [String: [UInt8]]) {
         let path = Path(body[Wire.path].flatMap(JSONPlainScalar.string) ?? "")
         switch action {
-        case Wire.Push.set.rawValue, Wire.Push.merge.rawValue:
-            guard let raw = body[Wire.data] else { return }
-            let tag = body[Wire.tag].flatMap(WireFields.integer)
-            if action == Wire.Push.merge.rawValue {
-                guard let entries = JSONObjectSplitter.split(raw) else { return }
-                var children: [(Path, Node)] = []
-                for (key, value) in entries {
-                    guard let node = try? Node(jsonBytes: Array(value)) else { return }
-                    children.append((Path(key), node))
-                }
-                delegate?.dataPushed(at: path, data: .empty, merge: children, tag: tag)
-            } else {
-                guard let node = try? Node(jsonBytes: raw) else { return }
-                delegate?.dataPushed(at: path, data: node, merge: nil, tag: tag)
-            }
         case Wire.Push.listenRevoked.rawValue:
             // `q` is an array holding the query object as the client sent it (§3.3).
             var query: WireQuery?

@@ -13,10 +13,12 @@ enum ServerMessage: Sendable {
     case otherControl
     /// A reply to request `number`: its status and data (raw JSON).
     case response(number: Int64, status: String, data: [UInt8])
-    /// `d`/`m` data, `c` listen revoked, `ac` auth revoked, others (ignored).
+    /// `c` listen revoked, `ac` auth revoked, others (ignored).
     case push(action: String, body: [String: [UInt8]])
     /// A `d` push already parsed (the common and large case, see ``parse(_:)``).
     case set(path: Path, data: Node, tag: Int64?)
+    /// An `m` push already parsed: each child path and its node (null where a child was removed).
+    case merge(path: Path, children: [(Path, Node)], tag: Int64?)
 
     /// Parses one complete message; nil for anything the client does not recognise (logged, ignored).
     static func parse(_ bytes: [UInt8]) -> ServerMessage? {
@@ -60,7 +62,25 @@ enum ServerMessage: Sendable {
         guard let action = message[Wire.action].flatMap(JSONPlainScalar.string),
             let body = message[Wire.body].flatMap(WireFields.of)
         else { return nil }
+        if action == Wire.Push.merge.rawValue || action == Wire.Push.set.rawValue {
+            return dataPush(merge: action == Wire.Push.merge.rawValue, body)
+        }
         return .push(action: action, body: body)
+    }
+
+    /// A `d` the fast path above did not take (another key order), or an `m`; nil if its data is not JSON.
+    private static func dataPush(merge: Bool, _ body: [String: [UInt8]]) -> ServerMessage? {
+        let path = Path(body[Wire.path].flatMap(JSONPlainScalar.string) ?? "")
+        let tag = body[Wire.tag].flatMap(WireFields.integer)
+        guard let raw = body[Wire.data] else { return nil }
+        guard merge else { return (try? Node(jsonBytes: raw)).map { .set(path: path, data: $0, tag: tag) } }
+        guard let entries = JSONObjectSplitter.split(raw) else { return nil }
+        var children: [(Path, Node)] = []
+        for (key, value) in entries {
+            guard let node = try? Node(jsonBytes: Array(value)) else { return nil }
+            children.append((Path(key), node))
+        }
+        return .merge(path: path, children: children, tag: tag)
     }
 
     private static let setPushPrefix = Array(#"{"t":"d","d":{"a":"d","b":"#.utf8)
