@@ -153,7 +153,7 @@ let package = Package(
         .executableTarget(name: "social", dependencies: ["SeedApps", "SeedTerminal"], path: "Examples/social", swiftSettings: strict),
         .executableTarget(name: "board", dependencies: ["SeedApps", "SeedTerminal"], path: "Examples/board", swiftSettings: strict),
         .testTarget(name: "SeedAppsTests", dependencies: ["SeedApps", "SeedTerminal"], swiftSettings: strict),
-        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),
+        .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport", "HearthTesting"], swiftSettings: strict),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore", "HearthSupport", "HearthTesting"], swiftSettings: strict),
         .testTarget(
             name: "HearthStorageTests", dependencies: ["HearthStorage", "HearthStorageTesting", "HearthCore"],

@@ -9,13 +9,7 @@ import Testing
     init() throws { server = try TestServer() }
 
     func makeAuth(name: String = UUID().uuidString) -> Auth {
-        let options = FirebaseOptions(googleAppID: "1:1:test", gcmSenderID: "1")
-        options.databaseURL = server.databaseURL("auth-flows")
-        options.apiKey = "test-key"
-        FirebaseApp.configure(name: name, options: options)
-        let auth = Auth.auth(app: FirebaseApp.app(name: name)!, store: NoAuthUserStore())
-        auth.callbackQueue = DispatchQueue(label: "test.auth.flows.\(name)")
-        return auth
+        HearthClientTests.makeAuth(server, namespace: "auth-flows", app: name)
     }
 
     static func email() -> String { "f\(UUID().uuidString.prefix(8).lowercased())@example.com" }
@@ -120,12 +114,7 @@ import Testing
         #expect(first.currentUser?.uid == user.uid)
         #expect(try await first.currentUser?.getIDToken().isEmpty == false)
         // A user of another project (API key) is refused and nothing changes.
-        let options = FirebaseOptions(googleAppID: "1:1:test", gcmSenderID: "1")
-        options.databaseURL = server.databaseURL("auth-flows")
-        options.apiKey = "other-key"
-        let name = UUID().uuidString
-        FirebaseApp.configure(name: name, options: options)
-        let other = Auth.auth(app: FirebaseApp.app(name: name)!, store: NoAuthUserStore())
+        let other = HearthClientTests.makeAuth(server, namespace: "auth-flows", apiKey: "other-key")
         let stranger = try await other.signInAnonymously().user
         #expect(await Self.code { try await first.updateCurrentUser(stranger) } == .invalidUserToken)
         #expect(first.currentUser?.uid == user.uid)

@@ -12,13 +12,7 @@ import Testing
 
     /// An app of its own on the test server, its auth keeping the user in `store`.
     func makeAuth(namespace: String = "auth", store: (any AuthUserStore)? = NoAuthUserStore(), name: String = UUID().uuidString) -> Auth {
-        let options = FirebaseOptions(googleAppID: "1:1:test", gcmSenderID: "1")
-        options.databaseURL = server.databaseURL(namespace)
-        options.apiKey = "test-key"
-        FirebaseApp.configure(name: name, options: options)
-        let auth = Auth.auth(app: FirebaseApp.app(name: name)!, store: store)
-        auth.callbackQueue = DispatchQueue(label: "test.auth.\(name)")
-        return auth
+        HearthClientTests.makeAuth(server, namespace: namespace, store: store, app: name)
     }
 
     static func email() -> String { "u\(UUID().uuidString.prefix(8).lowercased())@example.com" }

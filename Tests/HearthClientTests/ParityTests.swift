@@ -68,13 +68,7 @@ import Testing
     }
 
     @Test func aProfileChangeLeavesWhatItWasNotGivenAlone() async throws {
-        let options = FirebaseOptions(googleAppID: "1:1:test", gcmSenderID: "1")
-        options.databaseURL = server.databaseURL("parity-profile")
-        options.apiKey = "test-key"
-        let name = UUID().uuidString
-        FirebaseApp.configure(name: name, options: options)
-        let auth = Auth.auth(app: FirebaseApp.app(name: name)!, store: NoAuthUserStore())
-        auth.callbackQueue = DispatchQueue(label: "parity.auth")
+        let auth = makeAuth(server, namespace: "parity-profile")
         let user = try await auth.createUser(withEmail: "profile-\(UUID().uuidString.prefix(6))@example.com", password: "secret123").user
         let both = user.createProfileChangeRequest()
         both.displayName = "Ada"
@@ -93,12 +87,7 @@ import Testing
     }
 
     @Test func authErrorsCastAsFirebaseAuth12s() async throws {
-        let options = FirebaseOptions(googleAppID: "1:1:test", gcmSenderID: "1")
-        options.databaseURL = server.databaseURL("parity-errors")
-        options.apiKey = "test-key"
-        let name = UUID().uuidString
-        FirebaseApp.configure(name: name, options: options)
-        let auth = Auth.auth(app: FirebaseApp.app(name: name)!, store: NoAuthUserStore())
+        let auth = makeAuth(server, namespace: "parity-errors")
         let email = "taken-\(UUID().uuidString.prefix(6))@example.com"
         try await auth.createUser(withEmail: email, password: "secret123")
         do {

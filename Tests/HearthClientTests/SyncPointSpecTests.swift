@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthTesting
 import Testing
 
 @testable import HearthClient
@@ -18,14 +19,14 @@ enum SyncPointSpec {
     static var isAvailable: Bool { FileManager.default.fileExists(atPath: url.path) }
 
     /// The cases in file order; empty when the file is absent (the suite is then skipped).
-    static let cases: [SpecJSON] = {
+    static let cases: [FixtureJSON] = {
         guard let data = try? Data(contentsOf: url) else { return [] }
-        return (try? JSONDecoder().decode([SpecJSON].self, from: data)) ?? []
+        return (try? JSONDecoder().decode([FixtureJSON].self, from: data)) ?? []
     }()
 
     static var names: [String] { cases.compactMap { $0["name"]?.string } }
 
-    static func `case`(named name: String) -> SpecJSON? { cases.first { $0["name"]?.string == name } }
+    static func `case`(named name: String) -> FixtureJSON? { cases.first { $0["name"]?.string == name } }
 }
 
 @Suite(.enabled(
@@ -49,68 +50,7 @@ struct SyncPointSpecTests {
 
 // MARK: - The spec's JSON
 
-/// A JSON value as the spec file holds it (decoded with Foundation, not HearthCore's parser, so a
-/// parser bug cannot hide in the fixture reader).
-indirect enum SpecJSON: Decodable, Sendable, CustomStringConvertible {
-    case null
-    case bool(Bool)
-    case integer(Int64)
-    case double(Double)
-    case string(String)
-    case array([SpecJSON])
-    case object([String: SpecJSON])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .double(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([SpecJSON].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: SpecJSON].self))
-        }
-    }
-
-    subscript(_ key: String) -> SpecJSON? {
-        if case .object(let object) = self { return object[key] }
-        return nil
-    }
-
-    var string: String? {
-        if case .string(let value) = self { return value }
-        return nil
-    }
-
-    var integer: Int64? {
-        if case .integer(let value) = self { return value }
-        return nil
-    }
-
-    var bool: Bool? {
-        if case .bool(let value) = self { return value }
-        return nil
-    }
-
-    var array: [SpecJSON] {
-        if case .array(let value) = self { return value }
-        return []
-    }
-
-    var object: [String: SpecJSON] {
-        if case .object(let value) = self { return value }
-        return [:]
-    }
-
-    var keys: Set<String> { Set(object.keys) }
-
+extension FixtureJSON {
     /// The node a Firebase client builds from this JSON (`nodeFromJSON`): `.value`/`.priority` objects,
     /// numbers kept as the client keeps them, nulls dropped.
     var node: Node {
@@ -130,19 +70,6 @@ indirect enum SpecJSON: Decodable, Sendable, CustomStringConvertible {
             var node = Node.empty
             for (key, value) in object where key != ".priority" { node.setChild(ChildKey(key), to: value.node) }
             return node.withPriority(priority)
-        }
-    }
-
-    var description: String {
-        switch self {
-        case .null: return "null"
-        case .bool(let value): return String(value)
-        case .integer(let value): return String(value)
-        case .double(let value): return String(value)
-        case .string(let value): return "\"\(value)\""
-        case .array(let values): return "[" + values.map(\.description).joined(separator: ",") + "]"
-        case .object(let object):
-            return "{" + object.keys.sorted().map { "\"\($0)\":\(object[$0]!)" }.joined(separator: ",") + "}"
         }
     }
 }
@@ -187,7 +114,7 @@ private struct SpecRun {
         self.base = base
     }
 
-    mutating func run(_ spec: SpecJSON) {
+    mutating func run(_ spec: FixtureJSON) {
         if !spec.keys.isSubset(of: Self.caseKeys) {
             fail("unknown case keys \(spec.keys.subtracting(Self.caseKeys).sorted())")
             return
@@ -197,7 +124,7 @@ private struct SpecRun {
         }
     }
 
-    private func fail(_ message: String, step: Int? = nil, _ stepJSON: SpecJSON? = nil) {
+    private func fail(_ message: String, step: Int? = nil, _ stepJSON: FixtureJSON? = nil) {
         var text = "\(caseName) (at \(base.isRoot ? "the root" : base.description))"
         if let step, let stepJSON {
             text += ", step \(step) \(stepJSON["type"]?.string ?? "?")"
@@ -207,10 +134,10 @@ private struct SpecRun {
         Issue.record(Comment(rawValue: text + ": " + message))
     }
 
-    private func path(_ json: SpecJSON?) -> Path { base.appending(path: Path(json?.string ?? "")) }
+    private func path(_ json: FixtureJSON?) -> Path { base.appending(path: Path(json?.string ?? "")) }
 
     /// Runs one step; false when the case cannot go on (a malformed step or a failed listen-provider check).
-    private mutating func perform(_ step: SpecJSON, index: Int) -> Bool {
+    private mutating func perform(_ step: FixtureJSON, index: Int) -> Bool {
         if !step.keys.isSubset(of: Self.stepKeys) {
             fail("unknown step keys \(step.keys.subtracting(Self.stepKeys).sorted())", step: index, step)
             return false
@@ -285,7 +212,7 @@ private struct SpecRun {
     }
 
     /// The stub listen provider's checks, and no listener cancelled.
-    private mutating func checkListens(_ output: SyncOutput, step: Int, _ json: SpecJSON) -> Bool {
+    private mutating func checkListens(_ output: SyncOutput, step: Int, _ json: FixtureJSON) -> Bool {
         for change in output.listens {
             switch change {
             case .start(let key, _, _):
@@ -312,7 +239,7 @@ private struct SpecRun {
     /// A listen's `params` as a query. Bounds without `name` take the sentinel (`[MIN_NAME]` for a start,
     /// `[MAX_NAME]` for an end); `index: null` is a bound at null, not an absent bound; `tag` is the
     /// spec's expected tag, not a query parameter.
-    private func query(_ params: SpecJSON?) -> WireQuery {
+    private func query(_ params: FixtureJSON?) -> WireQuery {
         var query = WireQuery()
         guard let params else { return query }
         for (key, value) in params.object {
@@ -336,14 +263,14 @@ private struct SpecRun {
         return query
     }
 
-    private func bound(_ json: SpecJSON) -> WireQuery.Bound {
+    private func bound(_ json: FixtureJSON) -> WireQuery.Bound {
         WireQuery.Bound(value: json["index"]?.node ?? .empty, name: json["name"]?.string, inclusive: true)
     }
 
     // MARK: Matching
 
     /// Same count, same order; type, name and previous name (child events) and data equal.
-    private func exactMismatch(_ actual: [RaisedEvent], _ expected: [SpecJSON]) -> String? {
+    private func exactMismatch(_ actual: [RaisedEvent], _ expected: [FixtureJSON]) -> String? {
         guard actual.count == expected.count else { return "\(actual.count) events, expected \(expected.count)" }
         for (position, (event, wanted)) in zip(actual, expected).enumerated()
         where !matches(event, wanted, checkingRemovedPrevious: true) {
@@ -357,7 +284,7 @@ private struct SpecRun {
     /// path; inside a group the events of one listener come in raise order (removed, added, moved, changed,
     /// value) and each matches a distinct expected event of the group (the group is a multiset: co-located
     /// listeners are not told apart).
-    private func setMismatch(_ actual: [RaisedEvent], _ expected: [SpecJSON]) -> String? {
+    private func setMismatch(_ actual: [RaisedEvent], _ expected: [FixtureJSON]) -> String? {
         guard actual.count == expected.count else { return "\(actual.count) events, expected \(expected.count)" }
         var next = 0
         var groupStart = 0
@@ -390,7 +317,7 @@ private struct SpecRun {
 
     /// Type, the child's name and previous name for child events (a removal's only when `checkingRemovedPrevious`),
     /// and the data by Firebase hash (priorities count, numbers compare as doubles, null equals empty).
-    private func matches(_ event: RaisedEvent, _ wanted: SpecJSON, checkingRemovedPrevious: Bool) -> Bool {
+    private func matches(_ event: RaisedEvent, _ wanted: FixtureJSON, checkingRemovedPrevious: Bool) -> Bool {
         guard event.type.rawValue == wanted["type"]?.string else { return false }
         if event.type != .value {
             guard event.path.last?.string == wanted["name"]?.string else { return false }
@@ -412,7 +339,7 @@ private struct SpecRun {
         return text + " " + event.node.json(.export)
     }
 
-    private func describeExpected(_ event: SpecJSON) -> String {
+    private func describeExpected(_ event: FixtureJSON) -> String {
         let type = event["type"]?.string ?? "?"
         var text = "\(path(event["path"]).slashed) \(type)"
         if type != "value" { text += " \(event["name"]?.string ?? "") after \(event["prevName"]?.string ?? "null")" }

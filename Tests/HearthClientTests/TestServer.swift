@@ -124,6 +124,21 @@ func makeDatabase(_ server: TestServer, namespace: String, app name: String = UU
     return database
 }
 
+/// An auth for a test: an app of its own on `server` (project API key `apiKey`), the signed-in user kept in
+/// `store`, callbacks on a private queue.
+func makeAuth(
+    _ server: TestServer, namespace: String, apiKey: String = "test-key", store: (any AuthUserStore)? = NoAuthUserStore(),
+    app name: String = UUID().uuidString
+) -> Auth {
+    let options = FirebaseOptions(googleAppID: "1:1:test", gcmSenderID: "1")
+    options.databaseURL = server.databaseURL(namespace)
+    options.apiKey = apiKey
+    FirebaseApp.configure(name: name, options: options)
+    let auth = Auth.auth(app: FirebaseApp.app(name: name)!, store: store)
+    auth.callbackQueue = DispatchQueue(label: "test.auth.\(name)")
+    return auth
+}
+
 /// Collects what listeners deliver, across threads, and waits for conditions on it.
 final class Recorder<Value: Sendable>: Sendable {
     private let items = Mutex<[Value]>([])

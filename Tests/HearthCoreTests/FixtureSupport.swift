@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import HearthCore
+import HearthTesting
 
 /// Reads the language-neutral fixtures in `Tests/Fixtures`.
 ///
@@ -57,68 +58,7 @@ protocol NamedCase: Decodable, Sendable {
     var name: String { get }
 }
 
-/// Any JSON value, decoded with nulls and object members kept as they are in the file, so a
-/// query object can tell `{"ep": null}` (`endAt(null)`) from no `ep` at all.
-///
-/// Integers are tried before doubles so large integers stay exact, as Hearth's parser keeps them.
-indirect enum FixtureJSON: Decodable, Sendable, Equatable {
-    case null
-    case bool(Bool)
-    case integer(Int64)
-    case double(Double)
-    case string(String)
-    case array([FixtureJSON])
-    case object([String: FixtureJSON])
-
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .double(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([FixtureJSON].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: FixtureJSON].self))
-        }
-    }
-
-    /// The value written back as JSON text (object members in no particular order).
-    var jsonText: String {
-        switch self {
-        case .null: return "null"
-        case .bool(let value): return value ? "true" : "false"
-        case .integer(let value): return String(value)
-        // Swift's description is the shortest round-trip spelling and valid JSON for finite values.
-        case .double(let value): return "\(value)"
-        case .string(let value): return Self.quoted(value)
-        case .array(let elements): return "[" + elements.map(\.jsonText).joined(separator: ",") + "]"
-        case .object(let members):
-            return "{" + members.map { Self.quoted($0.key) + ":" + $0.value.jsonText }.joined(separator: ",") + "}"
-        }
-    }
-
-    static func quoted(_ string: String) -> String {
-        var text = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        return text + "\""
-    }
-
+extension FixtureJSON {
     /// The node this (export-form) value stands for, read by HearthCore's JSON parser.
     var node: Node {
         get throws { try Node(json: jsonText) }

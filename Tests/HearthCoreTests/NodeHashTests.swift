@@ -1,4 +1,5 @@
 import Foundation
+import HearthTesting
 import Testing
 @testable import HearthCore
 

@@ -1,3 +1,4 @@
+import HearthTesting
 import Testing
 @testable import HearthCore
 
