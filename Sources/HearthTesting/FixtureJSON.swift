@@ -1,4 +1,5 @@
 import Foundation
+public import HearthCore
 
 /// A JSON value from a fixture or specification file, decoded with Foundation's `JSONDecoder` (not
 /// HearthCore's parser, so a parser bug cannot hide in the reader that checks it), with nulls and object
@@ -107,4 +108,27 @@ public indirect enum FixtureJSON: Decodable, Sendable, Equatable, CustomStringCo
     }
 
     public var keys: Set<String> { Set(object.keys) }
+
+    /// The node this value stands for, built without HearthCore's JSON parser (`.value` and `.priority`
+    /// as in docs/protocol.md §5.1, nulls and empty children dropped, as a Firebase client's
+    /// `nodeFromJSON` does), for tests that must not share a bug with the parser they check.
+    public var nodeBuiltByHand: Node {
+        switch self {
+        case .null: return .empty
+        case .bool(let value): return Node(value)
+        case .integer(let value): return Node(value)
+        case .double(let value): return Node(value)
+        case .string(let value): return Node(value)
+        case .array(let elements):
+            var node = Node.empty
+            for (index, element) in elements.enumerated() { node.setChild(ChildKey(String(index)), to: element.nodeBuiltByHand) }
+            return node
+        case .object(let members):
+            let priority = members[".priority"].flatMap { Priority($0.nodeBuiltByHand) }
+            if let value = members[".value"] { return value.nodeBuiltByHand.withPriority(priority) }
+            var node = Node.empty
+            for (key, member) in members where key != ".priority" { node.setChild(ChildKey(key), to: member.nodeBuiltByHand) }
+            return node.withPriority(priority)
+        }
+    }
 }

@@ -48,32 +48,6 @@ struct SyncPointSpecTests {
     }
 }
 
-// MARK: - The spec's JSON
-
-extension FixtureJSON {
-    /// The node a Firebase client builds from this JSON (`nodeFromJSON`): `.value`/`.priority` objects,
-    /// numbers kept as the client keeps them, nulls dropped.
-    var node: Node {
-        switch self {
-        case .null: return .empty
-        case .bool(let value): return Node(value)
-        case .integer(let value): return Node(value)
-        case .double(let value): return Node(value)
-        case .string(let value): return Node(value)
-        case .array(let values):
-            var node = Node.empty
-            for (index, value) in values.enumerated() { node.setChild(ChildKey(String(index)), to: value.node) }
-            return node
-        case .object(let object):
-            let priority = object[".priority"].flatMap { Priority($0.node) }
-            if let value = object[".value"] { return value.node.withPriority(priority) }
-            var node = Node.empty
-            for (key, value) in object where key != ".priority" { node.setChild(ChildKey(key), to: value.node) }
-            return node.withPriority(priority)
-        }
-    }
-}
-
 // MARK: - One run of one case
 
 /// One case run on a fresh sync tree with every path under `base`: each step maps to the ``SyncTree``
@@ -177,18 +151,18 @@ private struct SpecRun {
             exact = true
         case "serverUpdate":
             let tag = step["tag"]?.integer
-            output = tree.applyServerOverwrite(at: path(step["path"]), step["data"]?.node ?? .empty, tag: tag)
+            output = tree.applyServerOverwrite(at: path(step["path"]), step["data"]?.nodeBuiltByHand ?? .empty, tag: tag)
         case "serverMerge":
-            let children = (step["data"]?.object ?? [:]).map { (Path($0.key), $0.value.node) }
+            let children = (step["data"]?.object ?? [:]).map { (Path($0.key), $0.value.nodeBuiltByHand) }
             output = tree.applyServerMerge(at: path(step["path"]), children, tag: step["tag"]?.integer)
         case "set":
             let write = PendingWrite(
-                id: nextWrite, kind: .set(path(step["path"]), step["data"]?.node ?? .empty),
+                id: nextWrite, kind: .set(path(step["path"]), step["data"]?.nodeBuiltByHand ?? .empty),
                 visible: step["visible"]?.bool ?? true)
             nextWrite += 1
             output = tree.applyUserWrite(write)
         case "update":
-            let children = (step["data"]?.object ?? [:]).map { (Path($0.key), $0.value.node) }
+            let children = (step["data"]?.object ?? [:]).map { (Path($0.key), $0.value.nodeBuiltByHand) }
             let write = PendingWrite(id: nextWrite, kind: .merge(path(step["path"]), children), visible: true)
             nextWrite += 1
             output = tree.applyUserWrite(write)
@@ -264,7 +238,7 @@ private struct SpecRun {
     }
 
     private func bound(_ json: FixtureJSON) -> WireQuery.Bound {
-        WireQuery.Bound(value: json["index"]?.node ?? .empty, name: json["name"]?.string, inclusive: true)
+        WireQuery.Bound(value: json["index"]?.nodeBuiltByHand ?? .empty, name: json["name"]?.string, inclusive: true)
     }
 
     // MARK: Matching
@@ -325,7 +299,7 @@ private struct SpecRun {
                 guard event.previousKey?.string == wanted["prevName"]?.string else { return false }
             }
         }
-        return event.node.hash == (wanted["data"]?.node ?? .empty).hash
+        return event.node.hash == (wanted["data"]?.nodeBuiltByHand ?? .empty).hash
     }
 
     private func describe(_ event: RaisedEvent) -> String {

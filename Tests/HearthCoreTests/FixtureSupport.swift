@@ -68,34 +68,6 @@ extension FixtureJSON {
         if case .string(let value) = self { return value }
         return nil
     }
-
-    /// The node this export-form value stands for, built without HearthCore's JSON parser (`.value`
-    /// and `.priority` as in docs/protocol.md §5.1), for tests such as the hash vectors that must
-    /// not depend on the parser they would otherwise share a bug with.
-    var nodeBuiltByHand: Node {
-        switch self {
-        case .null: return .empty
-        case .bool(let value): return Node(value)
-        case .integer(let value): return Node(value)
-        case .double(let value): return Node(value)
-        case .string(let value): return Node(value)
-        case .array(let elements):
-            var children = ChildrenMap()
-            for (index, element) in elements.enumerated() where !element.nodeBuiltByHand.isEmpty {
-                children[ChildKey(String(index))] = element.nodeBuiltByHand
-            }
-            return Node(children: children)
-        case .object(let members):
-            let priority = members[".priority"].flatMap { Priority($0.nodeBuiltByHand) }
-            if let value = members[".value"] { return value.nodeBuiltByHand.withPriority(priority) }
-            var children = ChildrenMap()
-            for (key, member) in members where key != ".priority" {
-                let child = member.nodeBuiltByHand
-                if !child.isEmpty { children[ChildKey(key)] = child }
-            }
-            return Node(children: children).withPriority(priority)
-        }
-    }
 }
 
 /// An expected or actual event, compared by type, key and previous key.
