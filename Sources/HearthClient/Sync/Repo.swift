@@ -208,7 +208,7 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
             persistence?.saveWrite(id: id, path: path, set: value, merge: nil)
             raise(tree.applyUserWrite(PendingWrite(id: id, kind: .set(path, resolved), visible: true)))
             connection.write(id: id, .put(path: path, data: value, hash: nil), compareAndSet: false) { [weak self] outcome in
-                self?.writeAnswered(id, outcome, completion: completion)
+                self?.writeAnswered(id, outcome, "setValue: or removeValue:", at: path, completion: completion)
             }
         }
     }
@@ -230,12 +230,21 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
             persistence?.saveWrite(id: id, path: path, set: nil, merge: children)
             raise(tree.applyUserWrite(PendingWrite(id: id, kind: .merge(path, resolved), visible: true)))
             connection.write(id: id, .merge(path: path, data: children), compareAndSet: false) { [weak self] outcome in
-                self?.writeAnswered(id, outcome, completion: completion)
+                self?.writeAnswered(id, outcome, "updateChildValues:", at: path, completion: completion)
             }
         }
     }
 
-    private func writeAnswered(_ id: Int64, _ outcome: RequestOutcome, completion: (@Sendable (RequestOutcome) -> Void)?) {
+    /// A write's answer: the write leaves the tree (reverted if refused). A refusal is also logged, as
+    /// FirebaseDatabase logs it ("setValue: or removeValue: at /x failed: permission_denied"), so a write
+    /// made without a completion, or whose `try await` resolved to the fire-and-forget overload (see
+    /// docs/swift-sdk.md, "Top-level code"), is not refused in silence.
+    private func writeAnswered(
+        _ id: Int64, _ outcome: RequestOutcome, _ operation: String, at path: Path, completion: (@Sendable (RequestOutcome) -> Void)?
+    ) {
+        if !outcome.isOK && outcome.status != RequestOutcome.canceled.status {
+            ClientLog.warning("\(operation) at \(path.slashed) failed: \(outcome.status)")
+        }
         persistence?.removeWrite(id: id)
         raise(tree.ackWrite(id, revert: !outcome.isOK)) { completion?(outcome) }
     }
@@ -469,12 +478,12 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
                 let resolved = children.map { ($0.0, resolveServerValues($0.1, at: path.appending(path: $0.0))) }
                 raise(tree.applyUserWrite(PendingWrite(id: id, kind: .merge(path, resolved), visible: true)))
                 connection.write(id: id, .merge(path: path, data: children), compareAndSet: false) { [weak self] outcome in
-                    self?.writeAnswered(id, outcome, completion: nil)
+                    self?.writeAnswered(id, outcome, "Persisted write", at: path, completion: nil)
                 }
             } else if let value = saved.set {
                 raise(tree.applyUserWrite(PendingWrite(id: id, kind: .set(path, resolveServerValues(value, at: path)), visible: true)))
                 connection.write(id: id, .put(path: path, data: value, hash: nil), compareAndSet: false) { [weak self] outcome in
-                    self?.writeAnswered(id, outcome, completion: nil)
+                    self?.writeAnswered(id, outcome, "Persisted write", at: path, completion: nil)
                 }
             }
         }

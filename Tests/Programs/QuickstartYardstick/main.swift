@@ -85,6 +85,8 @@ func postComment(_ ref: DatabaseReference, _ comment: [String: String]) { ref.se
 
 func deleteComment(_ snapshot: DataSnapshot) { snapshot.ref.removeValue() }
 
+func fireAndForget(_ ref: DatabaseReference, _ value: String) { ref.setValue(value) }
+
 func main() async throws {
     FirebaseApp.configure()
     let ref: DatabaseReference = Database.database().reference()
@@ -230,6 +232,25 @@ func main() async throws {
     } catch let error as NSError where error.domain == "com.firebase" {
         try check(error.code == 1, "try await setValue throws permission_denied on a refused write")
     }
+    // The same refusal of a fire-and-forget write (no completion) is reverted locally and logged, as
+    // FirebaseDatabase logs it: the test reads "setValue: or removeValue: at /locked failed" on stderr.
+    let lockedRef = ref.child("locked")
+    let seen = Locked<(history: [Bool], answered: Bool)>(([], false))
+    let reverted: Bool = await completion { done in
+        lockedRef.observe(.value, with: { snapshot in
+            // The local write shows (perhaps as the first event), then the refusal takes it back.
+            let answer = seen.withLock { state -> Bool in
+                state.history.append(snapshot.exists())
+                guard !state.answered, state.history.contains(true), state.history.last == false else { return false }
+                state.answered = true
+                return true
+            }
+            if answer { done(true) }
+        })
+        fireAndForget(lockedRef, "nope")
+    }
+    lockedRef.removeAllObservers()
+    try check(reverted, "a refused fire-and-forget setValue shows, then is taken back")
     let second = try await auth.createUser(withEmail: "quick2-\(suffix)@example.com", password: "secret123")
     try check(second.user.email == "quick2-\(suffix)@example.com", "try await createUser returns its result")
     try auth.signOut()
@@ -242,6 +263,11 @@ func require<Value>(_ value: Value?, _ what: String = "a value") throws -> Value
     return value
 }
 
+// A bound for "never": a step that waits forever fails the program instead of hanging its test.
+DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
+    say("FAIL: no answer within 120 s")
+    exit(1)
+}
 do {
     try await main()
 } catch {
