@@ -97,9 +97,27 @@ import Testing
             // The spelling FirebaseAuth 12's documentation uses: the NSError's code.
             #expect(AuthErrorCode(rawValue: (error as NSError).code) == .emailAlreadyInUse)
             #expect((error as NSError).domain == AuthErrors.domain)
-            // FirebaseAuth 12's AuthErrorCode is a plain enum, not an Error: the cast gives nil there, and here.
+            // FirebaseAuth 12's AuthErrorCode is an Error type, but what is thrown is an NSError in
+            // FIRAuthErrorDomain: the cast gives nil there, and here.
             let thrown: Any = error
             #expect(thrown as? AuthErrorCode == nil)
+            let asError: any Error = AuthErrorCode.emailAlreadyInUse
+            #expect(asError is AuthErrorCode)
+            #expect((error as NSError).userInfo[AuthErrors.userInfoNameKey] as? String == "ERROR_EMAIL_ALREADY_IN_USE")
         }
+    }
+}
+
+/// FirebaseAuth's `FIRAuthErrorUserInfoNameKey` names, including those that do not follow the pattern.
+@Suite struct AuthErrorNameTests {
+    @Test(arguments: [
+        (AuthErrorCode.emailAlreadyInUse, "ERROR_EMAIL_ALREADY_IN_USE"), (.networkError, "ERROR_NETWORK_REQUEST_FAILED"),
+        (.invalidAPIKey, "ERROR_INVALID_API_KEY"), (.invalidProviderID, "ERROR_INVALID_PROVIDER_ID"),
+        (.missingAndroidPackageName, "ERROR_MISSING_ANDROID_PKG_NAME"), (.missingAppCredential, "MISSING_APP_CREDENTIAL"),
+        (.accountExistsWithDifferentCredential, "ERROR_ACCOUNT_EXISTS_WITH_DIFFERENT_CREDENTIAL"),
+        (.missingOrInvalidNonce, "ERROR_MISSING_OR_INVALID_NONCE"),
+    ])
+    func namesAreFirebaseAuths(code: AuthErrorCode, name: String) {
+        #expect(AuthFailure.name(of: code) == name)
     }
 }

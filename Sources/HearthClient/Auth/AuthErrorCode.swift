@@ -2,9 +2,10 @@ public import Foundation
 
 /// Firebase Auth's error codes, with their raw values: errors reach the app as `NSError` in domain
 /// `FIRAuthErrorDomain` with one of these as the code, so `AuthErrorCode(rawValue: (error as NSError).code)`
-/// names them as in FirebaseAuth. As in FirebaseAuth 12 (an `@objc enum AuthErrorCode: Int` there), it is
-/// not itself an `Error`: `error as? AuthErrorCode` gives nil in both.
-public enum AuthErrorCode: Int, Sendable {
+/// names them as in FirebaseAuth. As in FirebaseAuth 12 (`@objc enum AuthErrorCode: Int, Error` there) the
+/// enum is an `Error` type, but the errors the SDK hands out are those NSErrors, whose domain is not the
+/// enum's: `error as? AuthErrorCode` gives nil in both.
+public enum AuthErrorCode: Int, Error, Sendable {
     case invalidCustomToken = 17000
     case customTokenMismatch = 17002
     case invalidCredential = 17004

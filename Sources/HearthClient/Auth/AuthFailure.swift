@@ -43,6 +43,8 @@ enum AuthFailure {
         "INVALID_PASSWORD": .wrongPassword,
         "INVALID_LOGIN_CREDENTIALS": .invalidCredential,
         "INVALID_IDP_RESPONSE": .invalidCredential,
+        "MISSING_OR_INVALID_NONCE": .missingOrInvalidNonce,
+        "INVALID_PROVIDER_ID": .invalidProviderID,
         "INVALID_PENDING_TOKEN": .invalidCredential,
         "EMAIL_NOT_FOUND": .userNotFound,
         "USER_NOT_FOUND": .userNotFound,
@@ -82,9 +84,32 @@ enum AuthFailure {
         "QUOTA_EXCEEDED": .quotaExceeded,
     ]
 
-    /// `ERROR_` and the code's name in capitals (FirebaseAuth's names; one differs from the pattern).
+    /// The names FirebaseAuth gives that do not follow the pattern of ``name(of:)``: acronyms kept whole,
+    /// shortened names, and two without the `ERROR_` prefix.
+    private static let irregularNames: [AuthErrorCode: String] = [
+        .networkError: "ERROR_NETWORK_REQUEST_FAILED",
+        .invalidAPIKey: "ERROR_INVALID_API_KEY",
+        .invalidProviderID: "ERROR_INVALID_PROVIDER_ID",
+        .tenantIDMismatch: "ERROR_TENANT_ID_MISMATCH",
+        .invalidContinueURI: "ERROR_INVALID_CONTINUE_URI",
+        .missingContinueURI: "ERROR_MISSING_CONTINUE_URI",
+        .missingIosBundleID: "ERROR_MISSING_IOS_BUNDLE_ID",
+        .missingAndroidPackageName: "ERROR_MISSING_ANDROID_PKG_NAME",
+        .malformedJWT: "ERROR_MALFORMED_JWT",
+        .blockingCloudFunctionError: "ERROR_BLOCKING_CLOUD_FUNCTION_RETURNED_ERROR",
+        .missingVerificationID: "ERROR_MISSING_VERIFICATION_ID",
+        .invalidVerificationID: "ERROR_INVALID_VERIFICATION_ID",
+        .invalidClientID: "ERROR_INVALID_CLIENT_ID",
+        .recaptchaSDKNotLinked: "ERROR_RECAPTCHA_SDK_NOT_LINKED",
+        .appVerificationUserInteractionFailure: "ERROR_APP_VERIFICATION_FAILED",
+        .webSignInUserInteractionFailure: "ERROR_WEB_USER_INTERACTION_FAILURE",
+        .missingAppCredential: "MISSING_APP_CREDENTIAL",
+        .invalidAppCredential: "INVALID_APP_CREDENTIAL",
+    ]
+
+    /// `ERROR_` and the code's name in capitals, a `_` before each word (FirebaseAuth's names).
     static func name(of code: AuthErrorCode) -> String {
-        if code == .networkError { return "ERROR_NETWORK_REQUEST_FAILED" }
+        if let irregular = irregularNames[code] { return irregular }
         var name = "ERROR_"
         for character in String(describing: code) {
             if character.isUppercase { name += "_" }
@@ -116,6 +141,13 @@ enum AuthFailure {
         case .userMismatch: "The supplied credentials do not correspond to the previously signed in user."
         case .nullUser: "A null user object was provided as the argument for an operation which requires a non-null user object."
         case .keychainError: "An error occurred when accessing the keychain."
+        case .accountExistsWithDifferentCredential:
+            "An account already exists with the same email address but different sign-in credentials. Sign in using a provider associated with this email address."
+        case .credentialAlreadyInUse: "This credential is already associated with a different user account."
+        case .providerAlreadyLinked: "This user already has an account of this provider type linked."
+        case .noSuchProvider: "This user is not linked to an account of the given provider type."
+        case .missingOrInvalidNonce: "The request has a missing or invalid nonce: the ID token's nonce must be the SHA-256 of the raw nonce sent with it."
+        case .invalidProviderID: "The provider ID is not valid for this operation."
         default: "An internal error has occurred, print and inspect the error details for more information."
         }
     }
