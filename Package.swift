@@ -68,12 +68,13 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", path: "Sources/COpenSSL", providers: [.apt(["libssl-dev"])]),
         /// Small Swift types over libsodium and libcrypto: password hashes, RS256 keys, Firebase scrypt.
         .target(name: "HearthCrypto", dependencies: ["CSodium", "COpenSSL", "HearthCore", "HearthSupport"], swiftSettings: strict),
-        /// Debian's libcurl (SMTP); imported only by HearthMail.
+        /// Debian's libcurl (SMTP, HTTPS); imported only by HearthOutbound.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         /// Email delivery over SMTP (libcurl) for auth's verification and reset links.
-        .target(name: "HearthMail", dependencies: ["CCurl"], swiftSettings: strict),
+        /// What the server sends out: email over SMTP and bounded HTTPS requests (provider keys and user APIs).
+        .target(name: "HearthOutbound", dependencies: ["CCurl"], swiftSettings: strict),
         /// Firebase Auth's accounts, tokens and REST API (no C; SQLite through HearthSQLite).
-        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthCore", "HearthProtocol", "HearthSupport"], swiftSettings: strict),
+        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthCore", "HearthProtocol", "HearthSupport", "HearthOutbound"], swiftSettings: strict),
         /// The accounts of HearthAuth in SQLite (`auth.sqlite`), and the service opened over a data directory.
         .target(name: "HearthAuthSQLite", dependencies: ["HearthAuth", "HearthSQL", "HearthSQLite", "HearthCrypto"], swiftSettings: strict),
         /// The accounts, signing key and sign-in methods of HearthAuth in PostgreSQL, shared by a cluster's
@@ -108,7 +109,7 @@ let package = Package(
             name: "HearthCLI",
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQL", "HearthSQLite", "HearthPostgres", "HearthServer", "HearthTransport",
-                "HearthBolt", "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthMail",
+                "HearthBolt", "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthOutbound",
                 "HearthProtocol",
             ],
             swiftSettings: strict),
@@ -181,7 +182,7 @@ let package = Package(
         .testTarget(
             name: "HearthAuthTests",
             dependencies: [
-                "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthProtocol", "HearthSQL", "HearthSQLite", "HearthPostgres",
+                "HearthAuth", "HearthAuthSQLite", "HearthOutbound", "HearthAuthPostgres", "HearthCrypto", "HearthProtocol", "HearthSQL", "HearthSQLite", "HearthPostgres",
                 "HearthStorage", "HearthTesting",
             ],
             swiftSettings: strict),

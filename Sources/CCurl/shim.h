@@ -1,5 +1,5 @@
-// Debian's libcurl (package libcurl4-openssl-dev), for SMTP delivery of auth emails.
-// Imported only by HearthMail.
+// Debian's libcurl (package libcurl4-openssl-dev): SMTP delivery of auth emails, HTTPS requests to
+// identity providers. Imported only by HearthOutbound.
 #include <curl/curl.h>
 
 // curl_easy_setopt is variadic, which Swift cannot call: one typed wrapper per argument kind.
@@ -18,4 +18,14 @@ static inline CURLcode CCurl_setopt_slist(CURL *curl, CURLoption option, struct 
 typedef size_t (*CCurl_read_callback)(char *buffer, size_t size, size_t count, void *context);
 static inline CURLcode CCurl_setopt_read_function(CURL *curl, CCurl_read_callback callback) {
     return curl_easy_setopt(curl, CURLOPT_READFUNCTION, callback);
+}
+typedef size_t (*CCurl_write_callback)(char *buffer, size_t size, size_t count, void *context);
+static inline CURLcode CCurl_setopt_write_function(CURL *curl, CCurl_write_callback callback) {
+    return curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, callback);
+}
+static inline CURLcode CCurl_setopt_header_function(CURL *curl, CCurl_write_callback callback) {
+    return curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, callback);
+}
+static inline CURLcode CCurl_getinfo_long(CURL *curl, CURLINFO info, long *value) {
+    return curl_easy_getinfo(curl, info, value);
 }

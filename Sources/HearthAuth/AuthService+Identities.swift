@@ -2,8 +2,7 @@ import Foundation
 
 /// Phone numbers and linked providers: attributes of an account that admins set and look accounts up by
 /// (firebase-admin's `phone_number`, `provider_to_link`, `providers_to_delete`, `get_users`). Hearth
-/// sends no SMS and signs in with no identity provider; these only describe the account, as an import
-/// from Firebase carries them.
+/// sends no SMS; linked providers are also what signInWithIdp finds accounts by.
 extension AuthService {
     /// E.164: `+`, a country code that does not start with 0, at most 15 digits in all.
     static func checkedPhoneNumber(_ text: String) throws(AuthError) -> String {
@@ -61,6 +60,7 @@ extension AuthService {
             if let name = provider.displayName { entry["displayName"] = name }
             if let photo = provider.photoUrl { entry["photoUrl"] = photo }
             if let phone = provider.phoneNumber { entry["phoneNumber"] = phone }
+            if let screenName = provider.screenName { entry["screenName"] = screenName }
             entries.append(entry)
         }
         return entries

@@ -32,13 +32,13 @@ extension AuthService {
         "setAccountInfo": "update", "getOobConfirmationCode": "sendOobCode", "resetPassword": "resetPassword",
         "deleteAccount": "delete", "verifyCustomToken": "signInWithCustomToken", "createAuthUri": "createAuthUri",
         "emailLinkSignin": "signInWithEmailLink", "uploadAccount": "batchCreate", "downloadAccount": "batchGet",
+        "verifyAssertion": "signInWithIdp",
     ]
 
     /// Admin APIs of Firebase Auth that Hearth does not have, by the path they use.
     static func unsupportedFeature(_ path: String) -> String? {
         let features = [
-            ("/oauthIdpConfigs", "OIDC provider configurations"), ("/inboundSamlConfigs", "SAML provider configurations"),
-            ("/defaultSupportedIdpConfigs", "identity provider configurations"), ("/tenants", "tenants (multi-tenancy)"),
+            ("/tenants", "tenants (multi-tenancy)"),
             ("/accounts/mfaEnrollment", "multi-factor enrollments"), ("/accounts/mfaSignIn", "multi-factor sign-ins"),
         ]
         guard path.hasPrefix("/identitytoolkit.googleapis.com/v2/") else { return nil }
@@ -88,6 +88,7 @@ extension AuthService {
         }
 
         let isAdmin = try adminCredential(request)
+        if let answered = try providerConfigRoute(path, request, isAdmin: isAdmin) { return answered }
         if path.hasPrefix("/identitytoolkit.googleapis.com/admin/v2/projects/") {
             return try projectConfig(path, request, isAdmin: isAdmin)
         }
@@ -157,6 +158,7 @@ extension AuthService {
         case ("POST", "signInWithCustomToken"): result = try signInWithCustomToken(call)
         case ("POST", "createAuthUri"): result = try createAuthUri(call)
         case ("POST", "signInWithEmailLink"): result = try signInWithEmailLink(call)
+        case ("POST", "signInWithIdp"): result = try signInWithIdp(call)
         case ("POST", "token"): result = try refresh(call)
         case ("GET", "batchGet"), ("POST", "batchGet"): result = try batchGet(call)
         case ("POST", "batchCreate"): result = try batchCreate(call)
@@ -165,9 +167,9 @@ extension AuthService {
         case ("POST", "createSessionCookie"): result = try createSessionCookie(call)
         case ("GET", "passwordPolicy"): result = passwordPolicy
         case ("POST", "revokeToken"):
-            // Revoking a provider's token (Sign in with Apple's, when an app deletes an account) needs the
-            // provider configured with its secret: identity providers are not served yet (docs/auth.md).
-            throw AuthError.invalid("OPERATION_NOT_ALLOWED", "\(call.body.string("providerId") ?? "this provider") is not configured on this server, so it has no token to revoke")
+            // Revoking a provider's token (Sign in with Apple's, when an app deletes an account) means
+            // calling the provider with a client secret Hearth does not make (docs/auth.md, Not supported).
+            throw AuthError.invalid("OPERATION_NOT_ALLOWED", "revoking \(call.body.string("providerId") ?? "a provider")'s tokens is not supported by Hearth")
         default:
             throw operation.isEmpty ? AuthError.notFound : AuthError.notImplemented("\(request.method.rawValue) accounts:\(operation)")
         }

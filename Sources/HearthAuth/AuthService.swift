@@ -1,5 +1,6 @@
 import Foundation
 public import HearthCrypto
+public import HearthOutbound
 public import HearthProtocol
 public import HearthSupport
 import Synchronization
@@ -16,11 +17,10 @@ public struct AuthConfiguration: Sendable {
     /// Email-enumeration protection (docs/auth.md §8.1): on by default, like new Firebase projects.
     public var emailEnumerationProtection = true
     public var allowAnonymousSignUp = true
-    /// Where the sign-in methods switched on and off at runtime are kept (``SignInMethods``): a storage
-    /// of its own (PostgreSQL's, for a cluster), else the file at `signInMethodsFile`; with neither, they
+    /// Where the settings an admin changes at runtime are kept (``AuthSettingName``: sign-in methods,
+    /// identity providers): files in the data directory, or PostgreSQL for a cluster; without one they
     /// are kept in memory.
-    public var signInMethodsStorage: (any SignInMethodsStorage)?
-    public var signInMethodsFile: String?
+    public var settingsStorage: (any AuthSettingsStorage)?
     /// Per client IP, sign-up and sign-in attempts together (only when the transport reports the address).
     public var attemptsPerIP = RateLimiter.Rule(capacity: 100, perSecond: 5)
     /// New accounts per client IP: Firebase's documented 100 per hour.
@@ -44,6 +44,14 @@ public struct AuthConfiguration: Sendable {
     /// Milliseconds a PASSWORD_RESET, EMAIL_SIGNIN or VERIFY_AND_CHANGE_EMAIL code stays valid.
     public var passwordResetLifetime: Int64 = 3_600_000
     public var verifyEmailLifetime: Int64 = 72 * 3_600_000
+    /// How the server asks identity providers (keys, user APIs): libcurl, bounded by ServerLimits'
+    /// provider limits. Tests may put another here.
+    public var fetcher: any HTTPFetching = HTTPFetcher(
+        limits: OutboundLimits(
+            connectSeconds: ServerLimits.providerFetchConnectSeconds, totalSeconds: ServerLimits.providerFetchTotalSeconds,
+            responseBytesMax: ServerLimits.providerResponseBytesMax))
+    /// Where the built-in providers' keys and APIs are (the real ones unless an admin says otherwise).
+    public var providerEndpoints = ProviderEndpoints()
     /// Delivers verification and reset emails (SMTP in `hearth serve`); called on a background queue.
     /// Without it, codes only reach the outbox (`/emulator/v1/projects/{p}/oobCodes`).
     public var deliverEmail: (@Sendable (OutgoingEmail) -> Void)?
@@ -89,10 +97,15 @@ public final class AuthService: Sendable {
     /// A hash checked for unknown emails so that their sign-in takes as long as a real one.
     let dummyHash: String
     let enumerationProtection: Mutex<Bool>
-    /// Which sign-ins are allowed, and when they were last read from `signInMethodsStorage`; changed by an
-    /// admin at runtime.
-    let signInMethodsState: Mutex<(methods: SignInMethods, readAt: ContinuousClock.Instant)>
-    let signInMethodsStorage: (any SignInMethodsStorage)?
+    /// Which sign-ins are allowed; changed by an admin at runtime.
+    let signInMethodsSetting: SharedSetting<SignInMethods>
+    /// The identity providers configured (``IdentityProviderConfigs``); changed by an admin at runtime.
+    let identityProvidersSetting: SharedSetting<IdentityProviderConfigs>
+    /// Providers' published keys, and OpenID providers' discovery documents, by URL.
+    let providerKeys: ProviderDocuments<JSONWebKeySet>
+    let providerDiscovery: ProviderDocuments<OIDCDiscovery>
+    /// Provider tokens bound to a nonce that already signed in.
+    let usedNonceTokens = UsedNonceTokens()
     /// Emails being handed to `configuration.deliverEmail`, off the caller's thread; ``close()`` waits for them.
     let deliveries = DispatchGroup()
     /// Seconds of the last pruning of old revoked refresh tokens (rotation leaves one row per refresh).
@@ -119,9 +132,16 @@ public final class AuthService: Sendable {
         hashingSlots = DispatchSemaphore(value: max(1, ProcessInfo.processInfo.activeProcessorCount))
         dummyHash = try configuration.passwordHasher.hash(Base64URL.encode(SecureRandom.bytes(16)))
         enumerationProtection = Mutex(configuration.emailEnumerationProtection)
-        signInMethodsStorage = configuration.signInMethodsStorage ?? configuration.signInMethodsFile.map(SignInMethodsFile.init)
-        let stored = try signInMethodsStorage?.load()
-        signInMethodsState = Mutex((stored ?? SignInMethods(anonymous: configuration.allowAnonymousSignUp), .now))
+        signInMethodsSetting = try SharedSetting(
+            .signInMethods, storage: configuration.settingsStorage, fallback: SignInMethods(anonymous: configuration.allowAnonymousSignUp),
+            decode: SignInMethods.init(storedJSON:), encode: \.storedJSON)
+        identityProvidersSetting = try SharedSetting(
+            .identityProviders, storage: configuration.settingsStorage, fallback: IdentityProviderConfigs(),
+            decode: IdentityProviderConfigs.init(storedJSON:), encode: \.storedJSON)
+        // On the service's clock, so tests can move time past a cache's lifetime.
+        let seconds: @Sendable () -> Double = { Double(clock()) / 1000 }
+        providerKeys = ProviderDocuments(fetcher: configuration.fetcher, clock: seconds) { bytes in try JSONWebKeySet(json: bytes) }
+        providerDiscovery = ProviderDocuments(fetcher: configuration.fetcher, clock: seconds) { bytes in try OIDCDiscovery(json: bytes) }
     }
 
     /// How long ``close()`` waits for emails still being sent.

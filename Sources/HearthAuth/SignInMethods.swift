@@ -3,8 +3,9 @@ import HearthProtocol
 
 /// Which ways of signing in a project allows (the console's Authentication page; Firebase's
 /// `admin/v2/projects/{project}/config` `signIn`): email and password, passwordless email links, and
-/// anonymous accounts. Admin calls are never refused by them. Kept by a ``SignInMethodsStorage``: a small
-/// JSON file in the data directory by default (``SignInMethodsFile``), a row in PostgreSQL for a cluster.
+/// anonymous accounts. Admin calls are never refused by them. Kept as the setting `sign_in_methods`
+/// (``AuthSettingsStorage``): a small JSON file in the data directory by default, a row in PostgreSQL for
+/// a cluster.
 public struct SignInMethods: Equatable, Sendable {
     public var emailPassword = true
     public var emailLink = true
@@ -56,35 +57,6 @@ public struct SignInMethods: Equatable, Sendable {
     }
 }
 
-/// Where ``SignInMethods`` are kept between restarts and, for a cluster, shared by its nodes: an
-/// ``AuthService`` reads them at start, re-reads them at most once a second (so a change made on another
-/// node is seen within that), and saves an admin's change.
-public protocol SignInMethodsStorage: Sendable {
-    /// The saved methods; nil when none were ever saved (the service then uses its defaults).
-    func load() throws -> SignInMethods?
-    func save(_ methods: SignInMethods) throws
-}
-
-/// The methods in a JSON file (`<data>/auth-sign-in-methods.json`), written through a temporary file and
-/// owner-only. A file that is missing or does not parse loads as nil (the defaults).
-public struct SignInMethodsFile: SignInMethodsStorage {
-    public let path: String
-
-    public init(path: String) { self.path = path }
-
-    public func load() throws -> SignInMethods? {
-        FileManager.default.contents(atPath: path).flatMap { SignInMethods(storedJSON: String(decoding: $0, as: UTF8.self)) }
-    }
-
-    public func save(_ methods: SignInMethods) throws {
-        let partial = path + ".partial"
-        try? FileManager.default.removeItem(atPath: partial)
-        guard FileManager.default.createFile(atPath: partial, contents: Data(methods.storedJSON.utf8), attributes: [.posixPermissions: 0o600]),
-            rename(partial, path) == 0
-        else { throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path]) }
-    }
-}
-
 extension AuthService {
     /// `GET|PATCH /identitytoolkit.googleapis.com/admin/v2/projects/{project}/config`: admin only.
     func projectConfig(_ path: String, _ request: HTTPRequest, isAdmin: Bool) throws -> HTTPResponse {
@@ -98,31 +70,16 @@ extension AuthService {
             return .json(200, signInMethods.config)
         case .patch:
             let body = try RequestBody(bytes: request.body, form: false)
-            // Applied to what is stored now, which another node may have changed since it was last read.
-            var changed = try signInMethodsStorage.flatMap { try $0.load() } ?? signInMethods
-            changed.apply(body.fields)
-            try signInMethodsStorage?.save(changed)
-            signInMethodsState.withLock { $0 = (changed, .now) }
+            let changed = try signInMethodsSetting.update { methods in
+                methods.apply(body.fields)
+                return methods
+            }
             return .json(200, changed.config)
         default:
             throw AuthError.notFound
         }
     }
 
-    /// The methods in force: re-read from the storage at most once a second, by one caller while the others
-    /// go on with what was last read (also when the storage cannot be read: the last known methods stay).
-    var signInMethods: SignInMethods {
-        let (methods, due) = signInMethodsState.withLock { state -> (SignInMethods, Bool) in
-            guard signInMethodsStorage != nil, ContinuousClock.now - state.readAt >= Self.signInMethodsRereadInterval else {
-                return (state.methods, false)
-            }
-            state.readAt = .now
-            return (state.methods, true)
-        }
-        guard due, let storage = signInMethodsStorage, let stored = try? storage.load() else { return methods }
-        signInMethodsState.withLock { $0.methods = stored }
-        return stored
-    }
-
-    static let signInMethodsRereadInterval: Duration = .seconds(1)
+    /// The methods in force (re-read from the storage at most once a second, ``SharedSetting``).
+    var signInMethods: SignInMethods { signInMethodsSetting.value }
 }

@@ -56,10 +56,18 @@ public struct UserRecord: Codable, Sendable, Equatable {
     /// Whether the account has the `password` provider: a password, or sign-in by emailed link.
     var hasPasswordProvider: Bool { email != nil && (password != nil || usesEmailLink == true) }
 
-    /// Sign-in methods for createAuthUri: `password`, and `emailLink` for an address without a password.
+    /// Sign-in methods for createAuthUri: `password`, or `emailLink` for an address without a password
+    /// (unless the account came from a provider and never used a link), then each linked provider.
     var signInMethods: [String] {
-        if password != nil { return ["password"] }
-        return email != nil ? ["emailLink"] : []
+        var methods: [String] = []
+        let providers = (linkedProviders ?? []).map(\.providerId)
+        if password != nil {
+            methods.append("password")
+        } else if email != nil && (usesEmailLink == true || providers.isEmpty) {
+            methods.append("emailLink")
+        }
+        for provider in providers where !methods.contains(provider) { methods.append(provider) }
+        return methods
     }
 }
 
@@ -71,6 +79,8 @@ public struct LinkedProvider: Codable, Sendable, Equatable {
     public var displayName: String?
     public var photoUrl: String?
     public var phoneNumber: String?
+    /// The user's handle at the provider (GitHub's login).
+    public var screenName: String?
 
     public init(providerId: String, rawId: String) {
         self.providerId = providerId

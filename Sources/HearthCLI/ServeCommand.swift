@@ -2,7 +2,7 @@ import Foundation
 import HearthAuth
 import HearthAuthPostgres
 import HearthAuthSQLite
-import HearthMail
+import HearthOutbound
 import HearthProtocol
 import HearthServer
 import HearthSQL

@@ -82,6 +82,20 @@ public final class RSAPublicKey: @unchecked Sendable {  // immutable EVP_PKEY; t
     private let pool = ContextPool()
 
     fileprivate init(sharing pkey: OpaquePointer) { self.pkey = pkey }
+
+    /// The key with modulus `n` and exponent `e` (big-endian, as a JWK's `n` and `e` decode), for
+    /// verifying an identity provider's RS256 tokens. Refuses moduli under 2048 bits: a provider's
+    /// keys are at least that, and a short one could be factored.
+    public init(modulus: [UInt8], exponent: [UInt8]) throws {
+        let significant = modulus.drop(while: { $0 == 0 })
+        guard significant.count >= 256, significant.count <= 1024, !exponent.isEmpty, exponent.count <= 8 else {
+            throw CryptoError("an RSA public key of \(significant.count * 8) bits (2048 to 8192 are accepted)")
+        }
+        guard let key = PublicKeyBuilder.build(
+            type: "RSA", [.bignum(OSSL_PKEY_PARAM_RSA_N, Array(significant)), .bignum(OSSL_PKEY_PARAM_RSA_E, exponent)])
+        else { throw CryptoError("building an RSA public key from n and e") }
+        pkey = key
+    }
     deinit {
         for context in pool.drain() { EVP_PKEY_CTX_free(context) }
         EVP_PKEY_free(pkey)

@@ -73,4 +73,39 @@ public enum ServerLimits {
     /// Long-poll segments a session keeps waiting for the rest of their message: the JS SDK cuts a
     /// message into segments of about 1,800 characters, so this holds any message it can send.
     public static let longPollSegmentsPendingMax = 10_000
+
+    // MARK: Identity providers (signInWithIdp)
+
+    /// Longest ID or access token a client may present for a provider: real ones are 1–2 KiB.
+    public static let providerTokenBytesMax = 16 * 1024
+
+    /// Keys read from one JWKS document (Google and Apple publish 2–3; the rest are ignored).
+    public static let providerKeysPerSetMax = 50
+
+    /// Every request to a provider (discovery, keys, user APIs): connect within, answer within, and
+    /// no more than this many bytes, so a provider that hangs or floods costs one auth thread a bounded
+    /// time and memory.
+    public static let providerFetchConnectSeconds = 3
+    public static let providerFetchTotalSeconds = 5
+    public static let providerResponseBytesMax = 1 << 20
+
+    /// How long fetched keys and discovery documents are kept when the provider's `Cache-Control`
+    /// says nothing (or more than the maximum, or less than the minimum).
+    public static let providerKeysMaxAgeDefaultSeconds = 3_600
+    public static let providerKeysMaxAgeMinSeconds = 60
+    public static let providerKeysMaxAgeMaxSeconds = 86_400
+
+    /// A token naming a key the cached set lacks makes the keys be fetched again, at most this often per
+    /// provider (a stream of made-up `kid`s must not become a stream of requests).
+    public static let providerKeysRefetchIntervalSeconds = 30
+
+    /// After a failed fetch, sign-ins with that provider fail at once for this long instead of each
+    /// waiting out the provider's timeout again.
+    public static let providerFetchFailureBackoffSeconds = 10
+
+    /// Clock skew allowed on a provider token's `exp` and `iat` (Google's own libraries allow 300 s).
+    public static let providerTokenClockSkewSeconds = 300
+
+    /// Provider configurations a project may hold (`oauthIdpConfigs` and `inboundSamlConfigs` together).
+    public static let providerConfigsMax = 100
 }

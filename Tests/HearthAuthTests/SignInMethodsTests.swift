@@ -14,8 +14,9 @@ import Testing
     }
 
     @Test func methodsSwitchedOffRefuseUsersButNotTheAdmin() throws {
-        let file = temporaryPath("methods.json")
-        let harness = try Harness { $0.signInMethodsFile = file }
+        let directory = temporaryPath("settings")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let harness = try Harness { $0.settingsStorage = AuthSettingsDirectory(directory: directory) }
         #expect(harness.client("signUp", ["email": "a@example.com", "password": "secret123"]).status == 200)
         #expect(patch(harness, ["signIn": ["email": ["enabled": false]]], admin: false).status == 401)
         let off = patch(harness, ["signIn": ["email": ["enabled": false], "anonymous": ["enabled": false]]])
@@ -36,7 +37,7 @@ import Testing
         #expect(created.status == 200)
 
         // Kept across a restart, and turned back on piece by piece.
-        let reopened = try Harness { $0.signInMethodsFile = file }
+        let reopened = try Harness { $0.settingsStorage = AuthSettingsDirectory(directory: directory) }
         #expect(reopened.client("signUp", [:]).status == 400)
         #expect(patch(reopened, ["signIn": ["email": ["enabled": true, "passwordRequired": true]]]).status == 200)
         #expect(reopened.client("signInWithPassword", ["email": "x@example.com", "password": "secret123"]).json["error"] != nil)

@@ -126,11 +126,15 @@ def test_link_domains_must_be_authorized(app):
 
 
 def test_what_hearth_does_not_do_is_said_plainly(app, hearth_server):
-    for path in ["oauthIdpConfigs?oauthIdpConfigId=oidc.x", "inboundSamlConfigs?inboundSamlConfigId=saml.x", "tenants"]:
+    for path in ["tenants", "accounts/mfaEnrollment:start"]:
         response = requests.post(
             f"{hearth_server.url}/identitytoolkit.googleapis.com/v2/projects/demo-test/{path}",
             json={}, headers={"Authorization": "Bearer owner"}, timeout=10)
         assert response.status_code == 400
         assert "not supported by Hearth" in response.json()["error"]["message"]
-    with pytest.raises(exceptions.FirebaseError, match="not supported by Hearth"):
-        auth.create_oidc_provider_config("oidc.x", client_id="c", issuer="https://issuer.example.com", app=app)
+    # SAML configurations are kept, but signing in with one is refused in so many words.
+    response = requests.post(
+        f"{hearth_server.url}/identitytoolkit.googleapis.com/v1/accounts:signInWithIdp?key=k",
+        json={"requestUri": "http://localhost", "postBody": "providerId=saml.corp&id_token={\"sub\":\"a\"}"}, timeout=10)
+    assert response.status_code == 400
+    assert "SAML sign-in is not supported by Hearth" in response.json()["error"]["message"]

@@ -30,11 +30,6 @@ public struct MailError: Error, CustomStringConvertible, Sendable {
 public struct SMTPMailer: Sendable {
     public let configuration: SMTPConfiguration
 
-    private static let ready: Bool = {
-        precondition(curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK, "libcurl could not initialise")
-        return true
-    }()
-
     public init(configuration: SMTPConfiguration) {
         self.configuration = configuration
     }
@@ -63,7 +58,7 @@ public struct SMTPMailer: Sendable {
 
     /// Sends one message to `to`; blocks until the server accepted it or the exchange failed.
     public func send(to: String, subject: String, body: String) throws(MailError) {
-        _ = Self.ready
+        _ = CurlGlobal.ready
         guard let curl = curl_easy_init() else { throw MailError(description: "curl_easy_init failed") }
         defer { curl_easy_cleanup(curl) }
         let payload = Payload(Self.message(from: configuration.from, to: to, subject: subject, body: body))
