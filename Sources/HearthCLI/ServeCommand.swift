@@ -43,6 +43,9 @@ struct ServeSettings: Equatable {
     /// With `--storage`: how long a node's lease lasts; a dead node's onDisconnect operations run on
     /// another within about 1.25 × this.
     var leaseSeconds = 20
+    /// Where the built-in identity providers' keys and APIs are (`--provider-endpoints FILE`): the real
+    /// services unless an admin points them elsewhere.
+    var providerEndpoints = ProviderEndpoints()
 
     /// The host name, else `hearth`.
     static var defaultNode: String {
@@ -76,6 +79,8 @@ struct ServeSettings: Equatable {
         ("--node", "HEARTH_NODE", "node", "This node's name in a cluster, said by /.info/node.json and /metrics (default: the host name)"),
         ("--cluster-lease-seconds", "HEARTH_CLUSTER_LEASE_SECONDS", "cluster-lease-seconds",
          "With --storage: a node's lease; a dead node's onDisconnect operations run elsewhere within ~1.25x this (default 20)"),
+        ("--provider-endpoints", "HEARTH_PROVIDER_ENDPOINTS", "provider-endpoints",
+         "JSON file pointing Google's, Apple's, GitHub's or Facebook's keys and APIs elsewhere (local providers, mirrors); see docs/auth.md"),
     ]
 
     var defaultNamespace: String { project + "-default-rtdb" }
@@ -191,6 +196,14 @@ struct ServeSettings: Equatable {
         settings.smtpPassword = values["smtp-password"]
         settings.smtpFrom = values["smtp-from"]
         settings.publicDirectory = values["public"]
+        if let path = values["provider-endpoints"] {
+            guard let text = readFile(path) else { throw .usage("cannot read the provider endpoints file \(path)") }
+            do {
+                settings.providerEndpoints = try ProviderEndpoints(overridingWith: Array(text.utf8))
+            } catch {
+                throw .usage("\(path): \(error)")
+            }
+        }
         if settings.smtpURL != nil && settings.smtpFrom == nil { throw .usage("--smtp-url needs --smtp-from") }
         if let proxies = values["trusted-proxies"] {
             settings.trustedProxies = proxies.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
@@ -302,6 +315,7 @@ extension HearthCommand {
         authConfiguration.publicURL = settings.publicURL
         authConfiguration.authorizedDomains += settings.authorizedDomains
         authConfiguration.trustedProxies = TrustedProxies(settings.trustedProxies)
+        authConfiguration.providerEndpoints = settings.providerEndpoints
         if let url = settings.smtpURL, let from = settings.smtpFrom {
             let mailer = SMTPMailer(configuration: SMTPConfiguration(
                 url: url, username: settings.smtpUser, password: settings.smtpPassword, from: from))
