@@ -136,7 +136,10 @@ let package = Package(
         /// The fuzz targets (docs/fuzzing.md): run by libFuzzer from Fuzz/, and over the saved corpus by HearthFuzzingTests.
         .target(
             name: "HearthFuzzing",
-            dependencies: ["HearthCore", "HearthProtocol", "HearthServer", "HearthStorage", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthRules", "HearthBolt", "HearthTesting"],
+            dependencies: [
+                "HearthCore", "HearthProtocol", "HearthServer", "HearthStorage", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthOutbound",
+                "HearthRules", "HearthBolt", "HearthTesting",
+            ],
             swiftSettings: strict),
         .executableTarget(
             name: "HearthBenchmarks",

@@ -88,8 +88,13 @@ public final class RSAPublicKey: @unchecked Sendable {  // immutable EVP_PKEY; t
     /// keys are at least that, and a short one could be factored.
     public init(modulus: [UInt8], exponent: [UInt8]) throws {
         let significant = modulus.drop(while: { $0 == 0 })
-        guard significant.count >= 256, significant.count <= 1024, !exponent.isEmpty, exponent.count <= 8 else {
+        guard significant.count >= 256, significant.count <= 1024 else {
             throw CryptoError("an RSA public key of \(significant.count * 8) bits (2048 to 8192 are accepted)")
+        }
+        // An exponent of 1 would make any padded digest its own signature: odd, at least 3, at most 2^64.
+        let e = exponent.drop(while: { $0 == 0 })
+        guard !e.isEmpty, e.count <= 8, e.last! & 1 == 1, e.count > 1 || e.first! >= 3 else {
+            throw CryptoError("an RSA public exponent that is not odd and at least 3")
         }
         guard let key = PublicKeyBuilder.build(
             type: "RSA", [.bignum(OSSL_PKEY_PARAM_RSA_N, Array(significant)), .bignum(OSSL_PKEY_PARAM_RSA_E, exponent)])

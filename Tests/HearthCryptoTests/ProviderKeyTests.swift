@@ -47,3 +47,11 @@ import Testing
         #expect(throws: CryptoError.self) { try ECPublicKey(x: Array(x.prefix(31)), y: y) }
     }
 }
+
+@Test func rsaExponentsThatMakeSignaturesForgeableAreRefused() throws {
+    let modulus = try RSAPrivateKey.generate(bits: 2048).publicKey.modulus
+    for exponent: [UInt8] in [[1], [0, 1], [2], [0x01, 0x00]] {
+        #expect(throws: CryptoError.self) { try RSAPublicKey(modulus: modulus, exponent: exponent) }
+    }
+    #expect(throws: Never.self) { try RSAPublicKey(modulus: modulus, exponent: [3]) }
+}
