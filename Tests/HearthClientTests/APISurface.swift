@@ -324,3 +324,32 @@ final class AuthCompileTest {
     for await user in auth.authStateChanges { _ = user?.uid }
   }
 }
+
+// FirebaseAuth's identity-provider credentials, as FirebaseAuth 12's SwiftAPI.swift spells them.
+final class ProviderCompileTest {
+  func credentials(auth: Auth, user: User, idToken: String, accessToken: String, nonce: String) async throws {
+    let google: AuthCredential = GoogleAuthProvider.credential(withIDToken: idToken, accessToken: accessToken)
+    let _: String = GoogleAuthProvider.id
+    let _: AuthCredential = FacebookAuthProvider.credential(withAccessToken: accessToken)
+    let _: AuthCredential = GitHubAuthProvider.credential(withToken: accessToken)
+    let _: AuthCredential = TwitterAuthProvider.credential(withToken: accessToken, secret: "s")
+    let _: OAuthCredential = OAuthProvider.credential(providerID: .apple, idToken: idToken)
+    let _: OAuthCredential = OAuthProvider.credential(providerID: AuthProviderID.custom("oidc.x"), idToken: idToken, accessToken: accessToken)
+    let _: OAuthCredential = OAuthProvider.credential(providerID: .gitHub, accessToken: accessToken)
+    let _: OAuthCredential = OAuthProvider.credential(providerID: .apple, idToken: idToken, rawNonce: nonce)
+    let apple: OAuthCredential = OAuthProvider.appleCredential(withIDToken: idToken, rawNonce: nonce, fullName: PersonNameComponents())
+    let _: (String?, String?, String?) = (apple.idToken, apple.accessToken, apple.secret)
+    let _: OAuthProvider = OAuthProvider(providerID: "oidc.x", auth: auth)
+    let _: OAuthProvider = OAuthProvider.provider(providerID: AuthProviderID.google, auth: auth)
+    let _: String = AuthProviderID.google.rawValue
+    let result: AuthDataResult = try await auth.signIn(with: google)
+    let _: OAuthCredential? = result.credential
+    let _: [String: Any]? = result.additionalUserInfo?.profile
+    let _: String? = result.additionalUserInfo?.username
+    try await user.link(with: apple)
+    try await user.reauthenticate(with: google)
+    try await user.unlink(fromProvider: GoogleAuthProvider.id)
+    auth.signIn(with: google) { result, error in _ = (result?.credential, error) }
+    user.link(with: apple) { _, _ in }
+  }
+}

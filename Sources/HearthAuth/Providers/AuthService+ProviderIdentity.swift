@@ -61,14 +61,17 @@ extension AuthService {
         expectations.requiresHashedNonce = true
         let claims = try verifiedClaims(idToken, keysURL: endpoints.appleKeys, expectations: expectations, rawNonce: credential.nonce)
         var identity = try identity(claims, credential)
-        // Apple sends the user's name to the device once, at the first sign-in; the app passes it on.
-        if let name = credential.appleName {
-            let full = [name.first, name.last].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
-            if !full.isEmpty { identity.displayName = full }
-            identity.firstName = name.first
-            identity.lastName = name.last
-        }
+        Self.takeAppleName(credential, into: &identity)
         return identity
+    }
+
+    /// Apple sends the user's name to the device once, at the first sign-in; the app passes it on.
+    private static func takeAppleName(_ credential: IdpCredential, into identity: inout ProviderIdentity) {
+        guard let name = credential.appleName else { return }
+        let full = [name.first, name.last].compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: " ")
+        if !full.isEmpty { identity.displayName = full }
+        identity.firstName = name.first
+        identity.lastName = name.last
     }
 
     private func oidcIdentity(_ credential: IdpCredential, _ config: OIDCProviderConfig) throws(AuthError) -> ProviderIdentity {
@@ -219,10 +222,11 @@ extension AuthService {
                 claims = CompactJWT.segment(token, 1).flatMap(JSONText.object)
             }
             guard let claims else { continue }
-            guard let identity = ProviderIdentity.fromClaims(
+            guard var identity = ProviderIdentity.fromClaims(
                 claims, providerId: credential.providerId, idToken: credential.idToken,
                 accessToken: credential.accessToken ?? "FirebaseAuthEmulatorFakeAccessToken_\(credential.providerId)")
             else { throw AuthError.invalid("INVALID_IDP_RESPONSE", "Invalid Idp Response: id_token missing required fields: \"sub\" (a string)") }
+            if credential.providerId == "apple.com" { Self.takeAppleName(credential, into: &identity) }
             return identity
         }
         if credential.idToken != nil {

@@ -117,6 +117,10 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a lock
     @discardableResult
     public func signIn(with credential: AuthCredential) async throws -> AuthDataResult {
         try Self.checkInput(credential, creating: false)
+        if let credential = credential as? OAuthCredential {
+            let answer = try await identityProviderAnswer(credential)
+            return AuthDataResult(user: try await signedIn(try AuthBackend.grant(from: answer)), identityProviderAnswer: answer)
+        }
         let grant = try await signInGrant(with: credential)
         return AuthDataResult(user: try await signedIn(grant), providerID: credential.provider, isNewUser: false)
     }
@@ -273,6 +277,10 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a lock
         case .emailLink(let email, let link):
             if email.isEmpty { throw AuthFailure.error(.missingEmail) }
             if EmailLink.code(in: link) == nil { throw AuthFailure.error(.invalidActionCode) }
+        case .identityProvider:
+            guard let credential = credential as? OAuthCredential, credential.idToken != nil || credential.accessToken != nil else {
+                throw AuthFailure.error(.invalidCredential, detail: "The credential has neither an ID token nor an access token.")
+            }
         }
     }
 
@@ -286,6 +294,9 @@ open class Auth: NSObject, @unchecked Sendable {  // state behind a lock
             guard let code = EmailLink.code(in: link) else { throw AuthFailure.error(.invalidActionCode) }
             let answer = try await backend.call("signInWithEmailLink", ["email": email, "oobCode": code, "returnSecureToken": true])
             return try AuthBackend.grant(from: answer)
+        case .identityProvider:
+            guard let credential = credential as? OAuthCredential else { throw AuthFailure.error(.invalidCredential) }
+            return try AuthBackend.grant(from: try await identityProviderAnswer(credential))
         }
     }
 

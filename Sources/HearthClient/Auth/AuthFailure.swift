@@ -14,6 +14,15 @@ enum AuthFailure {
         return NSError(domain: AuthErrors.domain, code: code.rawValue, userInfo: info)
     }
 
+    /// `error` with what the app needs to recover from it: the address in use and the provider's
+    /// credential (FirebaseAuth's `userInfoEmailKey` and `userInfoUpdatedCredentialKey`).
+    static func recoverable(_ error: NSError, email: String?, credential: OAuthCredential?) -> NSError {
+        var info = error.userInfo
+        if let email { info[AuthErrors.userInfoEmailKey] = email }
+        if let credential { info[AuthErrors.userInfoUpdatedCredentialKey] = credential }
+        return NSError(domain: error.domain, code: error.code, userInfo: info)
+    }
+
     /// The error for a message in Google's error envelope (`{"error":{"message":"EMAIL_EXISTS"}}`):
     /// `CODE` or `CODE : detail`, mapped as FirebaseAuth maps them.
     static func server(message: String) -> NSError {

@@ -4,25 +4,45 @@ public import Foundation
 open class AuthDataResult: NSObject, @unchecked Sendable {  // immutable
     public let user: User
     public let additionalUserInfo: AdditionalUserInfo?
-    /// Only OAuth sign-ins have one.
-    public let credential: AuthCredential? = nil
+    /// The identity provider's credential, for a sign-in with one (to call the provider's APIs).
+    public let credential: OAuthCredential?
 
     init(user: User, providerID: String, isNewUser: Bool) {
         self.user = user
         additionalUserInfo = AdditionalUserInfo(providerID: providerID, isNewUser: isNewUser)
+        credential = nil
+    }
+
+    /// From an `accounts:signInWithIdp` answer: the provider's profile and credential with the user.
+    init(user: User, identityProviderAnswer answer: [String: Any]) {
+        self.user = user
+        additionalUserInfo = AdditionalUserInfo(answer: answer)
+        credential = OAuthCredential.fromAnswer(answer)
     }
 }
 
 open class AdditionalUserInfo: NSObject, @unchecked Sendable {  // immutable
     public let providerID: String
-    public let profile: [String: Any]? = nil
-    public let username: String? = nil
+    /// What the provider said of the user (its ID token's claims, or its user API's answer).
+    public let profile: [String: Any]?
+    /// The user's handle at the provider (GitHub's login).
+    public let username: String?
     public let isNewUser: Bool
     public func newUser() -> Bool { isNewUser }
 
     init(providerID: String, isNewUser: Bool) {
         self.providerID = providerID
         self.isNewUser = isNewUser
+        profile = nil
+        username = nil
+    }
+
+    init(answer: [String: Any]) {
+        providerID = answer["providerId"] as? String ?? ""
+        isNewUser = answer["isNewUser"] as? Bool ?? false
+        let raw = (answer["rawUserInfo"] as? String).flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } as? [String: Any]
+        profile = raw
+        username = (answer["screenName"] as? String) ?? (providerID == "github.com" ? raw?["login"] as? String : nil)
     }
 }
 
@@ -32,6 +52,8 @@ open class AuthCredential: NSObject, @unchecked Sendable {  // immutable
         case password(email: String, password: String)
         /// An emailed sign-in link (`EmailAuthProvider.credential(withEmail:link:)`).
         case emailLink(email: String, link: String)
+        /// An identity provider's tokens: the credential is an ``OAuthCredential``.
+        case identityProvider
     }
 
     public let provider: String

@@ -12,6 +12,9 @@ struct StoredUser: Codable, Equatable, Sendable {
     var isAnonymous: Bool
     /// The sign-in providers linked to the account (`password`); empty for an anonymous one.
     var providers: [String]
+    /// Each provider's record of the user, as `accounts:lookup` gives it (nil in users saved by older
+    /// versions, until the next lookup).
+    var providerInfo: [StoredProviderInfo]?
     var createdAt: Date?
     var lastSignInAt: Date?
     var idToken: String
@@ -39,6 +42,7 @@ struct StoredUser: Codable, Equatable, Sendable {
         if let verified = account["emailVerified"] as? Bool { emailVerified = verified }
         if let infos = account["providerUserInfo"] as? [[String: Any]] {
             providers = infos.compactMap { $0["providerId"] as? String }
+            providerInfo = infos.compactMap(StoredProviderInfo.init(entry:))
         } else if email != nil, account["passwordHash"] != nil || account["passwordUpdatedAt"] != nil {
             providers = ["password"]
         }
@@ -57,6 +61,29 @@ struct StoredUser: Codable, Equatable, Sendable {
     private static func date(milliseconds value: Any?) -> Date? {
         guard let text = value as? String, let milliseconds = Double(text) else { return nil }
         return Date(timeIntervalSince1970: milliseconds / 1000)
+    }
+}
+
+/// One provider's record of the user (a `providerUserInfo` entry).
+struct StoredProviderInfo: Codable, Equatable, Sendable {
+    var providerID: String
+    /// The user's id at the provider: `federatedId` as FirebaseAuth reads it, else `rawId`.
+    var uid: String
+    var displayName: String?
+    var photoURL: String?
+    var email: String?
+    var phoneNumber: String?
+
+    init?(entry: [String: Any]) {
+        guard let provider = entry["providerId"] as? String,
+            let uid = (entry["federatedId"] as? String) ?? (entry["rawId"] as? String) ?? (entry["phoneNumber"] as? String)
+        else { return nil }
+        providerID = provider
+        self.uid = uid
+        displayName = entry["displayName"] as? String
+        photoURL = entry["photoUrl"] as? String
+        email = entry["email"] as? String
+        phoneNumber = entry["phoneNumber"] as? String
     }
 }
 

@@ -29,14 +29,15 @@ final class ProviderUserInfo: NSObject, UserInfo, @unchecked Sendable {  // immu
     let displayName: String?
     let photoURL: URL?
     let email: String?
-    let phoneNumber: String? = nil
+    let phoneNumber: String?
 
-    init(providerID: String, uid: String, displayName: String?, photoURL: URL?, email: String?) {
+    init(providerID: String, uid: String, displayName: String?, photoURL: URL?, email: String?, phoneNumber: String?) {
         self.providerID = providerID
         self.uid = uid
         self.displayName = displayName
         self.photoURL = photoURL
         self.email = email
+        self.phoneNumber = phoneNumber
     }
 }
 
@@ -59,7 +60,7 @@ open class User: NSObject, UserInfo, @unchecked Sendable {  // state behind a lo
     // MARK: Profile
 
     public var uid: String { stored.uid }
-    public var providerID: String { "firebase" }
+    public var providerID: String { "Firebase" }
     public var email: String? { stored.email }
     public var displayName: String? { stored.displayName }
     public var photoURL: URL? { stored.photoURL.flatMap(URL.init(string:)) }
@@ -71,12 +72,20 @@ open class User: NSObject, UserInfo, @unchecked Sendable {  // state behind a lo
     public var refreshToken: String? { stored.refreshToken }
     public var tenantID: String? { nil }
     public var metadata: UserMetadata { UserMetadata(lastSignInDate: stored.lastSignInAt, creationDate: stored.createdAt) }
+    /// Each provider's own record of the user (its id there, and the name, photo and address it gave).
     public var providerData: [any UserInfo] {
         let user = stored
+        if let infos = user.providerInfo {
+            return infos.map {
+                ProviderUserInfo(
+                    providerID: $0.providerID, uid: $0.uid, displayName: $0.displayName, photoURL: $0.photoURL.flatMap(URL.init(string:)),
+                    email: $0.email, phoneNumber: $0.phoneNumber)
+            }
+        }
         return user.providers.map {
             ProviderUserInfo(
                 providerID: $0, uid: $0 == "password" ? (user.email ?? user.uid) : user.uid, displayName: user.displayName,
-                photoURL: user.photoURL.flatMap(URL.init(string:)), email: user.email)
+                photoURL: user.photoURL.flatMap(URL.init(string:)), email: user.email, phoneNumber: nil)
         }
     }
 
@@ -211,28 +220,54 @@ open class User: NSObject, UserInfo, @unchecked Sendable {  // state behind a lo
     @discardableResult
     public func reauthenticate(with credential: AuthCredential) async throws -> AuthDataResult {
         guard let auth else { throw AuthFailure.error(.nullUser) }
+        try Auth.checkInput(credential, creating: false)
+        if let credential = credential as? OAuthCredential {
+            // No account is made for a provider user this account does not have: FirebaseAuth says userMismatch.
+            let answer: [String: Any]
+            do {
+                answer = try await auth.identityProviderAnswer(credential, autoCreate: false)
+            } catch let error as NSError where error.code == AuthErrorCode.userNotFound.rawValue {
+                throw AuthFailure.error(.userMismatch)
+            }
+            let grant = try AuthBackend.grant(from: answer)
+            guard grant.uid == uid else { throw AuthFailure.error(.userMismatch) }
+            try await take(grant)
+            return AuthDataResult(user: self, identityProviderAnswer: answer)
+        }
         let grant = try await auth.signInGrant(with: credential)
         guard grant.uid == uid else { throw AuthFailure.error(.userMismatch) }
-        record.withLock { $0.take(grant) }
-        auth.tokensChanged(of: self)
-        try await lookUp()
+        try await take(grant)
         return AuthDataResult(user: self, providerID: credential.provider, isNewUser: false)
+    }
+
+    /// New tokens for this user: kept, announced, and the profile read again.
+    private func take(_ grant: TokenGrant) async throws {
+        record.withLock { $0.take(grant) }
+        auth?.tokensChanged(of: self)
+        try await lookUp()
     }
 
     public func reauthenticate(with credential: AuthCredential, completion: ((AuthDataResult?, (any Error)?) -> Void)? = nil) {
         complete(completion) { try await self.reauthenticate(with: credential) }
     }
 
-    /// Adds an email and password to this account (an anonymous one becomes permanent, same uid).
+    /// Adds a way to sign in to this account: an email and password, or an identity provider (an
+    /// anonymous account becomes permanent, same uid).
     @discardableResult
     public func link(with credential: AuthCredential) async throws -> AuthDataResult {
+        guard let auth else { throw AuthFailure.error(.nullUser) }
+        try Auth.checkInput(credential, creating: false)
+        if let credential = credential as? OAuthCredential {
+            guard !stored.providers.contains(credential.provider) else { throw AuthFailure.error(.providerAlreadyLinked) }
+            let answer = try await auth.identityProviderAnswer(credential, linkingTo: try await getIDToken())
+            try await take(try AuthBackend.grant(from: answer))
+            return AuthDataResult(user: self, identityProviderAnswer: answer)
+        }
         guard case .password(let email, let password) = credential.kind else {
-            throw AuthFailure.error(.noSuchProvider, detail: "Only email and password credentials can be linked here.")
+            throw AuthFailure.error(.noSuchProvider, detail: "Only email and password or identity-provider credentials can be linked here.")
         }
         let answer = try await call("signUp", ["idToken": try await getIDToken(), "email": email, "password": password, "returnSecureToken": true])
-        record.withLock { $0.take(grant(answer)) }
-        auth?.tokensChanged(of: self)
-        try await lookUp()
+        try await take(grant(answer))
         return AuthDataResult(user: self, providerID: "password", isNewUser: false)
     }
 
