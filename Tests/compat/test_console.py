@@ -169,6 +169,27 @@ def test_the_console_forwards_only_json_bodies_to_auth(server, console):
     assert made.status_code == 200 and made.json()["email"] == "json@example.com"
 
 
+def test_provider_secrets_go_in_through_the_console_and_never_come_back_out(server, console):
+    """An identity provider's client secret is written through the console and kept, but no answer the
+    console's pages get carries it: they see that one is set. The admin API itself still returns it, as
+    firebase-admin expects."""
+    base = "/console/api/auth/identitytoolkit.googleapis.com/v2/projects/console-test/defaultSupportedIdpConfigs"
+    made = console.send("POST", base, params={"idpId": "github.com"},
+                        json={"enabled": True, "clientId": "gh-console", "clientSecret": "gh-secret-from-console"})
+    assert made.status_code == 200, made.text
+    for answer in [made, console.get(base), console.get(base + "/github.com"),
+                   console.send("PATCH", base + "/github.com", params={"updateMask": "enabled"}, json={"enabled": False})]:
+        assert answer.status_code == 200, answer.text
+        assert "gh-secret-from-console" not in answer.text
+        assert '"clientSecretSet":true' in answer.text.replace(" ", "")
+    direct = requests.get(f"{server.url}/identitytoolkit.googleapis.com/v2/projects/console-test/defaultSupportedIdpConfigs/github.com",
+                          headers=server.admin(), timeout=10)
+    assert direct.json()["clientSecret"] == "gh-secret-from-console"
+    assert direct.json()["enabled"] is False
+    # Kept owner-only on disk.
+    assert (server.data / "auth-identity-providers.json").stat().st_mode & 0o077 == 0
+
+
 def test_head_answers_carry_the_gets_length_once(server, console):
     """HEAD is GET without the body: the same length, said once (RFC 9110 §9.3.2), everywhere."""
     assert requests.put(f"{server.url}/sized.json", json={"a": "12345"}, headers=server.admin()).status_code == 200

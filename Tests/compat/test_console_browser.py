@@ -316,6 +316,40 @@ def test_creating_and_disabling_a_user(server, browser):
     screenshots(browser, "auth")
 
 
+def test_sign_in_providers_are_set_up_and_users_show_how_they_sign_in(server, browser):
+    go(browser, "#/auth")
+    configure = wait(browser).until(lambda d: d.find_element(By.ID, "configure-github.com"))
+    configure.click()
+    wait(browser).until(lambda d: d.find_element(By.ID, "provider-client-id").is_displayed())
+    browser.find_element(By.ID, "provider-client-id").send_keys("gh-browser")
+    browser.find_element(By.ID, "provider-secret").send_keys("gh-browser-secret")
+    browser.find_element(By.ID, "provider-save").click()
+    state = lambda d: d.find_element(By.ID, "provider-github.com-state").text  # noqa: E731
+    wait(browser).until(lambda d: state(d) == "On · client gh-browser · secret set")
+    assert "gh-browser-secret" not in browser.page_source
+    admin = server.admin()
+    config_url = f"{server.url}/identitytoolkit.googleapis.com/v2/projects/console-test/defaultSupportedIdpConfigs/github.com"
+    assert requests.get(config_url, headers=admin, timeout=10).json()["clientSecret"] == "gh-browser-secret"
+    # The switch turns it off, and the secret stays set.
+    browser.find_element(By.ID, "provider-github.com").click()
+    wait(browser).until(lambda d: state(d).startswith("Off"))
+    assert requests.get(config_url, headers=admin, timeout=10).json()["enabled"] is False
+    # A user linked to GitHub shows it in the table.
+    accounts = f"{server.url}/identitytoolkit.googleapis.com/v1/projects/console-test/accounts"
+    uid = requests.post(accounts, headers=admin, json={"email": "octo@example.com"}, timeout=10).json()["localId"]
+    linked = requests.post(accounts + ":update", headers=admin, timeout=10, json={
+        "localId": uid, "linkProviderUserInfo": {"providerId": "github.com", "rawId": "4242", "email": "octo@example.com"}})
+    assert linked.status_code == 200, linked.text
+    search = browser.find_element(By.ID, "user-search")
+    search.send_keys("octo@example.com", Keys.ENTER)
+    badge = wait(browser).until(lambda d: d.find_element(
+        By.CSS_SELECTOR, f'#users-table [data-uid="{uid}"] .provider-badge[data-provider="github.com"]'))
+    assert badge.text == "GitHub"
+    screenshots(browser, "auth-users-providers")
+    browser.execute_script("document.querySelector('.providers-panel').scrollIntoView({block: 'start'})")
+    screenshots(browser, "auth-providers")
+
+
 def test_the_usage_chart_moves_under_load(server, browser):
     go(browser, "#/usage")
     chart = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, "#chart-writes path.series"))

@@ -22,15 +22,22 @@ extension DatabaseServer {
     public func finishAuthRequests() { Self.authQueue.sync(flags: .barrier) {} }
 
     /// Whether `request` was an auth request (then it has been answered, or will be).
-    func routeAuth(_ request: HTTPRequest, responder: any HTTPResponder) -> Bool {
+    /// `transform` (off the loop, with the answer) is for the console, which must not pass some fields on.
+    func routeAuth(
+        _ request: HTTPRequest, responder: any HTTPResponder, transform: (@Sendable (HTTPResponse) -> HTTPResponse)? = nil
+    ) -> Bool {
         guard let auth = identity, auth.handles(path: request.path) else { return false }
         let box = ResponderHandoff(responder)
+        let answer: @Sendable () -> HTTPResponse = {
+            let response = Self.httpResponse(auth.handle(request))
+            return transform?(response) ?? response
+        }
         guard let executor else {
-            responder.respond(Self.httpResponse(auth.handle(request)))
+            responder.respond(answer())
             return true
         }
         Self.authQueue.async {
-            let response = Self.httpResponse(auth.handle(request))
+            let response = answer()
             executor.execute { box.responder.respond(response) }
         }
         return true

@@ -1,5 +1,6 @@
 // The Authentication screen: the users table with paging, lookup, creation and per-user actions, and
-// beside it the sign-in methods and the outbox (auth-methods.js, auth-outbox.js).
+// beside it the sign-in methods, the identity providers and the outbox (auth-methods.js,
+// auth-providers.js, auth-outbox.js).
 
 import { api, authUrl } from './api.js';
 import { confirmAction, field, formDialog } from './dialog.js';
@@ -7,9 +8,16 @@ import { emptyState, h, toast } from './dom.js';
 import { formatDate, formatDateTime, formatNumber, relativeTime } from './format.js';
 import { createMethods } from './auth-methods.js';
 import { createOutbox } from './auth-outbox.js';
+import { createProviders } from './auth-providers.js';
 
 const PAGE_SIZE = 25;
-const columns = ['UID', 'Email', 'Display name', 'Created', 'Last sign-in', 'Status', 'Actions'];
+const columns = ['UID', 'Email', 'Display name', 'Sign-in', 'Created', 'Last sign-in', 'Status', 'Actions'];
+
+// What the Sign-in column calls each provider.
+const PROVIDER_NAMES = {
+  password: 'Email', phone: 'Phone', 'google.com': 'Google', 'apple.com': 'Apple', 'github.com': 'GitHub',
+  'facebook.com': 'Facebook', 'twitter.com': 'Twitter',
+};
 
 export function mount(container, route, context) {
   const project = context.session.authProject;
@@ -20,6 +28,7 @@ export function mount(container, route, context) {
 
   const outbox = createOutbox(project);
   const methods = createMethods(project);
+  const providers = createProviders(project);
   const search = h('input', { id: 'user-search', type: 'search', placeholder: 'Exact email or UID', autocomplete: 'off', spellcheck: 'false' });
   const searchForm = h('form', { class: 'search-form', role: 'search' },
     h('label', { for: 'user-search', class: 'visually-hidden' }, 'Find a user by exact email or UID'), search,
@@ -51,7 +60,7 @@ export function mount(container, route, context) {
       searchNote,
       h('div', { class: 'table-scroll' }, table),
       pager),
-    h('div', { class: 'auth-grid' }, methods.element, outbox.element),
+    h('div', { class: 'auth-grid' }, h('div', { class: 'auth-column' }, methods.element, providers.element), outbox.element),
     create.dialog));
 
   async function loadPage() {
@@ -141,6 +150,7 @@ export function mount(container, route, context) {
       cell('Email', user.email ? h('span', { class: 'email', title: user.email }, user.email)
         : h('span', { class: 'muted' }, isAnonymous(user) ? 'Anonymous' : '—')),
       cell('Display name', user.displayName || h('span', { class: 'muted' }, '—')),
+      cell('Sign-in', signInBadges(user)),
       cell('Created', h('time', { title: formatDateTime(user.createdAt) }, formatDate(user.createdAt))),
       cell('Last sign-in', user.lastLoginAt
         ? h('time', { title: formatDateTime(user.lastLoginAt) }, relativeTime(user.lastLoginAt))
@@ -208,8 +218,19 @@ export function mount(container, route, context) {
 
   loadPage();
   methods.load();
+  providers.load();
   outbox.reload();
   return {};
+}
+
+// How the user can sign in: a badge per provider (the provider's own account id in its tooltip).
+function signInBadges(user) {
+  const entries = user.providerUserInfo || [];
+  if (!entries.length) return h('span', { class: 'muted' }, isAnonymous(user) ? 'Anonymous' : '—');
+  return h('div', { class: 'provider-badges' }, entries.map((entry) => h('span', {
+    class: 'badge provider-badge', 'data-provider': entry.providerId,
+    title: `${entry.providerId}${entry.rawId ? ` · ${entry.rawId}` : ''}${entry.email ? ` · ${entry.email}` : ''}`,
+  }, PROVIDER_NAMES[entry.providerId] || entry.providerId)));
 }
 
 function isAnonymous(user) {
