@@ -226,8 +226,9 @@ public final class AuthService: Sendable {
         guard email.utf8.count <= 254, !email.isEmpty else { return nil }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return nil }
-        guard !email.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0 == "\u{7F}" })
-        else { return nil }
+        // Unicode properties only for non-ASCII text: their lookup is slow and almost every address is ASCII.
+        let refused: (Unicode.Scalar) -> Bool = { $0.value < 0x21 || $0 == "\u{7F}" || ($0.value > 0x7F && $0.properties.isWhitespace) }
+        guard !email.unicodeScalars.contains(where: refused) else { return nil }
         guard !parts[1].split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else { return nil }
         return email
     }

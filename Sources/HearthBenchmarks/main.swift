@@ -35,6 +35,7 @@ let scenarios: [Scenario] = [
     .authSignIn,
     .authRefresh,
     .authVerify,
+    .authIdp,
     .authPostgres,
     .clientLocal,
     .clientSync,

@@ -288,3 +288,25 @@ final class UsedNonceTokens: Sendable {
         }
     }
 }
+
+/// Who a provider's token says the user is, once checked: what ``AuthService/verifyProviderToken(_:providerID:rawNonce:)`` answers.
+public struct VerifiedProviderUser: Sendable, Equatable {
+    public let providerID: String
+    /// The user's id at the provider (`sub`).
+    public let rawID: String
+    public let email: String?
+    public let emailVerified: Bool
+}
+
+extension AuthService {
+    /// Checks a provider's ID token exactly as `accounts:signInWithIdp` does (keys, signature, issuer,
+    /// audience, times, nonce), without signing anyone in: for a server that accepts provider tokens
+    /// itself, and the `auth.idp` benchmark.
+    public func verifyProviderToken(_ idToken: String, providerID: String, rawNonce: String? = nil) throws(AuthError) -> VerifiedProviderUser {
+        let identity = try identity(for: IdpCredential(providerId: providerID, idToken: idToken, accessToken: nil, nonce: rawNonce))
+        return VerifiedProviderUser(providerID: identity.providerId, rawID: identity.rawId, email: identity.email, emailVerified: identity.emailVerified)
+    }
+
+    /// Lookups of providers' key sets, and how many of them fetched: the keys cache's hit rate.
+    public var providerKeyLookups: (lookups: Int, fetches: Int) { providerKeys.statistics }
+}

@@ -1,5 +1,3 @@
-public import Foundation
-
 /// A sign-in provider's ID, as `AuthProviderID` in FirebaseAuth 11.1 and later (a struct there too).
 public struct AuthProviderID: RawRepresentable, Equatable, Hashable, Sendable {
     public let rawValue: String
