@@ -7,6 +7,7 @@ extension AuthService {
     /// handler, which is what email links point at.
     func emulatorRoute(_ path: String, _ request: HTTPRequest) throws -> HTTPResponse {
         if path == "/emulator/action" { return try action(request) }
+        if Self.providerWidgetPaths.contains(path) { return try providerWidget(path, request) }
         let parts = path.split(separator: "/")  // emulator, v1, projects, {id}, resource
         guard parts.count == 5, parts[1] == "v1", parts[2] == "projects" else { throw AuthError.notFound }
         guard parts[3] == configuration.projectID else {

@@ -70,8 +70,9 @@ def unavailable() -> str | None:
     return paths if isinstance(paths, str) else None
 
 
-def start_chromium():
-    """A headless Chromium under selenium that may load file:// pages and scripts."""
+def start_chromium(*extra_arguments: str):
+    """A headless Chromium under selenium that may load file:// pages and scripts; `extra_arguments` are
+    more command-line switches."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -83,7 +84,7 @@ def start_chromium():
     options.binary_location = binary
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--allow-file-access-from-files", "--disable-background-timer-throttling",
-                     "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"):
+                     "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows", *extra_arguments):
         options.add_argument(argument)
     return webdriver.Chrome(service=Service(driver_path), options=options)
 
