@@ -48,8 +48,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     var usage: UsageHistory
     /// Served over TLS: the console's cookie is marked `Secure`.
     public var secureCookies = false
-    /// Long-poll sessions (`/.lp`) by connection id.
-    var longPolls: [String: LongPollConnection] = [:]
+    /// Long-poll sessions (`/.lp`).
+    let longPolls = LongPolls()
     private var lastKeepAlive: Int64 = 0
     /// Wall clock in milliseconds; replaceable in tests (the parts read it through ``ServerClock``).
     public var clock: @Sendable () -> Int64 {
@@ -89,6 +89,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         self.executor = executor
         namespaces.executor = executor
         writes.executor = executor
+        longPolls.executor = executor
         lastKeepAlive = clock()
         onDisconnectLedger?.start { namespace, claim, records in
             executor.execute { [weak self] in self?.runOrphanedOnDisconnect(namespace, claim, records) }
@@ -134,7 +135,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     }
 
     public func loopStopping() {
-        for connection in Array(longPolls.values) { connection.end() }
+        longPolls.endAll()
         for namespace in namespaces.all {
             for stream in Array(namespace.streams.values) { stream.finish() }
             for feed in Array(namespace.consoleFeeds.values) { feed.finish() }
@@ -144,7 +145,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public var hasOutputComing: Bool { writes.hasWritesCommitting }
 
     public func tick(nowMilliseconds: Int64) {
-        tickLongPolls(now: nowMilliseconds)
+        longPolls.tick(now: nowMilliseconds)
         expireCredentials(now: nowMilliseconds)
         recordUsage(now: nowMilliseconds)
         endStreamsOfEndedConsoleSessions(now: nowMilliseconds)
@@ -176,32 +177,50 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     // MARK: Routing
 
-    private func route(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
-        if routeAuth(request, responder: responder) { return }
-        if try routeConsole(request, responder: responder) { return }
-        if request.method == .options {
+    /// The routes, tried in this order (RouteTable.swift); the database's REST comes last and takes the
+    /// rest. Matchers read `identity` and `site` when asked: both may be set after init.
+    lazy var routes = RouteTable([
+        Route(name: "auth", matches: { [unowned self] in identity?.handles(path: $0.path) == true }) { [unowned self] request, responder in
+            answerAuth(request, responder: responder)
+        },
+        Route(name: "console", matches: { [unowned self] in isConsoleRequest($0) }) { [unowned self] request, responder throws(RESTError) in
+            try serveConsole(request, responder: responder)
+        },
+        Route(name: "preflight", matches: { $0.method == .options }) { request, responder in
             responder.respond(RESTResponses.preflight(request))
-            return
-        }
-        if request.path == "/.lp" {
+        },
+        Route(name: "long-poll", matches: { $0.path == "/.lp" }) { [unowned self] request, responder in
             longPoll(request, responder: responder)
-            return
+        },
+        Route(name: "metrics", matches: { $0.path == "/metrics" }) { [unowned self] request, responder throws(RESTError) in
+            try serveMetrics(request, responder: responder)
+        },
+        Route(name: "hosting", matches: { [unowned self] in site != nil && StaticSite.serves($0) }) { [unowned self] request, responder in
+            site?.answer(request, executor: executor, responder: responder)
+        },
+        Route(name: "database", matches: { _ in true }) { [unowned self] request, responder throws(RESTError) in
+            try serveDatabase(request, responder: responder)
+        },
+    ])
+
+    private func route(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
+        guard let route = routes.route(for: request) else { throw RESTError(404, "Not found") }
+        try route.respond(request, responder)
+    }
+
+    /// `/metrics`, for admins only: the numbers describe every namespace.
+    private func serveMetrics(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
+        var caller = try consoleCaller(request)
+        if let credential = Self.credential(of: request, target: nil) {
+            caller = try? credentials.caller(credential: credential, authVariable: nil).get()
         }
-        if request.path == "/metrics" {
-            // Admins only: the numbers describe every namespace.
-            var caller = try consoleCaller(request)
-            if let credential = Self.credential(of: request, target: nil) {
-                caller = try? credentials.caller(credential: credential, authVariable: nil).get()
-            }
-            guard caller?.isAdmin == true else { throw .permissionDenied }
-            let endpoint = MetricsEndpoint(metrics: metrics, registry: namespaces, longPolls: longPolls.count, now: clock(), node: configuration.node)
-            responder.respond(endpoint.response())
-            return
-        }
-        if let site, StaticSite.serves(request) {
-            site.answer(request, executor: executor, responder: responder)
-            return
-        }
+        guard caller?.isAdmin == true else { throw .permissionDenied }
+        let endpoint = MetricsEndpoint(metrics: metrics, registry: namespaces, longPolls: longPolls.count, now: clock(), node: configuration.node)
+        responder.respond(endpoint.response())
+    }
+
+    /// REST (§6–§8) and the server's own paths under the database's: `.settings/rules`, `.info`, `.inspect`.
+    private func serveDatabase(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
         let target = try RESTTarget(path: request.path, queryItems: request.queryItems)
         var method = request.method
         if method == .post, let override = request.headers["x-http-method-override"] ?? target.methodOverride {

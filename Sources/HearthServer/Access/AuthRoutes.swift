@@ -21,9 +21,11 @@ extension DatabaseServer {
     /// stopped): before the identity service closes and the process exits.
     public func finishAuthRequests() { Self.authQueue.sync(flags: .barrier) {} }
 
-    /// Whether `request` was an auth request (then it has been answered, or will be).
-    /// `transform` (off the loop, with the answer) is for the console, which must not pass some fields on.
-    func routeAuth(
+    /// Answers an auth request (one whose path the identity service handles: the route table's "auth"
+    /// route, or the console's forwarder) off the loop. `transform` (off the loop, with the answer) is for
+    /// the console, which must not pass some fields on. False when no identity service handles the path.
+    @discardableResult
+    func answerAuth(
         _ request: HTTPRequest, responder: any HTTPResponder, transform: (@Sendable (HTTPResponse) -> HTTPResponse)? = nil
     ) -> Bool {
         guard let auth = identity, auth.handles(path: request.path) else { return false }

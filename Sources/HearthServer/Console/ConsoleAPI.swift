@@ -193,7 +193,7 @@ extension DatabaseServer {
         forwarded.headers["cookie"] = nil
         forwarded.headers["x-hearth-csrf"] = nil
         forwarded.headers["authorization"] = "Bearer " + (configuration.adminToken ?? "owner")
-        _ = routeAuth(forwarded, responder: responder, transform: ConsoleSecrets.mayCarrySecrets(path) ? ConsoleSecrets.hidden : nil)
+        _ = answerAuth(forwarded, responder: responder, transform: ConsoleSecrets.mayCarrySecrets(path) ? ConsoleSecrets.hidden : nil)
     }
 }
 

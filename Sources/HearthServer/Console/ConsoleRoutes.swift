@@ -5,17 +5,19 @@ import HearthSupport
 /// The console (docs/console.md): its pages under `/console/`, its sign-in, and its API under
 /// `/console/api/` (docs/console-api.md). `/` leads to it unless `--public` serves a site there.
 extension DatabaseServer {
-    /// Whether `request` was the console's (then it has been answered, or will be).
-    func routeConsole(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) -> Bool {
+    /// Whether `request` is the console's: `/` (leading to it) unless a site is served there, and its
+    /// paths. Data under a top-level key `console` stays the database's: REST paths end in `.json`, and no
+    /// console path does.
+    func isConsoleRequest(_ request: HTTPRequest) -> Bool {
         let path = request.path
-        if path == "/" && site == nil && (request.method == .get || request.method == .head) {
-            responder.respond(Self.redirect(to: "/console/"))
-            return true
-        }
-        // Data under a top-level key `console` stays the database's: REST paths end in `.json`, and no
-        // console path does.
-        guard path == "/console" || path.hasPrefix("/console/"), !path.hasSuffix(".json") else { return false }
-        if path == "/console" {
+        if path == "/" { return site == nil && (request.method == .get || request.method == .head) }
+        return (path == "/console" || path.hasPrefix("/console/")) && !path.hasSuffix(".json")
+    }
+
+    /// Answers a request ``isConsoleRequest(_:)`` took.
+    func serveConsole(_ request: HTTPRequest, responder: any HTTPResponder) throws(RESTError) {
+        let path = request.path
+        if path == "/" || path == "/console" {
             responder.respond(Self.redirect(to: "/console/"))
         } else if path == "/console/signin" {
             responder.respond(signIn(code: request.queryItems.first { $0.name == "code" }?.value ?? "", secure: isSecure(request)))
@@ -24,7 +26,6 @@ extension DatabaseServer {
         } else {
             serveConsolePage(request, responder: responder)
         }
-        return true
     }
 
     /// The link `hearth serve` prints when a person reads its output (a terminal): it signs the admin

@@ -5,24 +5,43 @@ import HearthProtocol
 /// The long-polling transport `/.lp` (docs/protocol.md §1.10): browsers whose WebSocket once failed
 /// start with it. A realtime session runs over a ``LongPollConnection`` sink exactly as over a WebSocket.
 extension DatabaseServer {
-    /// Polls are answered (with `[]` when nothing is queued) after this long, before proxies give up.
-    static let longPollHoldMilliseconds: Int64 = 20_000
-    /// A long-poll session with no poll for this long is closed (its onDisconnect runs).
-    static let longPollIdleMilliseconds: Int64 = 60_000
-
     func longPoll(_ request: HTTPRequest, responder: any HTTPResponder) {
+        longPolls.answer(request, responder: responder, now: clock()) { [unowned self] request, sink in
+            openRealtime(request, sink: sink)
+        }
+    }
+}
+
+/// The long-poll sessions by connection id, and their timers: the one owner of both. Loop thread only.
+final class LongPolls {
+    /// Polls are answered (with `[]` when nothing is queued) after this long, before proxies give up.
+    static let holdMilliseconds: Int64 = 20_000
+    /// A long-poll session with no poll for this long is closed (its onDisconnect runs).
+    static let idleMilliseconds: Int64 = 60_000
+
+    private var connections: [String: LongPollConnection] = [:]
+    /// Set when the loop starts: a connection answers its held poll in the loop's next turn.
+    var executor: (any LoopExecutor)?
+
+    var count: Int { connections.count }
+
+    /// A poll, a session's start (`start=t`, which `open` makes a realtime session of), or its end.
+    func answer(
+        _ request: HTTPRequest, responder: any HTTPResponder, now: Int64,
+        open: (HTTPRequest, LongPollConnection) -> (any RealtimeSessionHandle)?
+    ) {
         var query: [String: String] = [:]
         for item in request.queryItems where query[item.name] == nil { query[item.name] = item.value }
         if query["start"] == "t" {
             let connection = LongPollConnection(
-                connectionID: Self.sessionID(), password: Self.sessionID(), callback: query["cb"] ?? "", server: self)
-            connection.lastPoll = clock()
-            longPolls[connection.connectionID] = connection
-            connection.session = openRealtime(request, sink: connection)
+                connectionID: DatabaseServer.sessionID(), password: DatabaseServer.sessionID(), callback: query["cb"] ?? "", owner: self)
+            connection.lastPoll = now
+            connections[connection.connectionID] = connection
+            connection.session = open(request, connection)
             responder.respond(connection.startResponse())
             return
         }
-        guard let id = query["id"], let connection = longPolls[id],
+        guard let id = query["id"], let connection = connections[id],
             ConstantTime.equal(connection.password, query["pw"] ?? "")
         else {
             if query["disconn"] == "t" || query["dframe"] == "t" {
@@ -42,20 +61,29 @@ extension DatabaseServer {
             connection.end()
             return
         }
-        connection.lastPoll = clock()
+        connection.lastPoll = now
         connection.receiveSegments(request.queryItems)
-        connection.poll(responder, now: clock())
+        connection.poll(responder, now: now)
     }
 
-    func tickLongPolls(now: Int64) {
-        for connection in longPolls.values {
-            if now - connection.lastPoll > Self.longPollIdleMilliseconds && !connection.isHolding {
+    /// Answers polls held too long, and ends sessions nobody polls.
+    func tick(now: Int64) {
+        for connection in Array(connections.values) {
+            if now - connection.lastPoll > Self.idleMilliseconds && !connection.isHolding {
                 connection.end()
-            } else if connection.isHolding && now - connection.heldSince > Self.longPollHoldMilliseconds {
+            } else if connection.isHolding && now - connection.heldSince > Self.holdMilliseconds {
                 connection.flush()
             }
         }
     }
+
+    /// The server stops: every session ends (its onDisconnect runs).
+    func endAll() {
+        for connection in Array(connections.values) { connection.end() }
+    }
+
+    /// A session ended (LongPollConnection.end).
+    fileprivate func forget(_ connectionID: String) { connections[connectionID] = nil }
 }
 
 /// One long-poll session: messages queued for the next poll, numbered responses, segments reassembled.
@@ -64,7 +92,7 @@ final class LongPollConnection: RealtimeSink {
     let connectionID: String
     let password: String
     let callback: String
-    unowned let server: DatabaseServer
+    unowned let owner: LongPolls
     var session: (any RealtimeSessionHandle)?
     var lastPoll: Int64 = 0
     private(set) var heldSince: Int64 = 0
@@ -79,11 +107,11 @@ final class LongPollConnection: RealtimeSink {
     private var ended = false
     private var closeAfterFlush = false
 
-    init(connectionID: String, password: String, callback: String, server: DatabaseServer) {
+    init(connectionID: String, password: String, callback: String, owner: LongPolls) {
         self.connectionID = connectionID
         self.password = password
         self.callback = callback.filter { $0.isLetter || $0.isNumber || $0 == "_" }
-        self.server = server
+        self.owner = owner
     }
 
     var isHolding: Bool { held != nil }
@@ -109,7 +137,7 @@ final class LongPollConnection: RealtimeSink {
     /// `ok` (queued in one turn) travel in one packet.
     private func scheduleFlush() {
         guard !flushScheduled else { return }
-        guard let executor = server.executor else { return flush() }
+        guard let executor = owner.executor else { return flush() }
         flushScheduled = true
         let handle = LoopBound(self)
         executor.execute {
@@ -192,7 +220,7 @@ final class LongPollConnection: RealtimeSink {
             held = nil
             responder.respond(RESTResponses.script("pLPCommand('close');"))
         }
-        server.longPolls[connectionID] = nil
+        owner.forget(connectionID)
         let session = self.session
         self.session = nil
         session?.closed()
