@@ -43,7 +43,7 @@ let package = Package(
         /// Linux epoll for hearth-bench's load-generator workers (Glibc's Swift module lacks it).
         .systemLibrary(name: "CEpoll", path: "Sources/CEpoll"),
         .target(name: "HearthSupport", swiftSettings: strict),
-        .target(name: "HearthCore", dependencies: ["HearthSupport"], swiftSettings: engine),
+        .target(name: "HearthCore", swiftSettings: engine),
         /// Debian's libsqlite3 (3.40 on bookworm); imported only by HearthSQLite.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "HearthStorage", dependencies: ["HearthCore", "HearthSupport"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 import Dispatch
+import HearthProtocol
 import Foundation
 import Synchronization
 
@@ -21,8 +22,6 @@ final class AccountVerdicts: Sendable {
 
     /// How old an answer may be before it is read again.
     static let freshness: Duration = .seconds(1)
-    /// Accounts remembered at most; the oldest answers go first beyond it.
-    static let accountsMax = 100_000
 
     private let known = Mutex<[String: Verdict]>([:])
     private let reading = Mutex<Set<String>>([])
@@ -56,7 +55,7 @@ final class AccountVerdicts: Sendable {
 
     private func remember(_ uid: String, _ verdict: Verdict) {
         known.withLock { known in
-            if known.count >= Self.accountsMax, known[uid] == nil, let oldest = known.min(by: { $0.value.readAt < $1.value.readAt })?.key {
+            if known.count >= ServerLimits.accountVerdictsMax, known[uid] == nil, let oldest = known.min(by: { $0.value.readAt < $1.value.readAt })?.key {
                 known[oldest] = nil
             }
             known[uid] = verdict

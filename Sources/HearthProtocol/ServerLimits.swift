@@ -73,6 +73,13 @@ public enum ServerLimits {
     /// Long-poll segments a session keeps waiting for the rest of their message: the JS SDK cuts a
     /// message into segments of about 1,800 characters, so this holds any message it can send.
     public static let longPollSegmentsPendingMax = 10_000
+    /// A long poll is answered (with `[]` when nothing is queued) after this long, before proxies give up.
+    public static let longPollHoldMilliseconds: Int64 = 20_000
+    /// A long-poll session with no poll for this long is closed (its onDisconnect runs).
+    public static let longPollIdleMilliseconds: Int64 = 60_000
+    /// Accounts whose verdict (disabled, tokens valid since) a node keeps in memory when the accounts are
+    /// in PostgreSQL (AccountVerdicts); the oldest answers go first beyond it.
+    public static let accountVerdictsMax = 100_000
 
     // MARK: Identity providers (signInWithIdp)
 

@@ -254,3 +254,41 @@ final class SlowLoadingEngine: StorageEngine, @unchecked Sendable {
     #expect(try await send(server, .put, "/.info/node.json", body: "1").status == 404)
     #expect(try await send(server, .get, "/.info/connected.json").status == 404)
 }
+
+/// A realtime client that sends more requests than a connection may keep while its namespace loads is
+/// disconnected (its SDK reconnects and sends them again), not left waiting for answers that never come;
+/// up to the bound, every request is answered once the namespace is there.
+@Test func requestsBeyondTheBoundWhileLoadingCloseTheConnection() async throws {
+    let slow = SlowLoadingEngine()
+    let executor = QueuedExecutor()
+    let server = DatabaseServer(
+        configuration: ServerConfiguration(emulator: true, adminToken: nil, defaultNamespace: "demo"),
+        files: NamespaceFiles(bytes: { $0 == "big" ? 1 << 30 : 0 }, names: { [] }, delete: { _ in }),
+        openEngine: { $0 == "big" ? slow as any StorageEngine : InMemoryStorageEngine() })
+    server.loopStarted(executor: executor)
+    func connect() -> (RealtimeSessionHandle, FrameRecorder) {
+        let sink = FrameRecorder()
+        let session = server.openRealtime(
+            HTTPRequest(method: .get, path: "/.ws", queryItems: [("v", "5"), ("ns", "big")], headers: ["host": "h"]), sink: sink)
+        return (session, sink)
+    }
+    let (patient, patientSink) = connect()
+    let (flooding, floodingSink) = connect()
+    for request in 1...3 {
+        patient.receive(frame: Array(#"{"t":"d","d":{"r":\#(request),"a":"q","b":{"p":"/p\#(request)","h":""}}}"#.utf8))
+    }
+    for request in 1...ServerLimits.listensPerConnectionMax {
+        flooding.receive(frame: Array(#"{"t":"d","d":{"r":\#(request),"a":"q","b":{"p":"/f\#(request)","h":""}}}"#.utf8))
+    }
+    #expect(floodingSink.closedReason == nil)
+    flooding.receive(frame: Array(#"{"t":"d","d":{"r":0,"a":"q","b":{"p":"/one-more","h":""}}}"#.utf8))
+    #expect(floodingSink.closedReason?.contains("while the database was loading") == true)
+    #expect(patientSink.closedReason == nil)
+
+    slow.released.signal()
+    for _ in 0..<2000 where !(1...3).allSatisfy({ request in patientSink.frames.contains { $0.contains(#""r":\#(request),"#) } }) {
+        _ = executor.drain()
+        try await Task.sleep(for: .milliseconds(1))
+    }
+    for request in 1...3 { #expect(patientSink.frames.contains { $0.contains(#""r":\#(request),"#) }) }
+}

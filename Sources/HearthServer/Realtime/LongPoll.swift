@@ -14,11 +14,6 @@ extension DatabaseServer {
 
 /// The long-poll sessions by connection id, and their timers: the one owner of both. Loop thread only.
 final class LongPolls {
-    /// Polls are answered (with `[]` when nothing is queued) after this long, before proxies give up.
-    static let holdMilliseconds: Int64 = 20_000
-    /// A long-poll session with no poll for this long is closed (its onDisconnect runs).
-    static let idleMilliseconds: Int64 = 60_000
-
     private var connections: [String: LongPollConnection] = [:]
     /// Set when the loop starts: a connection answers its held poll in the loop's next turn.
     var executor: (any LoopExecutor)?
@@ -69,9 +64,9 @@ final class LongPolls {
     /// Answers polls held too long, and ends sessions nobody polls.
     func tick(now: Int64) {
         for connection in Array(connections.values) {
-            if now - connection.lastPoll > Self.idleMilliseconds && !connection.isHolding {
+            if now - connection.lastPoll > ServerLimits.longPollIdleMilliseconds && !connection.isHolding {
                 connection.end()
-            } else if connection.isHolding && now - connection.heldSince > Self.holdMilliseconds {
+            } else if connection.isHolding && now - connection.heldSince > ServerLimits.longPollHoldMilliseconds {
                 connection.flush()
             }
         }

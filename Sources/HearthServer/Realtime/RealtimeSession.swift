@@ -170,8 +170,14 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
 
     private func handle(_ request: WireRequest) {
         guard let namespace else {
-            // Still loading: kept, up to the listen bound, and handled in order once it is there.
-            if requestsBeforeLoad.count < ServerLimits.listensPerConnectionMax { requestsBeforeLoad.append(request) }
+            // Still loading: kept, up to the listen bound, and handled in order once it is there. Past
+            // the bound the connection is closed rather than a request dropped unanswered: the SDKs
+            // reconnect and send their listens and unacknowledged writes again.
+            guard requestsBeforeLoad.count < ServerLimits.listensPerConnectionMax else {
+                sink.close(reason: "more than \(ServerLimits.listensPerConnectionMax) requests while the database was loading", immediately: false)
+                return
+            }
+            requestsBeforeLoad.append(request)
             return
         }
         let r = request.number
