@@ -303,14 +303,20 @@ extension HearthCommand {
             return .failure
         }
         defer { storage.close() }
-        let server = DatabaseServer(
-            configuration: ServerConfiguration(
-                emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace,
-                project: settings.project, node: settings.node, trustedProxies: TrustedProxies(settings.trustedProxies)),
-            rules: storage.rules, files: storage.files, openEngine: storage.openEngine)
-        server.onDisconnectLedger = storage.ledger
-        storage.observeRules? { [server] namespace in server.rulesChanged(in: namespace) }
-        storage.observeDeletions? { [server] namespace in server.namespaceDeleted(elsewhere: namespace) }
+        var site: StaticSite?
+        if let publicDirectory = settings.publicDirectory {
+            // The data directory holds the admin token, every database and the accounts: never a web file.
+            if StaticSite.lies(publicDirectory, inside: directory) {
+                print("hearth serve: --public \(publicDirectory) is the data directory or inside it; serve a directory of web files.",
+                      to: &errorOutput)
+                return .failure
+            }
+            guard let publicSite = StaticSite(directory: publicDirectory, excluding: [directory]) else {
+                print("hearth serve: --public \(publicDirectory) is not a directory this user can read.", to: &errorOutput)
+                return .failure
+            }
+            site = publicSite
+        }
         var authConfiguration = AuthConfiguration(projectID: settings.project, emulator: settings.emulator, adminToken: adminToken)
         authConfiguration.publicURL = settings.publicURL
         authConfiguration.authorizedDomains += settings.authorizedDomains
@@ -339,26 +345,20 @@ extension HearthCommand {
             print("hearth serve: cannot open the accounts\(settings.storageURL == nil ? " in \(directory)" : ""): \(error).", to: &errorOutput)
             return .failure
         }
-        server.identity = auth
+        let server = DatabaseServer(
+            configuration: ServerConfiguration(
+                emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace,
+                project: settings.project, node: settings.node, trustedProxies: TrustedProxies(settings.trustedProxies),
+                secureCookies: settings.certificatePath != nil),
+            rules: storage.rules, files: storage.files, identity: auth, site: site, onDisconnectLedger: storage.ledger,
+            openEngine: storage.openEngine)
         // After the transport has stopped and the server closed (below), before the storage closes.
         defer {
             server.finishAuthRequests()
             auth.close(log: .standardError)
         }
-        if let publicDirectory = settings.publicDirectory {
-            // The data directory holds the admin token, every database and the accounts: never a web file.
-            if StaticSite.lies(publicDirectory, inside: directory) {
-                print("hearth serve: --public \(publicDirectory) is the data directory or inside it; serve a directory of web files.",
-                      to: &errorOutput)
-                return .failure
-            }
-            guard let site = StaticSite(directory: publicDirectory, excluding: [directory]) else {
-                print("hearth serve: --public \(publicDirectory) is not a directory this user can read.", to: &errorOutput)
-                return .failure
-            }
-            server.site = site
-        }
-        server.secureCookies = settings.certificatePath != nil
+        storage.observeRules? { [server] namespace in server.rulesChanged(in: namespace) }
+        storage.observeDeletions? { [server] namespace in server.namespaceDeleted(elsewhere: namespace) }
         var transportConfiguration = TransportConfiguration(
             host: settings.host, port: settings.port, certificatePath: settings.certificatePath, privateKeyPath: settings.privateKeyPath)
         transportConfiguration.strictTransportSecurity = settings.strictTransportSecurity

@@ -32,22 +32,17 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     let log: Log
     /// Firebase Auth on the same port (see AuthRoutes.swift), and what verifies ID tokens; nil serves no
     /// auth endpoints and verifies no tokens (emulator mode still reads unsigned ones).
-    public var identity: (any IdentityService)? {
-        get { credentials.identity }
-        set { credentials.identity = newValue }
-    }
+    public var identity: (any IdentityService)? { credentials.identity }
     var executor: (any LoopExecutor)?
     /// The static files of `hearth serve --public DIR`; nil serves none.
-    public var site: StaticSite?
+    public let site: StaticSite?
     /// Where a cluster keeps onDisconnect operations for other nodes to run if this one dies; nil on a
-    /// single node. Set before the loop starts.
-    public var onDisconnectLedger: (any OnDisconnectLedger)?
+    /// single node.
+    public let onDisconnectLedger: (any OnDisconnectLedger)?
     /// The console's pages (nil when their files are missing), sign-ins, and usage history.
-    public var consoleAssets: StaticSite? = ConsoleAssets.directory().flatMap { StaticSite(directory: $0) }
+    let consoleAssets: StaticSite? = ConsoleAssets.directory().flatMap { StaticSite(directory: $0) }
     lazy var consoleSessions = ConsoleSessions(now: clock())
     var usage: UsageHistory
-    /// Served over TLS: the console's cookie is marked `Secure`.
-    public var secureCookies = false
     /// Long-poll sessions (`/.lp`).
     let longPolls = LongPolls()
     private var lastKeepAlive: Int64 = 0
@@ -58,12 +53,17 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     }
     private let serverClock = ServerClock()
 
+    /// Everything the server is made of, given once (`hearth serve` builds it): `identity` serves Firebase
+    /// Auth and verifies ID tokens, `site` is `--public`'s files, `onDisconnectLedger` a cluster's.
     public init(
         configuration: ServerConfiguration, rules: RulesStorage = .inMemory(),
         files: NamespaceFiles = .none, log: Log = .standardError,
+        identity: (any IdentityService)? = nil, site: StaticSite? = nil, onDisconnectLedger: (any OnDisconnectLedger)? = nil,
         openEngine: @escaping @Sendable (String) throws -> any StorageEngine
     ) {
         self.configuration = configuration
+        self.site = site
+        self.onDisconnectLedger = onDisconnectLedger
         self.log = log
         let metrics = ServerMetrics(startedAt: serverClock.read())
         self.metrics = metrics
@@ -71,7 +71,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         namespaces = NamespaceRegistry(
             emulator: configuration.emulator, rules: rules, files: files, log: log,
             metrics: metrics, openEngine: openEngine)
-        credentials = Credentials(emulator: configuration.emulator, adminToken: configuration.adminToken)
+        credentials = Credentials(emulator: configuration.emulator, adminToken: configuration.adminToken, identity: identity)
         let now = { [serverClock] in serverClock.read() }
         writes = WritePipeline(clock: now, metrics: metrics)
         rest = RESTHandler(writes: writes, subscriberIDs: subscriberIDs, clock: now, metrics: metrics)
@@ -178,7 +178,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     // MARK: Routing
 
     /// The routes, tried in this order (RouteTable.swift); the database's REST comes last and takes the
-    /// rest. Matchers read `identity` and `site` when asked: both may be set after init.
+    /// rest.
     lazy var routes = RouteTable([
         Route(name: "auth", matches: { [unowned self] in identity?.handles(path: $0.path) == true }) { [unowned self] request, responder in
             answerAuth(request, responder: responder)

@@ -19,11 +19,15 @@ public struct ServerConfiguration: Sendable {
     /// The reverse proxies whose `X-Forwarded-Proto` says whether a browser came over HTTPS (the
     /// console's cookie is `Secure` then); nobody else's is believed.
     public var trustedProxies: TrustedProxies
+    /// Served over TLS (`--tls-cert`): the console's cookie is marked `Secure`.
+    public var secureCookies: Bool
 
     public init(
         emulator: Bool, adminToken: String?, defaultNamespace: String, project: String = "demo-hearth",
-        keepAliveIntervalSeconds: Int = 30, node: String = "hearth", trustedProxies: TrustedProxies = TrustedProxies()
+        keepAliveIntervalSeconds: Int = 30, node: String = "hearth", trustedProxies: TrustedProxies = TrustedProxies(),
+        secureCookies: Bool = false
     ) {
+        self.secureCookies = secureCookies
         self.node = node
         self.trustedProxies = trustedProxies
         self.project = project

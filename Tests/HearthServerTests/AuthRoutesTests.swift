@@ -10,11 +10,10 @@ import Testing
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-auth-routes-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
-    let server = makeServer()
     var configuration = AuthConfiguration(projectID: "demo-test", emulator: true, adminToken: nil)
     configuration.passwordHasher = .testing
     let auth = try AuthService.open(dataDirectory: directory, configuration: configuration)
-    server.identity = auth
+    let server = makeServer(identity: auth)
 
     let signUp = try await send(
         server, .post, "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",

@@ -11,11 +11,10 @@ import Testing
 private func serverWithAccount(email: String) async throws -> (DatabaseServer, idToken: String, uid: String, directory: String) {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hearth-auth-rules-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    let server = makeServer(emulator: false, adminToken: "secret")
     var configuration = AuthConfiguration(projectID: "demo-test", emulator: false, adminToken: "secret")
     configuration.passwordHasher = .testing
     let auth = try AuthService.open(dataDirectory: directory, configuration: configuration)
-    server.identity = auth
+    let server = makeServer(emulator: false, adminToken: "secret", identity: auth)
     let signUp = try await send(
         server, .post, "/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",
         body: #"{"email":"\#(email)","password":"secret123","returnSecureToken":true}"#,

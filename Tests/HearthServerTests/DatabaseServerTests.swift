@@ -9,10 +9,12 @@ import Testing
 @testable import HearthServer
 
 /// Runs work at once on the calling thread: the tests below are the loop.
-func makeServer(emulator: Bool = true, adminToken: String? = nil) -> DatabaseServer {
+func makeServer(
+    emulator: Bool = true, adminToken: String? = nil, identity: (any IdentityService)? = nil, site: StaticSite? = nil
+) -> DatabaseServer {
     let server = DatabaseServer(
         configuration: ServerConfiguration(emulator: emulator, adminToken: adminToken, defaultNamespace: "demo"),
-        openEngine: { _ in InMemoryStorageEngine() })
+        identity: identity, site: site, openEngine: { _ in InMemoryStorageEngine() })
     server.loopStarted(executor: ImmediateExecutor())
     return server
 }

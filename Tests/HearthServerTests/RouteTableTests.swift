@@ -19,13 +19,12 @@ private func request(_ method: HTTPRequest.Method, _ path: String) -> HTTPReques
 /// Which route answers which request, in the table's order: the console and auth before the database, the
 /// database last, taking everything else (a path under `console` ending in `.json` is data).
 @Test func theRouteTableSendsEachRequestToItsOwner() throws {
-    let server = makeServer()
-    let routes = server.routes
-    #expect(routes.names == ["auth", "console", "preflight", "long-poll", "metrics", "hosting", "database"])
-    func owner(_ method: HTTPRequest.Method, _ path: String) -> String? { routes.route(for: request(method, path))?.name }
+    let withoutAuth = makeServer()
+    #expect(withoutAuth.routes.route(for: request(.post, "/identitytoolkit.googleapis.com/v1/accounts:signUp"))?.name == "database")
+    var server = makeServer(identity: PathOnlyIdentity())
+    #expect(server.routes.names == ["auth", "console", "preflight", "long-poll", "metrics", "hosting", "database"])
+    func owner(_ method: HTTPRequest.Method, _ path: String) -> String? { server.routes.route(for: request(method, path))?.name }
 
-    #expect(owner(.post, "/identitytoolkit.googleapis.com/v1/accounts:signUp") == "database")  // no identity service yet
-    server.identity = PathOnlyIdentity()
     #expect(owner(.post, "/identitytoolkit.googleapis.com/v1/accounts:signUp") == "auth")
     #expect(owner(.options, "/identitytoolkit.googleapis.com/v1/accounts:signUp") == "auth")
     #expect(owner(.get, "/") == "console")
@@ -44,7 +43,7 @@ private func request(_ method: HTTPRequest.Method, _ path: String) -> HTTPReques
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     try Data("<h1>hi</h1>".utf8).write(to: URL(fileURLWithPath: directory + "/index.html"))
-    server.site = StaticSite(directory: directory)
+    server = makeServer(identity: PathOnlyIdentity(), site: StaticSite(directory: directory))
     #expect(owner(.get, "/") == "hosting")
     #expect(owner(.get, "/index.html") == "hosting")
     #expect(owner(.get, "/console/") == "console")

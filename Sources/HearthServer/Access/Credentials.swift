@@ -29,11 +29,12 @@ final class Credentials {
     private let adminToken: String?
     /// Verifies ID tokens and answers whether an account still accepts one; nil verifies none (emulator
     /// mode still reads unsigned tokens).
-    var identity: (any IdentityService)?
+    let identity: (any IdentityService)?
 
-    init(emulator: Bool, adminToken: String?) {
+    init(emulator: Bool, adminToken: String?, identity: (any IdentityService)?) {
         self.emulator = emulator
         self.adminToken = adminToken
+        self.identity = identity
     }
 
     /// What `credential` makes its bearer. An admin credential with an auth variable acts as that user

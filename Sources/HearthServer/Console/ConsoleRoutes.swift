@@ -70,7 +70,7 @@ extension DatabaseServer {
 
     /// Whether the browser's request came over TLS (then the cookie is `Secure`): to this server, or to a
     /// trusted proxy that says so in `X-Forwarded-Proto` (docs/deploy.md).
-    private func isSecure(_ request: HTTPRequest) -> Bool { secureCookies || configuration.trustedProxies.cameOverTLS(request) }
+    private func isSecure(_ request: HTTPRequest) -> Bool { configuration.secureCookies || configuration.trustedProxies.cameOverTLS(request) }
 
     // MARK: The session a request carries
 
