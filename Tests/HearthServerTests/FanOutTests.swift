@@ -158,8 +158,8 @@ struct FanOutTests {
         slow.accepts = false
         for (id, target) in [(UInt64(1), slow), (2, fine)] {
             for location in [Path("a"), Path("a/b")] {
-                namespace.fanOut.subscribe(FanOut.Key(subscriber: id, location: location, tag: nil),
-                                           FanOut.Subscription(target: target, encoding: .realtime(tag: nil), params: nil, window: .empty))
+                namespace.listeners.subscribe(FanOut.Key(subscriber: id, location: location, tag: nil),
+                                              FanOut.Subscription(target: target, encoding: .realtime(tag: nil), params: nil, window: .empty))
             }
         }
         let (write, after) = Self.writes[0]

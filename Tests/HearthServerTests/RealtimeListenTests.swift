@@ -108,11 +108,11 @@ struct RealtimeListenTests {
             #"{"t":"d","d":{"a":"d","b":{"p":"s/b","d":2}}}"#, #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":{}}}}"#,
             #"{"t":"d","d":{"a":"d","b":{"p":"s/c","d":3}}}"#, #"{"t":"d","d":{"r":4,"b":{"s":"ok","d":{}}}}"#,
         ])
-        #expect(h.namespace.fanOut.count == 4 + 0)
+        #expect(h.namespace.listeners.subscriptionCount == 4 + 0)
         // Unlisten tag 1 only.
         h.send(s, #"{"t":"d","d":{"r":5,"a":"n","b":{"p":"/s","q":{"l":1,"vf":"l","i":".value"},"t":1}}}"#)
         #expect(sink.take() == [#"{"t":"d","d":{"r":5,"b":{"s":"ok","d":""}}}"#])
-        #expect(h.namespace.fanOut.count == 3)
+        #expect(h.namespace.listeners.subscriptionCount == 3)
         h.send(writer, #"{"t":"d","d":{"r":2,"a":"p","b":{"p":"/s/a","d":0}}}"#)
         try await h.run(until: #""r":2,"#, in: writerSink)
         #expect(sink.take().isEmpty)  // tag 1's window would have changed; it is gone; tag 2's did not
@@ -127,15 +127,15 @@ struct RealtimeListenTests {
         #expect(sink.take() == [
             #"{"t":"d","d":{"a":"d","b":{"p":"s","d":{"a":0},"t":2}}}"#, #"{"t":"d","d":{"r":6,"b":{"s":"ok","d":{}}}}"#,
         ])
-        #expect(h.namespace.fanOut.count == 3)
+        #expect(h.namespace.listeners.subscriptionCount == 3)
         h.send(writer, #"{"t":"d","d":{"r":4,"a":"p","b":{"p":"/s/a","d":-1}}}"#)
         try await h.run(until: #""r":4,"#, in: writerSink)
         #expect(sink.take() == [#"{"t":"d","d":{"a":"d","b":{"p":"s","d":{"a":-1},"t":2}}}"#])
         // Unlisten of the tagged query that loads all data (tag 7).
         h.send(s, #"{"t":"d","d":{"r":7,"a":"n","b":{"p":"/s/c","q":{"i":".value"},"t":7}}}"#)
-        #expect(h.namespace.fanOut.count == 2)
+        #expect(h.namespace.listeners.subscriptionCount == 2)
         s.closed()
-        #expect(h.namespace.fanOut.count == 0)
+        #expect(h.namespace.listeners.subscriptionCount == 0)
     }
 
     @Test("A slow session with several listens a write reaches is cut off once, and unsubscribed")
@@ -146,13 +146,13 @@ struct RealtimeListenTests {
         for (r, path) in [(1, "/f"), (2, "/f/a"), (3, "/f/b")] {
             h.send(slow, #"{"t":"d","d":{"r":\#(r),"a":"q","b":{"p":"\#(path)","h":""}}}"#)
         }
-        #expect(h.namespace.fanOut.count == 3)
+        #expect(h.namespace.listeners.subscriptionCount == 3)
         slowSink.limit = slowSink.frames.count
         h.send(writer, #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/f","d":{"a":1,"b":2}}}}"#)
         try await h.run(until: #""r":1,"#, in: writerSink)
         #expect(slowSink.closes == 1)
-        #expect(h.namespace.fanOut.count == 0)
-        #expect(h.namespace.realtimeSessions.count == 1)
+        #expect(h.namespace.listeners.subscriptionCount == 0)
+        #expect(h.namespace.listeners.realtimeSessionCount == 1)
     }
 }
 
@@ -195,15 +195,15 @@ struct StreamUnsubscribeTests {
         let closedByClient = h.stream("/a.json")
         let cancelled = h.stream("/secret.json")
         let slow = h.stream("/a.json", limit: 10)
-        #expect(h.namespace.fanOut.count == 3 && h.namespace.streams.count == 3)
+        #expect(h.namespace.listeners.subscriptionCount == 3 && h.namespace.streams.count == 3)
         closedByClient.onClose?()
-        #expect(h.namespace.fanOut.count == 2)
+        #expect(h.namespace.listeners.subscriptionCount == 2)
         h.namespace.replaceRules(try RuleSet(source: #"{"rules":{"a":{".read":true,".write":true},"secret":{".read":false}}}"#), now: 0)
         #expect(cancelled.text.contains("event: cancel"))
-        #expect(h.namespace.fanOut.count == 1)
+        #expect(h.namespace.listeners.subscriptionCount == 1)
         _ = try await h.rest(.put, "/a.json", "\"\(String(repeating: "x", count: 50))\"", headers: ["authorization": "Bearer owner"])
         _ = try await h.rest(.put, "/a.json", "1", headers: ["authorization": "Bearer owner"])
         #expect(slow.aborted)
-        #expect(h.namespace.fanOut.count == 0 && h.namespace.streams.isEmpty)
+        #expect(h.namespace.listeners.subscriptionCount == 0 && h.namespace.streams.isEmpty)
     }
 }

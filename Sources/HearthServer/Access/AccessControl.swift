@@ -81,7 +81,7 @@ extension Namespace {
         for stream in Array(streams.values) where !mayRead(stream.caller, at: stream.path, query: stream.params, now: now) {
             stream.cancel()
         }
-        for session in Array(realtimeSessions.values) {
+        for session in Array(listeners.realtimeSessions) {
             session.revokeUnreadableListens(now: now)
         }
     }
@@ -124,7 +124,7 @@ extension DatabaseServer {
             for stream in Array(namespace.streams.values) where stream.caller.hasExpired(now: now) || revoked(stream.caller) {
                 stream.revokeAuth()
             }
-            for session in Array(namespace.realtimeSessions.values) {
+            for session in Array(namespace.listeners.realtimeSessions) {
                 if session.caller.hasExpired(now: now) {
                     session.credentialExpired(now: now, push: WireEncoder.authExpired)
                 } else if revoked(session.caller) {

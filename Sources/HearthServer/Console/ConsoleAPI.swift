@@ -107,7 +107,7 @@ extension DatabaseServer {
     /// Once a second from `tick`: the running totals the usage charts are drawn from.
     func recordUsage(now: Int64) {
         var connections = longPolls.count
-        for namespace in namespaces.all { connections += namespace.realtimeSessions.count + namespace.streams.count }
+        for namespace in namespaces.all { connections += namespace.listeners.realtimeSessionCount + namespace.streams.count }
         // Long-poll sessions are realtime sessions too: counted once.
         connections -= min(longPolls.count, connections)
         usage.record(UsageHistory.Totals(
@@ -125,8 +125,8 @@ extension DatabaseServer {
         var listeners = 0
         var connections = 0
         for namespace in namespaces.all {
-            listeners += namespace.fanOut.count
-            connections += namespace.realtimeSessions.count + namespace.streams.count
+            listeners += namespace.listeners.subscriptionCount
+            connections += namespace.listeners.realtimeSessionCount + namespace.streams.count
         }
         let uptime = max(0, clock() - metrics.startedAt) / 1000
         return "{\"range\":\"\(range.rawValue)\",\"stepSeconds\":\(range.stepMilliseconds / 1000),\"points\":[\(points.joined(separator: ","))],"
@@ -139,7 +139,7 @@ extension DatabaseServer {
     private func namespacesJSON() -> String {
         let rows = namespaces.knownNames.union(configuration.defaultNamespace).map { name in
             let open = namespaces[name]
-            let connections = open.map { $0.realtimeSessions.count + $0.streams.count } ?? 0
+            let connections = open.map { $0.listeners.realtimeSessionCount + $0.streams.count } ?? 0
             return "{\"name\":\(Node(name).json()),\"bytes\":\(namespaces.storedBytes(name)),\"loaded\":\(open != nil),"
                 + "\"connections\":\(connections),\"default\":\(name == configuration.defaultNamespace)}"
         }

@@ -19,12 +19,12 @@ struct MetricsEndpoint {
         let namespaces = Array(registry.all).sorted { $0.name < $1.name }
         text.family("hearth_namespaces_open", .gauge, help: "Namespaces (databases) loaded.", value: Double(namespaces.count))
         text.family("hearth_realtime_connections", .gauge, help: "Open realtime connections (WebSocket and long-poll), by namespace.",
-                    samples: namespaces.map { ([("namespace", $0.name)], Double($0.realtimeSessions.count)) })
+                    samples: namespaces.map { ([("namespace", $0.name)], Double($0.listeners.realtimeSessionCount)) })
         text.family("hearth_long_poll_connections", .gauge, help: "Open long-poll connections.", value: Double(longPolls))
         text.family("hearth_sse_streams", .gauge, help: "Open REST event streams, by namespace.",
                     samples: namespaces.map { ([("namespace", $0.name)], Double($0.streams.count)) })
         text.family("hearth_subscriptions", .gauge, help: "Realtime listens and SSE streams fan-out delivers to, by namespace.",
-                    samples: namespaces.map { ([("namespace", $0.name)], Double($0.fanOut.count)) })
+                    samples: namespaces.map { ([("namespace", $0.name)], Double($0.listeners.subscriptionCount)) })
         text.family("hearth_storage_bytes", .gauge, help: "Bytes of a namespace's files on disk.",
                     samples: namespaces.map { ([("namespace", $0.name)], Double(registry.storedBytes($0.name))) })
         text.family("hearth_http_requests_total", .counter, help: "HTTP requests routed (REST, auth, long-poll, files).",

@@ -10,14 +10,10 @@ final class Namespace {
     let database: DurableDatabase
     /// Open SSE streams by id.
     var streams: [UInt64: EventStream] = [:]
-    /// Open realtime (WebSocket) sessions by id.
-    var realtimeSessions: [UInt64: RealtimeSession] = [:]
-    /// Their handshake session ids (`s`), for a reconnect's `ls`.
-    var realtimeSessionIDs: [String: UInt64] = [:]
     /// The console's change feeds (``ConsoleFeed``) by id.
     var consoleFeeds: [UInt64: ConsoleFeed] = [:]
-    /// Every stream's and every realtime listen's subscription: what a committed write is sent to.
-    var fanOut = FanOut()
+    /// Realtime sessions, their listens and every subscription a committed write is sent to: one owner.
+    let listeners = Listeners()
     /// The security rules every read and write of a non-admin caller is decided by; `source` is the text
     /// as uploaded (`PUT /.settings/rules.json`), comments included. Replace with ``replaceRules(_:now:)``.
     var rules: RuleSet
@@ -41,9 +37,9 @@ final class Namespace {
             let locations = change.write.locations
             for feed in Array(consoleFeeds.values) { feed.changed(locations) }
         }
-        guard !fanOut.isEmpty else { return }
+        guard !listeners.fanOut.isEmpty else { return }
         var slow: [ObjectIdentifier: any FanOutTarget] = [:]
-        for delivery in fanOut.plan(change) {
+        for delivery in listeners.plan(change) {
             if delivery.target.deliver(delivery.messages) {
                 metrics?.countDeliveries(delivery.messages)
             } else {
@@ -57,12 +53,11 @@ final class Namespace {
 
     func addStream(_ stream: EventStream) {
         streams[stream.id] = stream
-        fanOut.subscribe(stream.key, FanOut.Subscription(
-            target: stream, encoding: .sse(exportFormat: stream.exportFormat), params: stream.params, window: stream.initialWindow))
+        listeners.subscribe(stream)
     }
 
     func removeStream(_ stream: EventStream) {
         guard streams.removeValue(forKey: stream.id) != nil else { return }
-        fanOut.unsubscribe(stream.key)
+        listeners.unsubscribe(stream)
     }
 }

@@ -272,7 +272,7 @@ final class NamespaceRegistry: @unchecked Sendable {
     /// Tells a deleted namespace's clients (realtime `s`, streams `cancel`, the console's feeds).
     private func disconnectClients(of namespace: Namespace) {
         for stream in Array(namespace.streams.values) { stream.cancel() }
-        for session in Array(namespace.realtimeSessions.values) { session.namespaceDeleted() }
+        for session in Array(namespace.listeners.realtimeSessions) { session.namespaceDeleted() }
         for feed in Array(namespace.consoleFeeds.values) { feed.finish() }
     }
 

@@ -27,9 +27,7 @@ extension DatabaseServer: RealtimeHandler {
             switch result {
             case .success(let namespace):
                 // `ls`: the client's previous connection, if still open, is closed and its onDisconnect runs (§1.4).
-                if let last = lastSession, !last.isEmpty, let previousID = namespace.realtimeSessionIDs[last],
-                    let previous = namespace.realtimeSessions[previousID]
-                {
+                if let last = lastSession, !last.isEmpty, let previous = namespace.listeners.session(handshakeID: last) {
                     previous.replaced()
                 }
                 session.attach(to: namespace)

@@ -16,9 +16,6 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
     var namespace: Namespace?
     /// Who this connection acts as (`auth`/`unauth`).
     private(set) var caller = Caller.signedOut
-    /// Changed only through ``addListen(_:window:)``, ``removeListen(_:)``, ``removeAllListens()`` and
-    /// ``removeUnreadableListens(now:)``, which keep the namespace's ``FanOut`` in step.
-    private var listens = ListenTable(limit: ServerLimits.listensPerConnectionMax)
     private var onDisconnect = OnDisconnectQueue()
     /// Requests received while the namespace was loading (``attach(to:)``).
     private var requestsBeforeLoad: [WireRequest] = []
@@ -56,10 +53,8 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         guard !isClosed else { return }
         isClosed = true
         machine.close(reason: "socket closed")
-        removeAllListens()
         guard let namespace else { return }
-        namespace.realtimeSessions[id] = nil
-        namespace.realtimeSessionIDs[sessionID] = nil
+        namespace.listeners.detach(self)
         runOnDisconnect(namespace)
         recordOnDisconnect(namespace)
     }
@@ -72,10 +67,9 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         guard !isClosed else { return }
         isClosed = true
         machine.close(reason: "namespace deleted")
-        removeAllListens()
-        namespace?.realtimeSessions[id] = nil
-        namespace?.realtimeSessionIDs[sessionID] = nil
-        if let namespace { recordOnDisconnect(namespace, forgetting: true) }
+        guard let namespace else { return }
+        namespace.listeners.detach(self)
+        recordOnDisconnect(namespace, forgetting: true)
     }
 
     /// A newer connection of the same client (`ls`) took over.
@@ -102,34 +96,12 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         }
     }
 
-    private func addListen(_ listen: ListenTable.Listen, window: Node) -> ListenTable.Addition {
-        let addition = listens.add(listen)
-        guard addition != .overLimit else { return addition }
-        namespace?.fanOut.subscribe(
-            fanOutKey(listen.key),
-            FanOut.Subscription(target: self, encoding: .realtime(tag: listen.tag), params: listen.params, window: window))
-        return addition
-    }
-
-    private func removeListen(_ key: ListenTable.Key) {
-        if listens.remove(key) != nil { namespace?.fanOut.unsubscribe(fanOutKey(key)) }
-    }
-
-    private func removeAllListens() {
-        let removed = listens.removeAll()
-        guard let namespace else { return }
-        for listen in removed { namespace.fanOut.unsubscribe(fanOutKey(listen.key)) }
-    }
-
+    /// The listens this session's namespace (``Listeners``) no longer lets it keep.
     private func removeUnreadableListens(now: Int64) -> [ListenTable.Listen] {
-        guard let namespace, !listens.isEmpty else { return [] }
+        guard let namespace else { return [] }
         let caller = caller
-        let removed = listens.removeUnreadable { namespace.mayRead(caller, at: $0.path, query: $0.params, now: now) }
-        for listen in removed { namespace.fanOut.unsubscribe(fanOutKey(listen.key)) }
-        return removed
+        return namespace.listeners.removeUnreadable(self) { namespace.mayRead(caller, at: $0.path, query: $0.params, now: now) }
     }
-
-    private func fanOutKey(_ key: ListenTable.Key) -> FanOut.Key { FanOut.Key(subscriber: id, location: key.path, tag: key.tag) }
 
     func deliver(_ messages: [[UInt8]]) -> Bool {
         guard !isClosed else { return true }
@@ -161,8 +133,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
     func attach(to namespace: Namespace) {
         guard !isClosed else { return }
         self.namespace = namespace
-        namespace.realtimeSessions[id] = self
-        namespace.realtimeSessionIDs[sessionID] = id
+        namespace.listeners.attach(self)
         let waiting = requestsBeforeLoad
         requestsBeforeLoad = []
         for request in waiting where !isClosed { handle(request) }
@@ -198,7 +169,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             listen(request, namespace: namespace)
         case .unlisten, .unlistenLegacy:
             if let path = request.path {
-                removeListen(ListenTable.Key(path: path, tag: Self.tag(request)))
+                namespace.listeners.unlisten(self, ListenTable.Key(path: path, tag: Self.tag(request)))
             }
             reply(WireEncoder.ok(r))
         case .put:
@@ -269,8 +240,8 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             reply(WireEncoder.error(r, .permissionDenied, "Permission denied"))
             return
         }
-        guard listens.admits(ListenTable.Key(path: path, tag: tag)) else {
-            reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(listens.limit))"))
+        guard namespace.listeners.admits(self, ListenTable.Key(path: path, tag: tag)) else {
+            reply(WireEncoder.error(r, .failure, "Too many listens on this connection (\(namespace.listeners.listenLimit(self)))"))
             return
         }
         let root = namespace.database.root
@@ -278,7 +249,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         let query = tag == nil ? nil : params
         let data = query.map { QueryWindow.node(of: root.child(at: path), params: $0) } ?? root.child(at: path)
         let listen = ListenTable.Listen(path: path, tag: tag, params: query, queryJSON: query == nil ? nil : request.fields[Wire.query])
-        _ = addListen(listen, window: query == nil ? .empty : data)
+        _ = namespace.listeners.listen(self, listen, window: query == nil ? .empty : data)
         let indexed = params.map { namespace.prepareIndex(for: $0, at: path) } ?? true
         server.metrics.countRead(.realtime)
         // `h`: the hash of what the client has cached for this view. When it is what the server would
