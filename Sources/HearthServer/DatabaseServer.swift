@@ -39,10 +39,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// Where a cluster keeps onDisconnect operations for other nodes to run if this one dies; nil on a
     /// single node.
     public let onDisconnectLedger: (any OnDisconnectLedger)?
-    /// The console's pages (nil when their files are missing), sign-ins, and usage history.
-    let consoleAssets: StaticSite? = ConsoleAssets.directory().flatMap { StaticSite(directory: $0) }
-    lazy var consoleSessions = ConsoleSessions(now: clock())
-    var usage: UsageHistory
+    /// The console: its pages, sign-in sessions, API and usage history.
+    lazy var console = Console(server: self, now: clock())
     /// Long-poll sessions (`/.lp`).
     let longPolls = LongPolls()
     private var lastKeepAlive: Int64 = 0
@@ -67,7 +65,6 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         self.log = log
         let metrics = ServerMetrics(startedAt: serverClock.read())
         self.metrics = metrics
-        usage = UsageHistory(startingAt: metrics.startedAt)
         namespaces = NamespaceRegistry(
             emulator: configuration.emulator, rules: rules, files: files, log: log,
             metrics: metrics, openEngine: openEngine)
@@ -76,6 +73,10 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         writes = WritePipeline(clock: now, metrics: metrics)
         rest = RESTHandler(writes: writes, subscriberIDs: subscriberIDs, clock: now, metrics: metrics)
     }
+
+    /// The link `hearth serve` prints when a person reads its output (a terminal): it signs the admin in
+    /// to the console once, within a day.
+    public func consoleSignInLink(base: String) -> String { console.signInLink(base: base) }
 
     /// Namespaces opened so far.
     public var namespaceNames: [String] { namespaces.names }
@@ -147,8 +148,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public func tick(nowMilliseconds: Int64) {
         longPolls.tick(now: nowMilliseconds)
         expireCredentials(now: nowMilliseconds)
-        recordUsage(now: nowMilliseconds)
-        endStreamsOfEndedConsoleSessions(now: nowMilliseconds)
+        console.tick(now: nowMilliseconds)
         guard nowMilliseconds - lastKeepAlive >= Int64(configuration.keepAliveIntervalSeconds) * 1000 else { return }
         lastKeepAlive = nowMilliseconds
         for namespace in namespaces.all {
@@ -183,8 +183,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         Route(name: "auth", matches: { [unowned self] in identity?.handles(path: $0.path) == true }) { [unowned self] request, responder in
             answerAuth(request, responder: responder)
         },
-        Route(name: "console", matches: { [unowned self] in isConsoleRequest($0) }) { [unowned self] request, responder throws(RESTError) in
-            try serveConsole(request, responder: responder)
+        Route(name: "console", matches: { [unowned self] in console.isConsoleRequest($0) }) { [unowned self] request, responder throws(RESTError) in
+            try console.serveConsole(request, responder: responder)
         },
         Route(name: "preflight", matches: { $0.method == .options }) { request, responder in
             responder.respond(RESTResponses.preflight(request))
@@ -321,13 +321,13 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// cookie too). A wrong token is refused.
     func consoleCaller(_ request: HTTPRequest) throws(RESTError) -> Caller? {
         guard request.headers["cookie"] != nil, request.headers["x-hearth-csrf"] != nil else { return nil }
-        switch consoleSession(of: request) {
+        switch console.consoleSession(of: request) {
         case .success(let found):
             var admin = Caller.admin
             admin.consoleSession = found.id
             return admin
         case .failure(.noSession): return nil
-        case .failure(.csrf): throw Self.csrfRefusal
+        case .failure(.csrf): throw Console.csrfRefusal
         }
     }
 

@@ -6,7 +6,7 @@ import HearthSupport
 
 /// `/console/api/…` (docs/console-api.md): the calls the console's pages make besides the database's
 /// own REST API. All for a console session only; changes need its CSRF token.
-extension DatabaseServer {
+extension Console {
     func consoleAPI(_ request: HTTPRequest, endpoint: String, responder: any HTTPResponder) throws(RESTError) {
         if endpoint == "signin" {
             guard request.method == .post else { throw RESTError(405, "Sign in with POST") }
@@ -37,8 +37,8 @@ extension DatabaseServer {
             responder.respond(RESTResponses.json(200, Array(body.json().utf8)))
         case "signout":
             guard method == .post else { throw RESTError(405, "Sign out with POST") }
-            consoleSessions.close(sessionID)
-            endStreamsOfEndedConsoleSessions(now: clock())
+            sessions.close(sessionID)
+            endStreamsOfEndedSessions(now: clock())
             responder.respond(RESTResponses.json(200, Array(#"{"ok":true}"#.utf8), headers: [("set-cookie", ConsoleCookie.clear)]))
         case "children":
             let ns = try consoleNamespaceName(request)
@@ -51,7 +51,7 @@ extension DatabaseServer {
             }
         case "changes":
             let ns = try consoleNamespaceName(request)
-            withConsoleNamespace(ns, responder: responder) { [subscriberIDs] namespace in
+            withConsoleNamespace(ns, responder: responder) { [subscriberIDs = server.subscriberIDs] namespace in
                 let feed = ConsoleFeed(id: subscriberIDs.next(), session: sessionID, responder: responder, namespace: namespace)
                 responder.startStream(status: 200, headers: [
                     ("content-type", "text/event-stream"), ("cache-control", "no-cache"), ("x-content-type-options", "nosniff"),
@@ -99,17 +99,17 @@ extension DatabaseServer {
         guard name == configuration.defaultNamespace || namespaces.mayOpen(name, isAdmin: false) else {
             return responder.respond(RESTResponses.error(RESTError(404, "There is no namespace '\(name)'. Create it on the Namespaces page.")))
         }
-        withNamespace(name, responder: responder, body)
+        server.withNamespace(name, responder: responder, body)
     }
 
     // MARK: Usage
 
     /// Once a second from `tick`: the running totals the usage charts are drawn from.
     func recordUsage(now: Int64) {
-        var connections = longPolls.count
+        var connections = server.longPolls.count
         for namespace in namespaces.all { connections += namespace.listeners.realtimeSessionCount + namespace.streams.count }
         // Long-poll sessions are realtime sessions too: counted once.
-        connections -= min(longPolls.count, connections)
+        connections -= min(server.longPolls.count, connections)
         usage.record(UsageHistory.Totals(
             t: now, connections: connections, reads: metrics.reads.values.reduce(0, &+),
             writes: metrics.writes.values.reduce(0, &+), bytes: metrics.deliveredBytes))
@@ -154,7 +154,7 @@ extension DatabaseServer {
         }
         guard NamespaceName.isValid(name) else { throw RESTError(400, NamespaceName.invalidMessage(name)) }
         guard !namespaces.exists(name) else { throw RESTError(409, "There is already a namespace '\(name)'.") }
-        withNamespace(name, responder: responder) { [log] _ in
+        server.withNamespace(name, responder: responder) { [log] _ in
             log("hearth: namespace '\(name)' created from the console.")
             responder.respond(RESTResponses.json(201, Array("{\"name\":\(Node(name).json())}".utf8)))
         }
@@ -193,7 +193,7 @@ extension DatabaseServer {
         forwarded.headers["cookie"] = nil
         forwarded.headers["x-hearth-csrf"] = nil
         forwarded.headers["authorization"] = "Bearer " + (configuration.adminToken ?? "owner")
-        _ = answerAuth(forwarded, responder: responder, transform: ConsoleSecrets.mayCarrySecrets(path) ? ConsoleSecrets.hidden : nil)
+        _ = server.answerAuth(forwarded, responder: responder, transform: ConsoleSecrets.mayCarrySecrets(path) ? ConsoleSecrets.hidden : nil)
     }
 }
 

@@ -4,13 +4,13 @@ import HearthSupport
 
 /// The console (docs/console.md): its pages under `/console/`, its sign-in, and its API under
 /// `/console/api/` (docs/console-api.md). `/` leads to it unless `--public` serves a site there.
-extension DatabaseServer {
+extension Console {
     /// Whether `request` is the console's: `/` (leading to it) unless a site is served there, and its
     /// paths. Data under a top-level key `console` stays the database's: REST paths end in `.json`, and no
     /// console path does.
     func isConsoleRequest(_ request: HTTPRequest) -> Bool {
         let path = request.path
-        if path == "/" { return site == nil && (request.method == .get || request.method == .head) }
+        if path == "/" { return server.site == nil && (request.method == .get || request.method == .head) }
         return (path == "/console" || path.hasPrefix("/console/")) && !path.hasSuffix(".json")
     }
 
@@ -30,7 +30,7 @@ extension DatabaseServer {
 
     /// The link `hearth serve` prints when a person reads its output (a terminal): it signs the admin
     /// in once, within a day.
-    public func consoleSignInLink(base: String) -> String { base + Self.signInPath(consoleSessions.signInCode) }
+    func signInLink(base: String) -> String { base + Self.signInPath(sessions.signInCode) }
 
     static func signInPath(_ code: String) -> String { "/console/signin?code=" + code }
 
@@ -38,17 +38,17 @@ extension DatabaseServer {
     /// sign-in path, `{"path": "/console/signin?code=…"}`, replacing the previous link. The server prints
     /// none of it: logs are read by more people than should be admins.
     func signInLink(_ request: HTTPRequest) throws(RESTError) -> HTTPResponse {
-        guard let credential = Self.credential(of: request, target: nil),
+        guard let credential = DatabaseServer.credential(of: request, target: nil),
             case .success(let caller) = credentials.caller(credential: credential, authVariable: nil), caller.isAdmin
         else { throw RESTError(401, "Send the admin token (Authorization: Bearer …): it is in the data directory's admin-token file (owner in emulator mode).") }
-        let code = consoleSessions.issueSignInCode(now: clock())
+        let code = sessions.issueSignInCode(now: clock())
         return RESTResponses.json(200, Array(Node(["path": Node(Self.signInPath(code))]).json().utf8))
     }
 
     // MARK: Signing in
 
     private func signIn(code: String, secure: Bool) -> HTTPResponse {
-        guard let id = consoleSessions.redeem(code: code, now: clock()) else {
+        guard let id = sessions.redeem(code: code, now: clock()) else {
             return Self.redirect(to: "/console/?signin=failed")
         }
         // The link is spent. The new code is not printed: logs are read by more people than should be
@@ -64,7 +64,7 @@ extension DatabaseServer {
         guard let body = try? Node(jsonBytes: request.body), let token = body.child("token").stringValue,
             case .success(let caller) = credentials.caller(credential: token, authVariable: nil), caller.isAdmin
         else { throw RESTError(401, "That is not the admin token. It is in the data directory's admin-token file (owner in emulator mode).") }
-        let id = consoleSessions.open(now: clock())
+        let id = sessions.open(now: clock())
         return RESTResponses.json(200, Array(#"{"ok":true}"#.utf8), headers: [("set-cookie", ConsoleCookie.set(id, secure: isSecure(request)))])
     }
 
@@ -89,7 +89,7 @@ extension DatabaseServer {
         -> Result<(id: String, session: ConsoleSessions.Session), ConsoleRefusal>
     {
         guard let id = ConsoleCookie.sessionID(in: request.headers["cookie"]),
-            let session = consoleSessions.session(id, now: clock())
+            let session = sessions.session(id, now: clock())
         else { return .failure(.noSession) }
         guard requireToken else { return .success((id, session)) }
         guard let token = request.headers["x-hearth-csrf"], ConstantTime.equal(token, session.csrf) else { return .failure(.csrf) }
@@ -98,13 +98,13 @@ extension DatabaseServer {
 
     /// Ends the console feeds and cookie-opened streams of sessions that ended (signed out, idle,
     /// too old): from `tick`, and at once on sign-out.
-    func endStreamsOfEndedConsoleSessions(now: Int64) {
+    func endStreamsOfEndedSessions(now: Int64) {
         for namespace in namespaces.all {
-            for feed in Array(namespace.consoleFeeds.values) where !consoleSessions.isLive(feed.session, now: now) {
+            for feed in Array(namespace.consoleFeeds.values) where !sessions.isLive(feed.session, now: now) {
                 feed.finish()
             }
             for stream in Array(namespace.streams.values) {
-                if let session = stream.caller.consoleSession, !consoleSessions.isLive(session, now: now) { stream.revokeAuth() }
+                if let session = stream.caller.consoleSession, !sessions.isLive(session, now: now) { stream.revokeAuth() }
             }
         }
     }
@@ -120,7 +120,7 @@ extension DatabaseServer {
         guard request.method == .get || request.method == .head else {
             return responder.respond(RESTResponses.error(RESTError(405, "The console's pages are read with GET")))
         }
-        guard let assets = consoleAssets else {
+        guard let assets = assets else {
             return responder.respond(HTTPResponse(
                 status: 500, headers: [("content-type", "text/plain; charset=utf-8"), ("cache-control", "no-cache")],
                 body: Array(("The console's files were not found next to the hearth binary. Set HEARTH_CONSOLE_DIR to the "
@@ -128,7 +128,7 @@ extension DatabaseServer {
         }
         var page = request
         page.path = String(request.path.dropFirst("/console".count))
-        assets.answer(page, executor: executor, responder: ConsoleHeadersResponder(responder))
+        assets.answer(page, executor: server.executor, responder: ConsoleHeadersResponder(responder))
     }
 
     static func redirect(to location: String) -> HTTPResponse {
@@ -153,7 +153,7 @@ private final class ConsoleHeadersResponder: HTTPResponder {
 
     func respond(_ response: HTTPResponse) {
         var response = response
-        response.headers += DatabaseServer.consolePageHeaders
+        response.headers += Console.consolePageHeaders
         wrapped.respond(response)
     }
 

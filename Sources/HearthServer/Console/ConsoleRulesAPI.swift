@@ -4,7 +4,7 @@ import HearthRules
 
 /// `/console/api/rules…` (docs/console-api.md, "Rules"): the rules editor's source and history, checking
 /// and deploying JSON or Bolt, rolling back, and the simulator.
-extension DatabaseServer {
+extension Console {
     func consoleRules(_ request: HTTPRequest, endpoint: String, responder: any HTTPResponder) throws(RESTError) {
         let ns = try consoleNamespaceName(request)
         switch (request.method, endpoint) {
