@@ -190,7 +190,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             responder.respond(RESTResponses.preflight(request))
         },
         Route(name: "long-poll", matches: { $0.path == "/.lp" }) { [unowned self] request, responder in
-            longPoll(request, responder: responder)
+            longPolls.answer(request, responder: responder, now: clock()) { [unowned self] request, sink in openRealtime(request, sink: sink) }
         },
         Route(name: "metrics", matches: { $0.path == "/metrics" }) { [unowned self] request, responder throws(RESTError) in
             try serveMetrics(request, responder: responder)

@@ -4,15 +4,7 @@ import HearthProtocol
 
 /// The long-polling transport `/.lp` (docs/protocol.md §1.10): browsers whose WebSocket once failed
 /// start with it. A realtime session runs over a ``LongPollConnection`` sink exactly as over a WebSocket.
-extension DatabaseServer {
-    func longPoll(_ request: HTTPRequest, responder: any HTTPResponder) {
-        longPolls.answer(request, responder: responder, now: clock()) { [unowned self] request, sink in
-            openRealtime(request, sink: sink)
-        }
-    }
-}
-
-/// The long-poll sessions by connection id, and their timers: the one owner of both. Loop thread only.
+/// `LongPolls` is the sessions by connection id, and their timers: the one owner of both. Loop thread only.
 final class LongPolls {
     private var connections: [String: LongPollConnection] = [:]
     /// Set when the loop starts: a connection answers its held poll in the loop's next turn.
