@@ -21,29 +21,14 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     let endpoint: PostgresEndpoint
     public var location: String { "PostgreSQL \(endpoint) namespace '\(namespace)'" }
 
-    /// Commits made and batches they carried, commits that failed, and connections the storage thread
-    /// opened (more than one means it reconnected).
-    public struct Statistics: Sendable, Equatable {
-        public var commits = 0
-        public var batches = 0
-        public var failedCommits = 0
-        /// Commits that found their sequence taken by another server's.
-        public var supersededCommits = 0
-        /// Of those, the ones sent again unchanged because their writes commute with the other server's
-        /// (see `GroupCommitStatistics`); the others' writes were decided again.
-        public var recommittedCommits = 0
-        public var connections = 0
-        /// Batches per commit, in order (the first 100,000 commits, for benchmarks).
-        public var groupSizes: [Int] = []
-    }
+    /// Commits made and batches they carried, and commits that failed or were superseded: the
+    /// group-commit counts every engine keeps.
+    public typealias Statistics = GroupCommitStatistics
 
-    public var commitStatistics: Statistics {
-        let counts = thread.statistics
-        return Statistics(
-            commits: counts.commits, batches: counts.batches, failedCommits: counts.failedCommits,
-            supersededCommits: counts.supersededCommits, recommittedCommits: counts.recommittedCommits,
-            connections: connections.current, groupSizes: counts.groupSizes)
-    }
+    public var commitStatistics: Statistics { thread.statistics }
+
+    /// Connections the storage thread opened: more than one means it reconnected.
+    public var connectionsOpened: Int { connections.current }
 
     /// Most batches one transaction commits: a bound on one commit's size and its completions' burst.
     static let batchesPerCommitMax = 8192
