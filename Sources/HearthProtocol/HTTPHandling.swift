@@ -27,6 +27,21 @@ public protocol HTTPResponder: AnyObject {
 /// Runs work on the event loop that owns the sockets and the databases.
 public protocol LoopExecutor: Sendable {
     func execute(_ work: @escaping @Sendable () -> Void)
+    /// Whether the calling thread is the loop's. Stand-ins whose caller plays the loop (HearthTesting)
+    /// answer true.
+    var isOnLoop: Bool { get }
+}
+
+extension LoopExecutor {
+    public var isOnLoop: Bool { true }
+
+    /// Debug builds stop here when called off the loop thread: the server's entry points (a request, a
+    /// frame, a write, a commit coming back, the tick) say so instead of racing (docs/ARCHITECTURE.md,
+    /// "Threads and queues"). Release builds check nothing.
+    @inlinable
+    public func assertOnLoop(_ entryPoint: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line) {
+        assert(isOnLoop, "\(entryPoint()) called off the loop thread", file: file, line: line)
+    }
 }
 
 /// What the transport calls: every method runs on the event-loop thread.

@@ -146,6 +146,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public var hasOutputComing: Bool { writes.hasWritesCommitting }
 
     public func tick(nowMilliseconds: Int64) {
+        executor?.assertOnLoop("DatabaseServer.tick")
         longPolls.tick(now: nowMilliseconds)
         expireCredentials(now: nowMilliseconds)
         console.tick(now: nowMilliseconds)
@@ -167,6 +168,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     }
 
     public func handle(_ request: HTTPRequest, responder: any HTTPResponder) {
+        executor?.assertOnLoop("DatabaseServer.handle")
         metrics.countHTTPRequest()
         do {
             try route(request, responder: responder)

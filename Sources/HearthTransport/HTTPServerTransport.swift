@@ -60,7 +60,6 @@ public final class HTTPServerTransport: @unchecked Sendable {
     let headerScratch = UnsafeMutableBufferPointer<CChar>.allocate(capacity: 16 * 1024 + 1)
     let writeScratch = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 1024 + 64 * 1024)
     private var loopThread: Thread?
-    nonisolated(unsafe) private var loopPthread: pthread_t?
     private let started = DispatchSemaphore(value: 0)
     private let ended = DispatchSemaphore(value: 0)
     private var startError: String?
@@ -103,10 +102,6 @@ public final class HTTPServerTransport: @unchecked Sendable {
         ended.wait()
     }
 
-    func assertOnLoop() {
-        assert(loopPthread.map { pthread_equal($0, pthread_self()) != 0 } ?? false, "called off the loop thread")
-    }
-
     // MARK: The loop
 
     private func flushWebSockets() {
@@ -141,7 +136,6 @@ public final class HTTPServerTransport: @unchecked Sendable {
     }
 
     private func runLoop() {
-        loopPthread = pthread_self()
         precondition(uv_loop_init(loop) == 0, "uv_loop_init failed")
         let selfPointer = Unmanaged.passUnretained(self).toOpaque()
         wakeup.pointee.data = selfPointer

@@ -1,6 +1,7 @@
 internal import CLibWebSockets
 import Foundation
 public import HearthProtocol
+import HearthSupport
 
 /// The loop's inbox: work handed over from other threads, run in one pass per wake-up.
 public final class Inbox: LoopExecutor, @unchecked Sendable {
@@ -12,10 +13,21 @@ public final class Inbox: LoopExecutor, @unchecked Sendable {
     /// The loop's `uv_async_t`; set once before any other thread can call `execute`.
     private var wakeup: UnsafeMutablePointer<uv_async_t>?
 
-    func attach(_ wakeup: UnsafeMutablePointer<uv_async_t>) {
+    /// The loop's thread: the one that attached the wake-up.
+    private var loopThread: ThreadIdentity?
+
+    /// Called on the loop thread, before any handler runs (nil: no wake-up to send, for tests).
+    func attach(_ wakeup: UnsafeMutablePointer<uv_async_t>?) {
         lock.lock()
         self.wakeup = wakeup
+        loopThread = .current
         lock.unlock()
+    }
+
+    public var isOnLoop: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return loopThread == .current
     }
 
     public func execute(_ item: @escaping @Sendable () -> Void) {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import HearthServer
 import HearthStorage
 import HearthTesting
@@ -146,4 +147,28 @@ struct LiveTransportTests {
             #expect(reply.contains("event: put\ndata: {\"path\":\"/\",\"data\":7}"))
         }
     }
+}
+
+/// The loop's inbox knows its thread: debug builds assert it at the server's entry points
+/// (`LoopExecutor.assertOnLoop`), so a call from any other thread stops there instead of racing.
+@Test func theInboxTellsTheLoopThreadFromOthers() throws {
+    let inbox = Inbox()
+    #expect(!inbox.isOnLoop, "no loop yet")
+    let answers = Mutex<(onLoop: Bool?, fromLoopAgain: Bool?)>((nil, nil))
+    let attached = DispatchSemaphore(value: 0), checked = DispatchSemaphore(value: 0), again = DispatchSemaphore(value: 0)
+    let loop = Thread {
+        inbox.attach(nil)  // as the transport's loop thread does first (with its libuv wake-up)
+        answers.withLock { $0.onLoop = inbox.isOnLoop }
+        attached.signal()
+        checked.wait()
+        answers.withLock { $0.fromLoopAgain = inbox.isOnLoop }
+        again.signal()
+    }
+    loop.start()
+    attached.wait()
+    #expect(answers.withLock { $0.onLoop } == true)
+    #expect(!inbox.isOnLoop, "the test's thread is not the loop")
+    checked.signal()
+    again.wait()
+    #expect(answers.withLock { $0.fromLoopAgain } == true)
 }

@@ -202,7 +202,8 @@ final class NamespaceRegistry: @unchecked Sendable {
     private func follow(_ namespace: Namespace) {
         guard namespace.database.finisher != nil else { return }
         let reference = FollowingNamespace(namespace)
-        namespace.database.follow { remote in
+        namespace.database.follow { [executor] remote in
+            executor?.assertOnLoop("another node's commit")
             guard let namespace = reference.namespace else { return }
             let write: Write = remote.locations.count == 1 ? .set(remote.locations[0]) : .update(.root, remote.locations)
             namespace.publish(CommittedChange(write: write, root: remote.root, changes: remote.changes))

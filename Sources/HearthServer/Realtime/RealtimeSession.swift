@@ -31,6 +31,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
     // MARK: Receiving
 
     func receive(frame: [UInt8]) {
+        server.executor?.assertOnLoop("RealtimeSession.receive")
         guard !isClosed else { return }
         let message: IncomingMessage?
         do {

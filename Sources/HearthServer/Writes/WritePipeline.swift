@@ -36,6 +36,7 @@ final class WritePipeline {
         carryingOut: [LedgerEntry] = [], answer: @escaping (Outcome) -> Void
     ) {
         guard let executor else { return answer(.failure(.storage("The server is not running"))) }
+        executor.assertOnLoop("WritePipeline.submit")
         let metrics = metrics
         let answer: (Outcome) -> Void = { outcome in
             switch outcome {
@@ -50,6 +51,7 @@ final class WritePipeline {
         let finishing = FinishingWrite(namespace: namespace, shape: operation.shape, answer: answer)
         let completion: @Sendable (Result<DurableDatabase.CommittedWrite, any Error>) -> Void = { result in
             let work: @Sendable () -> Void = {
+                executor.assertOnLoop("a commit's completion")
                 committing.finished()
                 finishing.finish(result, executor: executor)
             }
