@@ -23,9 +23,21 @@ public final class InMemoryStorageEngine: StorageEngine {
         public func injectFailures(_ count: Int) { failuresToInject.withLock { $0 = count } }
     }
 
+    /// When commits run: on the engine's own queue, in order, like a storage thread (`.ownQueue`); or
+    /// only when the test calls ``runQueuedCommits()``, on its thread (`.whenTold`), as swift-nio's
+    /// EmbeddedEventLoop runs when told: a test that plays the loop then steps the server without
+    /// waiting for another thread.
+    public enum Commits: Sendable {
+        case ownQueue
+        case whenTold
+    }
+
     public let store: Store
-    /// Commits run here, in order, like an engine's storage thread.
+    private let commits: Commits
+    /// Commits run here, in order, like an engine's storage thread (`.ownQueue`).
     private let queue = DispatchQueue(label: "hearth.storage.memory")
+    /// Commits waiting for ``runQueuedCommits()`` (`.whenTold`), in order.
+    private let told = Mutex<[@Sendable () -> Void]>([])
     private let state = Mutex(State())
 
     private struct State {
@@ -37,7 +49,29 @@ public final class InMemoryStorageEngine: StorageEngine {
         var abortThrough = 0
     }
 
-    public init(store: Store = Store()) { self.store = store }
+    public init(store: Store = Store(), commits: Commits = .ownQueue) {
+        self.store = store
+        self.commits = commits
+    }
+
+    /// Runs the commits appended so far (not those their completions append), in order, on the caller's
+    /// thread; how many ran. Engines made with `.whenTold` only; the others commit by themselves (0).
+    @discardableResult
+    public func runQueuedCommits() -> Int {
+        let work = told.withLock { queued in
+            defer { queued = [] }
+            return queued
+        }
+        for commit in work { commit() }
+        return work.count
+    }
+
+    private func schedule(_ commit: @escaping @Sendable () -> Void) {
+        switch commits {
+        case .ownQueue: queue.async(execute: commit)
+        case .whenTold: told.withLock { $0.append(commit) }
+        }
+    }
 
     public var location: String { "memory" }
 
@@ -54,10 +88,10 @@ public final class InMemoryStorageEngine: StorageEngine {
             return state.appended
         }
         guard let sequence else {
-            queue.async { completion(.failure(StorageError(.closed, "the in-memory engine is closed."))) }
+            schedule { completion(.failure(StorageError(.closed, "the in-memory engine is closed."))) }
             return
         }
-        queue.async { [store, self] in
+        schedule { [store, self] in
             if self.state.withLock({ sequence <= $0.abortThrough }) {
                 completion(.failure(StorageError(.abortedAfterFailure, "an earlier write failed to commit, so this one was not stored. Retry it.")))
                 return
@@ -79,6 +113,7 @@ public final class InMemoryStorageEngine: StorageEngine {
     }
 
     public func replaceAll(with root: Node, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
+        runQueuedCommits()
         queue.sync { store.root.withLock { $0 = root } }
         progress?(LoadProgress(done: root.leafCount, total: root.leafCount))
     }

@@ -1,4 +1,5 @@
 public import HearthProtocol
+import Dispatch
 import Synchronization
 
 // Stand-ins for the transport, shared by every suite and fuzzer that drives a server without sockets:
@@ -16,7 +17,24 @@ public final class QueuedExecutor: LoopExecutor {
 
     public init() {}
 
-    public func execute(_ item: @escaping @Sendable () -> Void) { work.withLock { $0.append(item) } }
+    private let queued = DispatchSemaphore(value: 0)
+
+    public func execute(_ item: @escaping @Sendable () -> Void) {
+        work.withLock { $0.append(item) }
+        queued.signal()
+    }
+
+    /// Runs what is queued, first waiting (at most `seconds`) for something to be, when another thread
+    /// is to hand it over (a load or a commit off the loop); how many items ran, 0 when none came.
+    @discardableResult
+    public func drainWhenQueued(seconds: Double = 10) -> Int {
+        let deadline = DispatchTime.now() + seconds
+        while true {
+            let ran = drain()
+            if ran > 0 { return ran }
+            guard queued.wait(timeout: deadline) == .success else { return 0 }
+        }
+    }
 
     /// Runs what is queued now (not what that queues); returns how many items ran.
     @discardableResult
@@ -43,9 +61,23 @@ public final class RecordingResponder: HTTPResponder, @unchecked Sendable {
     public var onClose: (() -> Void)?
     public var queuedByteCount: Int { streamed.count }
 
+    private let answered = DispatchSemaphore(value: 0)
+
     public init(limit: Int = .max) { self.limit = limit }
 
-    public func respond(_ response: HTTPResponse) { self.response = response }
+    public func respond(_ response: HTTPResponse) {
+        self.response = response
+        answered.signal()
+    }
+
+    /// The answer, once `respond` has been called, from any thread (an answer handed back from another
+    /// queue, such as Auth's); nil after `seconds` without one.
+    public func waitForResponse(seconds: Double) -> HTTPResponse? {
+        if let response { return response }
+        guard answered.wait(timeout: .now() + seconds) == .success else { return nil }
+        answered.signal()  // the next wait sees it too
+        return response
+    }
     public func startStream(status: Int, headers: [(String, String)]) { streamStatus = status }
     public func send(_ bytes: [UInt8]) -> Bool {
         guard !aborted, streamed.count <= limit else { return false }

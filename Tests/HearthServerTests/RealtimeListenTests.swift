@@ -16,7 +16,7 @@ final class LoopHarness {
     init(emulator: Bool = true) {
         server = DatabaseServer(
             configuration: ServerConfiguration(emulator: emulator, adminToken: "admin-secret", defaultNamespace: "demo"),
-            openEngine: { _ in InMemoryStorageEngine() })
+            openEngine: { _ in InMemoryStorageEngine(commits: .whenTold) })
         server.clock = { 1_795_969_998_094 }
         server.loopStarted(executor: executor)
         namespace = try! server.open("review")
@@ -32,14 +32,14 @@ final class LoopHarness {
 
     func send(_ session: RealtimeSessionHandle, _ body: String) { session.receive(frame: Array(body.utf8)) }
 
-    /// Runs the loop until `done` or fails.
+    /// Turns the loop and commits until `done`; fails when nothing is left to run and it is not.
     func run(until done: () -> Bool) async throws {
-        for _ in 0..<2000 {
-            _ = executor.drain()
-            if done() { return }
-            try await Task.sleep(for: .milliseconds(1))
+        while !done() {
+            guard executor.drain() + runCommits(server) > 0 else {
+                Issue.record("nothing left to run, and not done")
+                return
+            }
         }
-        Issue.record("never done")
     }
 
     func run(until marker: String, in sink: FrameRecorder) async throws {
