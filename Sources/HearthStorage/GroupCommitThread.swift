@@ -56,11 +56,6 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     /// (see ``FollowingStorageEngine``).
     public typealias Receiver = @Sendable (RemoteCommit) -> Bool
 
-    private enum Job {
-        case batch(sequence: Int, WriteBatch, Completion)
-        case exclusive((Committer) -> Void)
-    }
-
     /// How long the storage thread waits for a fuller group while the last group's completions still
     /// run: their writers may append their next writes then, and one commit of them all pays one fsync
     /// (or round trip) instead of two. Short, so a completion that does not lead to a write costs little.
@@ -74,13 +69,8 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
 
     // Protected by `condition`.
     private let condition = NSCondition()
-    private var jobs: [Job] = []
-    private var jobsStart = 0
-    private var closing = false
-    private var appended = 0
-    private var abortThrough = 0
-    /// Batches appended up to here were decided before the database heard of remote commits.
-    private var supersedeThrough = 0
+    /// The jobs waiting, in order, and which batches fail instead of committing (a value: the decisions).
+    private var queue = GroupCommitQueue<Completion, (Committer) -> Void>()
     /// Who hears of remote commits (``follow(_:)``); nil while nobody follows.
     private var receiver: Receiver?
     /// Someone asked for a catch-up (a notification, a timer): done before the next group.
@@ -127,7 +117,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     /// the caller's stack.
     public func append(_ batch: WriteBatch, completion: @escaping Completion) {
         condition.lock()
-        if closing {
+        guard queue.append(batch, completion) else {
             condition.unlock()
             // Never call back on the caller's stack: callers append while holding their own locks.
             DispatchQueue.global().async { [location] in
@@ -135,8 +125,6 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
             }
             return
         }
-        appended += 1
-        jobs.append(.batch(sequence: appended, batch, completion))
         // While completions run, their end wakes the storage thread (or its short timed wait does):
         // one wake per group instead of two, and a wake costs several µs in a VM.
         if waitingForJobs && completionsRunning == 0 { condition.signal() }
@@ -147,8 +135,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     /// From a completion or the storage thread it does not wait (that would wait for itself).
     public func close() {
         condition.lock()
-        let wasClosing = closing
-        closing = true
+        let wasClosing = !queue.close()
         condition.signal()
         condition.unlock()
         if !wasClosing && !isOnOwnThread {
@@ -162,14 +149,14 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
         nonisolated(unsafe) var result: Result<T, StorageError>?
         let done = DispatchSemaphore(value: 0)
         condition.lock()
-        guard !closing else {
+        let queued = queue.append(exclusive: { committer in
+            result = Result { () throws(StorageError) in try body(committer) }
+            done.signal()
+        })
+        guard queued else {
             condition.unlock()
             throw StorageError(.closed, "the database \(location) is closed.")
         }
-        jobs.append(.exclusive({ committer in
-            result = Result { () throws(StorageError) in try body(committer) }
-            done.signal()
-        }))
         condition.signal()
         condition.unlock()
         done.wait()
@@ -199,7 +186,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
 
     // MARK: The storage thread
 
-    private typealias Queued = (sequence: Int, batch: WriteBatch, completion: Completion)
+    private typealias Queued = GroupCommitQueue<Completion, (Committer) -> Void>.Queued
 
     private func run() {
         storageThread = pthread_self()
@@ -217,21 +204,20 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
                 exclusive(committer)
                 continue
             }
-            // Read after the catch-up above: batches it superseded are failed here, not committed.
-            let (abortThrough, supersedeThrough) = condition.withLock { (self.abortThrough, self.supersedeThrough) }
-            let aborted = next.group.prefix { $0.sequence <= abortThrough }
+            // Split after the catch-up above: batches it superseded are failed here, not committed.
+            let split = condition.withLock { queue.split(next.group) }
+            let aborted = split.aborted
             if !aborted.isEmpty {
                 let failure = StorageError(.abortedAfterFailure, "an earlier write to \(location) failed to commit, so this one, queued behind it, was not stored. Retry it.")
                 let completionsToRun = aborted.map(\.completion)
                 completions.async { for completion in completionsToRun { completion(.failure(failure)) } }
             }
-            let rest = next.group.dropFirst(aborted.count)
-            let superseded = rest.prefix { $0.sequence <= supersedeThrough }
+            let superseded = split.superseded
             if !superseded.isEmpty {
                 let completionsToRun = superseded.map(\.completion)
                 completions.async { for completion in completionsToRun { completion(.failure(Self.superseded)) } }
             }
-            let toCommit = rest.dropFirst(superseded.count)
+            let toCommit = split.toCommit
             if !toCommit.isEmpty { commit(toCommit, receiver: next.receiver) }
         }
     }
@@ -246,7 +232,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     @discardableResult
     private func deliver(_ remote: RemoteCommit, to receiver: @escaping Receiver) -> Bool {
         let absorbed = completions.sync { receiver(remote) }
-        if !absorbed { condition.withLock { supersedeThrough = appended } }
+        if !absorbed { condition.withLock { queue.supersedeAppended() } }
         return absorbed
     }
 
@@ -258,7 +244,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
         condition.lock()
         defer { condition.unlock() }
         waitingForJobs = true
-        while jobsStart == jobs.count && !closing && !catchUpRequested {
+        while queue.isEmpty && !queue.closing && !catchUpRequested {
             if completionsRunning > 0 {
                 _ = condition.wait(until: Date(timeIntervalSinceNow: Self.fullerGroupWait))
             } else {
@@ -268,39 +254,19 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
         waitingForJobs = false
         let catchUp = catchUpRequested
         catchUpRequested = false
-        if jobsStart == jobs.count && !catchUp { return nil }
-        if completionsRunning > 0 && !closing {
+        if queue.isEmpty && !catchUp { return nil }
+        if completionsRunning > 0 && !queue.closing {
             // Writers hearing about the last commit append their next writes now: wait for them
             // (appends do not wake this wait; the completions' end, a close or the deadline do).
             let deadline = Date(timeIntervalSinceNow: Self.fullerGroupWait)
             waitingForCompletions = true
-            while completionsRunning > 0 && !closing && jobs.count - jobsStart < batchesPerCommitMax {
+            while completionsRunning > 0 && !queue.closing && queue.count < batchesPerCommitMax {
                 if !condition.wait(until: deadline) { break }
             }
             waitingForCompletions = false
         }
-        var group: [Queued] = []
-        var exclusive: ((Committer) -> Void)?
-        while jobsStart < jobs.count, group.count < batchesPerCommitMax {
-            if case .batch(let sequence, let batch, let completion) = jobs[jobsStart] {
-                group.append((sequence, batch, completion))
-                jobsStart += 1
-            } else if group.isEmpty, case .exclusive(let job) = jobs[jobsStart] {
-                exclusive = job
-                jobsStart += 1
-                break
-            } else {
-                break
-            }
-        }
-        if jobsStart == jobs.count {
-            jobs.removeAll(keepingCapacity: true)
-            jobsStart = 0
-        } else if jobsStart > 4096 {
-            jobs.removeFirst(jobsStart)
-            jobsStart = 0
-        }
-        return (group, exclusive, catchUp, receiver)
+        let turn = queue.take(max: batchesPerCommitMax)
+        return (turn.group, turn.exclusive, catchUp, receiver)
     }
 
     private func commit(_ toCommit: ArraySlice<Queued>, receiver: Receiver?) {
@@ -359,7 +325,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
         // writes, so it fails too (see StorageEngine).
         completions.sync { for completion in completionsToRun { completion(.failure(error)) } }
         condition.lock()
-        abortThrough = appended
+        queue.abortAppended()
         statisticsStorage.failedCommits += 1
         condition.unlock()
     }
