@@ -42,6 +42,9 @@ public final class DurableDatabase: Sendable {
         var committed: DatabaseTree
         /// Committed data plus writes not yet durable: what new writes build on.
         var pending: DatabaseTree
+        /// Counts every change of `pending`: a write decided outside the lock on a copy is kept only when
+        /// `pending` is still the tree it was decided on.
+        var pendingVersion: UInt64 = 0
         /// Batches appended to the engine whose completion has not run yet.
         var inFlight = 0
         /// What each batch in flight was decided on, oldest first from `readsStart`: its locations, or nil
@@ -97,7 +100,7 @@ public final class DurableDatabase: Sendable {
     /// Where batches are finished: see ``init(engine:root:finishOn:)``.
     public let finisher: Finisher?
 
-    /// Decides, under the database's lock, whether a write may happen (the server's security rules):
+    /// Decides whether a write may happen (the server's security rules), outside the database's lock on a copy of the pending tree (under it when that tree changed meanwhile, see `decideChecked`):
     /// given the locations the write replaces and the tree before and after it (pending writes
     /// included, server values resolved). Returns the error to report, or nil to let the write go on.
     public typealias WriteCheck = @Sendable (_ locations: [Path], _ before: Node, _ after: Node) -> (any Error)?
@@ -180,8 +183,36 @@ public final class DurableDatabase: Sendable {
     }
 
     private func write(_ write: Write) {
-        let refused = state.withLock { state in decide(write, &state) }
+        let refused = write.check == nil ? state.withLock { state in decide(write, &state) } : decideChecked(write)
         if let refused { write.completion(.failure(refused)) }
+    }
+
+    /// A write with a check (the security rules) is decided outside the lock, on a copy of the pending
+    /// tree: the rules, which may read anywhere, never hold the storage thread's completions up. It is
+    /// kept when `pending` did not change meanwhile; otherwise (another write's failure rebuilt it, or
+    /// another server's commit went in) it is decided again under the lock, as writes were before.
+    private func decideChecked(_ write: Write) -> (any Error)? {
+        guard let check = write.check else { return state.withLock { state in decide(write, &state) } }
+        let snapshot = state.withLock { state -> (tree: DatabaseTree, version: UInt64)? in
+            state.failed || state.behind ? nil : (state.pending, state.pendingVersion)
+        }
+        guard let snapshot else { return state.withLock { state in decide(write, &state) } }
+        let targets = write.targets
+        let ancestors = WriteBatch.AncestorRecords(of: targets, in: snapshot.tree.root)
+        var trial = snapshot.tree
+        let changes: ChangeSet
+        do { changes = try write.apply(&trial) } catch { return error }
+        // The rules decide before the hash is compared (see `set`).
+        if let denied = check(targets, snapshot.tree.root, trial.root) { return denied }
+        if let (path, hash) = write.ifHash, snapshot.tree.root.child(at: path).hash != hash {
+            return DataError(.hashMismatch, "Transaction hash does not match")
+        }
+        return state.withLock { state -> (any Error)? in
+            guard state.pendingVersion == snapshot.version, !state.failed, !state.behind else { return decide(write, &state) }
+            state.pending = trial
+            accept(write, changes, ancestors, &state)
+            return nil
+        }
     }
 
     /// Applies `write` to the pending tree and appends its batch, or says why not (under the lock).
@@ -212,6 +243,15 @@ public final class DurableDatabase: Sendable {
         } else {
             do { changes = try write.apply(&state.pending) } catch { return error }
         }
+        accept(write, changes, ancestors, &state)
+        return nil
+    }
+
+    /// A write applied to `pending`: counted, and its batch appended to the engine (under the lock, so
+    /// the engine sees batches in the order `pending` applied them).
+    private func accept(_ write: Write, _ changes: ChangeSet, _ ancestors: WriteBatch.AncestorRecords, _ state: inout State) {
+        state.pendingVersion &+= 1
+        let targets = write.targets
         var batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
         batch.carriesOut = write.carriesOut
         state.inFlight += 1
@@ -229,7 +269,6 @@ public final class DurableDatabase: Sendable {
             }
             finisher { self.finish(write, changes, result) }
         }
-        return nil
     }
 
     /// Moves a batch's changes into the committed tree and tells its writer; records a failure; keeps a
@@ -276,6 +315,7 @@ public final class DurableDatabase: Sendable {
     private func settle(_ state: inout State) -> [(Write, Result<CommittedWrite, any Error>)] {
         guard state.inFlight == 0, state.remoteUnapplied == 0, state.failed || state.behind else { return [] }
         state.pending = DatabaseTree(root: state.committed.root)
+        state.pendingVersion &+= 1
         state.failed = false
         state.behind = false
         let waiting = state.superseded + state.queued
@@ -330,6 +370,7 @@ public final class DurableDatabase: Sendable {
             state.remoteUnapplied += 1
             if !state.failed && !state.behind && Self.commutes(remote, with: state.reads[state.readsStart...]) {
                 for write in Self.writes(of: remote) { _ = Self.apply(write, to: &state.pending) }
+                state.pendingVersion &+= 1
                 return true
             }
             state.behind = true
