@@ -47,9 +47,8 @@ final class Listeners {
 
     /// Adds (or replaces) a listen of `session`, seeing `window` now.
     func listen(_ session: RealtimeSession, _ listen: ListenTable.Listen, window: Node) -> ListenTable.Addition {
-        guard var table = tables[session.id] else { return .overLimit }
-        let addition = table.add(listen)
-        tables[session.id] = table
+        // Changed in place: a copy of the table out of the dictionary would copy its listens on every add.
+        guard let addition = tables[session.id]?.add(listen) else { return .overLimit }
         guard addition != .overLimit else { return addition }
         fanOut.subscribe(
             Self.key(session, listen.key),
@@ -59,16 +58,14 @@ final class Listeners {
 
     /// Removes a listen (`n`); nothing when there was none.
     func unlisten(_ session: RealtimeSession, _ key: ListenTable.Key) {
-        guard var table = tables[session.id], table.remove(key) != nil else { return }
-        tables[session.id] = table
+        guard case .some(.some) = tables[session.id]?.remove(key) else { return }
         fanOut.unsubscribe(Self.key(session, key))
     }
 
     /// Removes and returns the session's listens `mayRead` no longer allows (a new credential, new rules).
     func removeUnreadable(_ session: RealtimeSession, mayRead: (ListenTable.Listen) -> Bool) -> [ListenTable.Listen] {
-        guard var table = tables[session.id], !table.isEmpty else { return [] }
-        let removed = table.removeUnreadable(mayRead)
-        tables[session.id] = table
+        guard tables[session.id]?.isEmpty == false else { return [] }
+        let removed = tables[session.id]?.removeUnreadable(mayRead) ?? []
         for listen in removed { fanOut.unsubscribe(Self.key(session, listen.key)) }
         return removed
     }
