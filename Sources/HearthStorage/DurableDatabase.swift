@@ -45,25 +45,9 @@ public final class DurableDatabase: Sendable {
         /// Counts every change of `pending`: a write decided outside the lock on a copy is kept only when
         /// `pending` is still the tree it was decided on.
         var pendingVersion: UInt64 = 0
-        /// Batches appended to the engine whose completion has not run yet.
-        var inFlight = 0
-        /// What each batch in flight was decided on, oldest first from `readsStart`: its locations, or nil
-        /// when its decision may have read anywhere (security rules). A remote commit that overlaps none
-        /// of them commutes with them all (see `receive`).
-        var reads: [[Path]?] = []
-        var readsStart = 0
-        /// A commit failed and `pending` holds writes that will never be durable.
-        var failed = false
-        /// Another server's commits reached the engine that `pending` does not have: writes wait in
-        /// `superseded` and `queued` until the writes in flight have drained, then are decided again.
-        var behind = false
-        /// Writes whose batches another server's commit superseded, oldest first.
-        var superseded: [Write] = []
-        /// Writes asked for while behind, oldest first: decided after `superseded`.
-        var queued: [Write] = []
-        /// Remote commits handed over by the engine and not yet applied to `committed` (they are applied
-        /// where completions finish): until then `pending` cannot be caught up.
-        var remoteUnapplied = 0
+        /// The writes between decision and durability: whether new ones may be decided, what those in
+        /// flight read, and which wait to be decided again (the decisions, as a value).
+        var writes = WriteQueue<Write>()
         /// Told of every remote commit once it is in the committed tree (``follow(_:)``).
         var onRemote: (@Sendable (RemoteWrite) -> Void)?
     }
@@ -194,7 +178,7 @@ public final class DurableDatabase: Sendable {
     private func decideChecked(_ write: Write) -> (any Error)? {
         guard let check = write.check else { return state.withLock { state in decide(write, &state) } }
         let snapshot = state.withLock { state -> (tree: DatabaseTree, version: UInt64)? in
-            state.failed || state.behind ? nil : (state.pending, state.pendingVersion)
+            state.writes.decidesNow ? (state.pending, state.pendingVersion) : nil
         }
         guard let snapshot else { return state.withLock { state in decide(write, &state) } }
         let targets = write.targets
@@ -208,7 +192,7 @@ public final class DurableDatabase: Sendable {
             return DataError(.hashMismatch, "Transaction hash does not match")
         }
         return state.withLock { state -> (any Error)? in
-            guard state.pendingVersion == snapshot.version, !state.failed, !state.behind else { return decide(write, &state) }
+            guard state.pendingVersion == snapshot.version, state.writes.decidesNow else { return decide(write, &state) }
             state.pending = trial
             accept(write, changes, ancestors, &state)
             return nil
@@ -217,14 +201,13 @@ public final class DurableDatabase: Sendable {
 
     /// Applies `write` to the pending tree and appends its batch, or says why not (under the lock).
     private func decide(_ write: Write, _ state: inout State) -> (any Error)? {
-        if state.failed {
+        switch state.writes.admit(write) {
+        case .refuse:
             return StorageError(
                 .abortedAfterFailure,
                 "an earlier write failed to commit to \(engine.location) and writes queued behind it are draining. Retry.")
-        }
-        if state.behind {
-            state.queued.append(write)
-            return nil
+        case .wait: return nil
+        case .decide: break
         }
         let targets = write.targets
         // What storage holds above the written paths, read before the write without keeping the
@@ -254,8 +237,7 @@ public final class DurableDatabase: Sendable {
         let targets = write.targets
         var batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
         batch.carriesOut = write.carriesOut
-        state.inFlight += 1
-        state.reads.append(write.check == nil ? Self.footprint(of: targets, batch, ancestors) : nil)
+        state.writes.appended(decidedOn: write.check == nil ? Self.footprint(of: targets, batch, ancestors) : nil)
         // Appended under the lock, so the engine sees batches in the order `pending` applied them.
         engine.append(batch) { [self] result in
             guard let finisher else { return finish(write, changes, result) }
@@ -263,9 +245,7 @@ public final class DurableDatabase: Sendable {
             // as soon as this returns (see StorageEngine), and a write taken before the finisher runs
             // would build on the failed one and be stored. A superseded write is decided again instead.
             if case .failure(let error) = result {
-                self.state.withLock { state in
-                    if error.code == .superseded && state.onRemote != nil { state.behind = true } else { state.failed = true }
-                }
+                self.state.withLock { state in state.writes.stop(Self.outcome(of: .failure(error), following: state.onRemote != nil)) }
             }
             finisher { self.finish(write, changes, result) }
         }
@@ -277,23 +257,11 @@ public final class DurableDatabase: Sendable {
     private func finish(_ write: Write, _ changes: ChangeSet, _ result: Result<Void, StorageError>) {
         var answers: [(Write, Result<CommittedWrite, any Error>)] = []
         state.withLock { state in
-            state.inFlight -= 1
-            // Batches finish in the order they were appended.
-            state.readsStart += 1
-            if state.readsStart == state.reads.count {
-                state.reads.removeAll(keepingCapacity: true)
-                state.readsStart = 0
-            } else if state.readsStart >= 1024 {
-                state.reads.removeFirst(state.readsStart)
-                state.readsStart = 0
-            }
+            let outcome = Self.outcome(of: result, following: state.onRemote != nil)
+            state.writes.finished(write, outcome)
             switch result {
-            case .failure(let error) where error.code == .superseded && state.onRemote != nil:
-                state.behind = true
-                state.superseded.append(write)
             case .failure(let error):
-                state.failed = true
-                answers.append((write, .failure(error)))
+                if outcome == .failed { answers.append((write, .failure(error))) }
             case .success:
                 // Validated and resolved on the pending tree already: applied without checking again.
                 var applied = changes
@@ -307,20 +275,22 @@ public final class DurableDatabase: Sendable {
         for (write, answer) in answers { write.completion(answer) }
     }
 
-    /// With nothing in flight and every remote commit handed over applied: drops pending writes that
-    /// failed, or catches `pending` up with the committed tree and decides the waiting writes again.
-    /// (A write that finishes between a remote commit's hand-over and its application must not catch
-    /// `pending` up yet: writes decided on it would lack that commit, and would be appended after the
-    /// engine marked what it supersedes.) Returns the writes refused meanwhile.
+    /// A batch's result as the write queue sees it: a superseded batch is decided again only when
+    /// following other servers (otherwise nothing can supersede it, and it is a failure).
+    private static func outcome(of result: Result<Void, StorageError>, following: Bool) -> WriteQueue<Write>.Outcome {
+        switch result {
+        case .success: .durable
+        case .failure(let error) where error.code == .superseded && following: .superseded
+        case .failure: .failed
+        }
+    }
+
+    /// When the write queue says the pending tree can be rebuilt (see ``WriteQueue/settle()``): rebuilds
+    /// it from the committed tree and decides the waiting writes again. Returns the writes refused.
     private func settle(_ state: inout State) -> [(Write, Result<CommittedWrite, any Error>)] {
-        guard state.inFlight == 0, state.remoteUnapplied == 0, state.failed || state.behind else { return [] }
+        guard let waiting = state.writes.settle() else { return [] }
         state.pending = DatabaseTree(root: state.committed.root)
         state.pendingVersion &+= 1
-        state.failed = false
-        state.behind = false
-        let waiting = state.superseded + state.queued
-        state.superseded = []
-        state.queued = []
         var refused: [(Write, Result<CommittedWrite, any Error>)] = []
         for write in waiting {
             if let error = decide(write, &state) { refused.append((write, .failure(error))) }
@@ -367,20 +337,16 @@ public final class DurableDatabase: Sendable {
     /// finish, the commit is then applied to the committed tree.
     private func receive(_ remote: RemoteCommit) -> Bool {
         let absorbed = state.withLock { state in
-            state.remoteUnapplied += 1
-            if !state.failed && !state.behind && Self.commutes(remote, with: state.reads[state.readsStart...]) {
-                for write in Self.writes(of: remote) { _ = Self.apply(write, to: &state.pending) }
-                state.pendingVersion &+= 1
-                return true
-            }
-            state.behind = true
-            return false
+            guard state.writes.remoteArrived(writing: Self.locations(of: remote)) else { return false }
+            for write in Self.writes(of: remote) { _ = Self.apply(write, to: &state.pending) }
+            state.pendingVersion &+= 1
+            return true
         }
         let apply: @Sendable () -> Void = { [self] in
             var answers: [(Write, Result<CommittedWrite, any Error>)] = []
             let (published, onRemote) = state.withLock { state in
                 let published = Self.writes(of: remote).map { Self.apply($0, to: &state.committed) }
-                state.remoteUnapplied -= 1
+                state.writes.remoteApplied()
                 answers = settle(&state)
                 return (published, state.onRemote)
             }
@@ -403,20 +369,10 @@ public final class DurableDatabase: Sendable {
         return paths
     }
 
-    /// True when no write in flight was decided on a location `remote` wrote, above or below it: storing
-    /// them after it gives what deciding them again on it would (the same values, hashes and increments,
-    /// and records at other paths). A write checked by security rules may have read anywhere, and a
-    /// snapshot replaced everything: neither commutes.
-    private static func commutes(_ remote: RemoteCommit, with reads: ArraySlice<[Path]?>) -> Bool {
-        guard case .batches(let batches) = remote else { return reads.isEmpty }
-        if reads.isEmpty { return true }
-        let written = WrittenLocations(batches.flatMap { $0.operations.map(\.path) })
-        if written.isEmpty { return true }
-        for read in reads {
-            guard let read else { return false }
-            if read.contains(where: written.overlaps) { return false }
-        }
-        return true
+    /// The locations another server's commit wrote; nil for a snapshot, which replaced everything.
+    private static func locations(of remote: RemoteCommit) -> [Path]? {
+        guard case .batches(let batches) = remote else { return nil }
+        return batches.flatMap { $0.operations.map(\.path) }
     }
 
     /// Another server's commit as the writes to apply and announce one by one, so that listeners hear
