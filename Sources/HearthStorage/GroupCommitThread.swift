@@ -73,15 +73,9 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     private var queue = GroupCommitQueue<Completion, (Committer) -> Void>()
     /// Who hears of remote commits (``follow(_:)``); nil while nobody follows.
     private var receiver: Receiver?
-    /// Someone asked for a catch-up (a notification, a timer): done before the next group.
-    private var catchUpRequested = false
+    /// When the storage thread sleeps and who wakes it (a value: the decisions).
+    private var waits = GroupCommitWaits()
     private var statisticsStorage = GroupCommitStatistics()
-    /// Groups whose success completions are queued or running on `completions`.
-    private var completionsRunning = 0
-    /// The storage thread waits for jobs (an append must wake it) rather than for fuller groups.
-    private var waitingForJobs = false
-    /// The storage thread waits for `completionsRunning` to reach zero (see `fullerGroupWait`).
-    private var waitingForCompletions = false
 
     /// Completions, in commit order, off the storage thread.
     private let completions = DispatchQueue(label: "hearth.storage.completions")
@@ -125,9 +119,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
             }
             return
         }
-        // While completions run, their end wakes the storage thread (or its short timed wait does):
-        // one wake per group instead of two, and a wake costs several µs in a VM.
-        if waitingForJobs && completionsRunning == 0 { condition.signal() }
+        if waits.appendWakes { condition.signal() }
         condition.unlock()
     }
 
@@ -169,7 +161,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     public func follow(_ receive: @escaping Receiver) {
         condition.lock()
         receiver = receive
-        catchUpRequested = true
+        _ = waits.requestCatchUp()
         condition.signal()
         condition.unlock()
     }
@@ -178,9 +170,7 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     /// before it gets to them are one catch-up.
     public func requestCatchUp() {
         condition.lock()
-        guard receiver != nil, !catchUpRequested else { return condition.unlock() }
-        catchUpRequested = true
-        if waitingForJobs { condition.signal() }
+        if receiver != nil && waits.requestCatchUp() { condition.signal() }
         condition.unlock()
     }
 
@@ -243,30 +233,27 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     )? {
         condition.lock()
         defer { condition.unlock() }
-        waitingForJobs = true
-        while queue.isEmpty && !queue.closing && !catchUpRequested {
-            if completionsRunning > 0 {
-                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.fullerGroupWait))
-            } else {
+        var deadline: Date?
+        var deadlinePassed = false
+        while true {
+            switch waits.next(jobs: queue.count, closing: queue.closing, groupMax: batchesPerCommitMax, deadlinePassed: deadlinePassed) {
+            case .waitForJobs(timed: false):
                 condition.wait()
+            case .waitForJobs(timed: true):
+                _ = condition.wait(until: Date(timeIntervalSinceNow: Self.fullerGroupWait))
+            case .waitForFullerGroup:
+                // Writers hearing about the last commit append their next writes now: wait for them
+                // (appends do not wake this wait; the completions' end, a close or the deadline do).
+                let until = deadline ?? Date(timeIntervalSinceNow: Self.fullerGroupWait)
+                deadline = until
+                deadlinePassed = !condition.wait(until: until)
+            case .take(let catchUp):
+                let turn = queue.take(max: batchesPerCommitMax)
+                return (turn.group, turn.exclusive, catchUp, receiver)
+            case .end:
+                return nil
             }
         }
-        waitingForJobs = false
-        let catchUp = catchUpRequested
-        catchUpRequested = false
-        if queue.isEmpty && !catchUp { return nil }
-        if completionsRunning > 0 && !queue.closing {
-            // Writers hearing about the last commit append their next writes now: wait for them
-            // (appends do not wake this wait; the completions' end, a close or the deadline do).
-            let deadline = Date(timeIntervalSinceNow: Self.fullerGroupWait)
-            waitingForCompletions = true
-            while completionsRunning > 0 && !queue.closing && queue.count < batchesPerCommitMax {
-                if !condition.wait(until: deadline) { break }
-            }
-            waitingForCompletions = false
-        }
-        let turn = queue.take(max: batchesPerCommitMax)
-        return (turn.group, turn.exclusive, catchUp, receiver)
     }
 
     private func commit(_ toCommit: ArraySlice<Queued>, receiver: Receiver?) {
@@ -306,13 +293,12 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
             statisticsStorage.commits += 1
             statisticsStorage.batches += toCommit.count
             if statisticsStorage.groupSizes.count < 100_000 { statisticsStorage.groupSizes.append(toCommit.count) }
-            completionsRunning += 1
+            waits.groupCommitted()
             condition.unlock()
             completions.async { [self] in
                 for completion in completionsToRun { completion(.success(())) }
                 condition.lock()
-                completionsRunning -= 1
-                if completionsRunning == 0 && (waitingForCompletions || waitingForJobs) { condition.signal() }
+                if waits.groupCompleted() { condition.signal() }
                 condition.unlock()
             }
         case .failure(let error):
