@@ -323,11 +323,8 @@ public final class DurableDatabase: Sendable {
     public func catchUp(then body: @escaping @Sendable () -> Void) {
         guard isFollowing, let engine = engine as? any FollowingStorageEngine else { return body() }
         engine.catchUp()
-        // Completes after the catch-up's commits were handed over, and is finished after them.
-        engine.append(WriteBatch(operations: [])) { [finisher] _ in
-            guard let finisher else { return body() }
-            finisher(body)
-        }
+        // The barrier completes after the catch-up's commits were handed over, and is finished after them.
+        afterWritesInFlight(body)
     }
 
     /// On the engine's completion queue. When the remote commit overlaps nothing the writes in flight
@@ -416,16 +413,22 @@ public final class DurableDatabase: Sendable {
         return RemoteWrite(changes: changes, root: tree.root, locations: locations)
     }
 
-    /// Waits until every write appended so far is durable or has failed.
+    /// Runs `body` once every write appended so far is durable or has failed and is in the committed
+    /// tree (where `finishOn` runs completions). An empty batch is the barrier: the engine completes
+    /// batches in the order they were appended.
+    public func afterWritesInFlight(_ body: @escaping @Sendable () -> Void) {
+        state.withLock { _ in
+            engine.append(WriteBatch(operations: [])) { [finisher] _ in
+                guard let finisher else { return body() }
+                finisher(body)
+            }
+        }
+    }
+
+    /// Waits until every write appended so far is durable or has failed (``afterWritesInFlight(_:)``).
     public func waitForPendingWrites() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            state.withLock { _ in
-                engine.append(WriteBatch(operations: [])) { [finisher] _ in
-                    // Through the finisher too, so every earlier batch is in the committed tree first.
-                    guard let finisher else { return continuation.resume() }
-                    finisher { continuation.resume() }
-                }
-            }
+            afterWritesInFlight { continuation.resume() }
         }
     }
 }

@@ -47,16 +47,15 @@ final class WritePipeline {
         }
         let now = clock()
         let database = namespace.database, committing = committing
+        // Served namespaces finish their writes on the loop (NamespaceRegistry.adopt): completions run
+        // there, with no second hop.
+        precondition(database.finisher != nil, "a served namespace's writes finish on the loop")
         let check = namespace.writeCheck(caller, now: now)
         let finishing = FinishingWrite(namespace: namespace, shape: operation.shape, answer: answer)
         let completion: @Sendable (Result<DurableDatabase.CommittedWrite, any Error>) -> Void = { result in
-            let work: @Sendable () -> Void = {
-                executor.assertOnLoop("a commit's completion")
-                committing.finished()
-                finishing.finish(result, executor: executor)
-            }
-            // Namespaces opened by the server finish their writes on the loop already.
-            if database.finisher != nil { work() } else { executor.execute(work) }
+            executor.assertOnLoop("a commit's completion")
+            committing.finished()
+            finishing.finish(result)
         }
         committing.started()
         switch operation {
@@ -80,7 +79,7 @@ final class WritePipeline {
             self.answer = answer
         }
 
-        func finish(_ result: Result<DurableDatabase.CommittedWrite, any Error>, executor: any LoopExecutor) {
+        func finish(_ result: Result<DurableDatabase.CommittedWrite, any Error>) {
             switch result {
             case .success(let committed):
                 namespace.publish(CommittedChange(write: shape, root: committed.root, changes: committed.changes))
@@ -88,9 +87,9 @@ final class WritePipeline {
             case .failure(let error):
                 let failure = WriteFailure(error)
                 guard failure == .stale else { return answer(.failure(failure)) }
-                namespace.database.engine.append(WriteBatch(operations: [])) { _ in
-                    executor.execute { self.answer(.failure(.stale)) }
-                }
+                // A stale transaction is answered once the writes before it are in the committed tree,
+                // so the client's retry reads the data it lost to (on the loop, by the finisher).
+                namespace.database.afterWritesInFlight { self.answer(.failure(.stale)) }
             }
         }
     }
