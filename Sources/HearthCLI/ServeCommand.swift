@@ -7,6 +7,7 @@ import HearthProtocol
 import HearthServer
 import HearthSQL
 import HearthSQLite
+import HearthStorage
 import HearthSupport
 import HearthTransport
 #if canImport(Glibc)
@@ -46,6 +47,8 @@ struct ServeSettings: Equatable {
     /// Where the built-in identity providers' keys and APIs are (`--provider-endpoints FILE`): the real
     /// services unless an admin points them elsewhere.
     var providerEndpoints = ProviderEndpoints()
+    /// How long each namespace's change feed keeps entries (`--feed-max-age`, `--feed-max-bytes`).
+    var feedRetention = ChangeFeedRetention.standard
 
     /// The host name, else `hearth`.
     static var defaultNode: String {
@@ -79,11 +82,24 @@ struct ServeSettings: Equatable {
         ("--node", "HEARTH_NODE", "node", "This node's name in a cluster, said by /.info/node.json and /metrics (default: the host name)"),
         ("--cluster-lease-seconds", "HEARTH_CLUSTER_LEASE_SECONDS", "cluster-lease-seconds",
          "With --storage: a node's lease; a dead node's onDisconnect operations run elsewhere within ~1.25x this (default 20)"),
+        ("--feed-max-age", "HEARTH_FEED_MAX_AGE", "feed-max-age",
+         "How long each namespace's change feed keeps entries: 7d (the default), 12h, 30m, 90s; see docs/feed.md"),
+        ("--feed-max-bytes", "HEARTH_FEED_MAX_BYTES", "feed-max-bytes",
+         "Most bytes each namespace's change feed keeps, the oldest going first (default 1073741824, 1 GiB)"),
         ("--provider-endpoints", "HEARTH_PROVIDER_ENDPOINTS", "provider-endpoints",
          "JSON file pointing Google's, Apple's, GitHub's or Facebook's keys and APIs elsewhere (local providers, mirrors); see docs/auth.md"),
     ]
 
     var defaultNamespace: String { project + "-default-rtdb" }
+
+    /// `7d`, `12h`, `30m`, `90s` in milliseconds, from one second to ten years; nil otherwise.
+    static func milliseconds(_ duration: String) -> Int64? {
+        let units: [Character: Int64] = ["s": 1_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000]
+        guard let unit = duration.last.flatMap({ units[$0] }), let count = Int64(duration.dropLast()), count > 0 else { return nil }
+        let (milliseconds, overflow) = count.multipliedReportingOverflow(by: unit)
+        guard !overflow, milliseconds <= 3650 * 86_400_000 else { return nil }
+        return milliseconds
+    }
 
     /// Where the namespaces are: PostgreSQL with `--storage`, else SQLite files under `--data`.
     var dataStore: DataStore { storageURL.map { .postgres(url: $0) } ?? .sqlite(directory: dataDirectory) }
@@ -185,6 +201,18 @@ struct ServeSettings: Equatable {
                 throw .usage("cluster-lease-seconds must be 1–3600, not '\(lease.prefix(20))'")
             }
             settings.leaseSeconds = seconds
+        }
+        if let age = values["feed-max-age"] {
+            guard let milliseconds = Self.milliseconds(age) else {
+                throw .usage("feed-max-age is a number and a unit (s, m, h or d) from 1s to 3650d, like 7d or 12h, not '\(age.prefix(20))'")
+            }
+            settings.feedRetention.maxAgeMilliseconds = milliseconds
+        }
+        if let bytes = values["feed-max-bytes"] {
+            guard let number = Int64(bytes), (1...(Int64(1) << 50)).contains(number) else {
+                throw .usage("feed-max-bytes must be a whole number of bytes from 1 to 2^50, not '\(bytes.prefix(20))'")
+            }
+            settings.feedRetention.maxBytes = number
         }
         settings.certificatePath = values["tls-cert"]
         settings.privateKeyPath = values["tls-key"]
@@ -297,7 +325,8 @@ extension HearthCommand {
         let storage: ServeStorage
         do {
             storage = try ServeStorage.open(
-                settings.dataStore, dataDirectory: absolute, node: settings.node, leaseSeconds: settings.leaseSeconds, log: .standardError)
+                settings.dataStore, dataDirectory: absolute, node: settings.node, leaseSeconds: settings.leaseSeconds,
+                feedRetention: settings.feedRetention, log: .standardError)
         } catch {
             print("hearth serve: \(error.message)", to: &errorOutput)
             return .failure

@@ -29,7 +29,8 @@ struct ServeStorage {
     ///
     /// - Throws: ``StorageError`` naming the server without its password and what to check.
     static func open(
-        _ store: DataStore, dataDirectory absolute: String, node: String = "hearth", leaseSeconds: Int = 20, log: Log
+        _ store: DataStore, dataDirectory absolute: String, node: String = "hearth", leaseSeconds: Int = 20,
+        feedRetention: ChangeFeedRetention = .standard, log: Log
     ) throws(StorageError) -> ServeStorage {
         switch store {
         case .sqlite(let directory):
@@ -37,7 +38,9 @@ struct ServeStorage {
             return ServeStorage(
                 files: NamespaceFiles(bytes: files.bytes, names: files.names, delete: files.delete),
                 rules: .files(directory: directory, log: log),
-                openEngine: { namespace in try SQLiteStorageEngine(directory: directory, namespace: namespace) },
+                openEngine: { namespace in
+                    try SQLiteStorageEngine(directory: directory, namespace: namespace, feedRetention: feedRetention)
+                },
                 banner: "\(absolute) (one SQLite file per namespace; hearth export/backup read them)",
                 close: {})
         case .postgres(let url):

@@ -115,4 +115,9 @@ public enum ServerLimits {
 
     /// Provider configurations a project may hold (`oauthIdpConfigs` and `inboundSamlConfigs` together).
     public static let providerConfigsMax = 100
+
+    /// Entries one read of the change feed returns when it names no `limit`, and the most it may name
+    /// (`GET /.feed.json`, docs/feed.md).
+    public static let feedPageEntriesDefault = 1_000
+    public static let feedPageEntriesMax = 10_000
 }

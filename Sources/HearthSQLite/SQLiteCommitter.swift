@@ -17,11 +17,14 @@ final class SQLiteCommitter: GroupCommitter {
     private var encodedGroup: [UInt8] = []
     /// Whether the next commit goes through the log.
     private var policy: WriteLogPolicy
+    /// The change feed: each commit's records, in its transaction.
+    private var feed: FeedTable
 
-    init(path: String, connection: SQLiteConnection, log: WriteLog, policy: WriteLogPolicy) {
+    init(path: String, connection: SQLiteConnection, log: WriteLog, feed: FeedTable, policy: WriteLogPolicy) {
         self.path = path
         self.connection = connection
         self.log = log
+        self.feed = feed
         self.policy = policy
     }
 
@@ -55,7 +58,10 @@ final class SQLiteCommitter: GroupCommitter {
         do {
             if !replacingAll { try foldLog() }
             let value = try body(connection)
-            if replacingAll { log.cleared() }
+            if replacingAll {
+                log.cleared()
+                feed.cleared()
+            }
             return value
         } catch let error as SQLiteError {
             throw SQLiteStorageEngine.storageError(error, path: path)
@@ -97,6 +103,7 @@ final class SQLiteCommitter: GroupCommitter {
             }
             row = appended
         }
+        try feed.append(batches[...], now: Self.milliseconds(), statements: statements)
         try writer.execute("COMMIT")
         if let row, fold.through.map({ $0 < row.sequence }) ?? true { log.appended(row) }
         log.folded(fold)
@@ -106,6 +113,9 @@ final class SQLiteCommitter: GroupCommitter {
         // One large write (a 10 MB set) should not keep its buffer for the life of the engine.
         if encodedGroup.capacity > 4 << 20 { encodedGroup = [] }
     }
+
+    /// The wall clock in milliseconds, for the feed's retention.
+    private static func milliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 
     /// Applies the whole log to `nodes` and empties it, in one transaction: before work that reads or
     /// replaces `nodes` on the writer (import, compact) and at close.

@@ -32,13 +32,15 @@ enum SQLiteSchema {
     static let applicationID: Int32 = 0x4872_7468
     /// Layout version in `PRAGMA user_version`; bumped with a migration when the layout changes.
     /// 1: `nodes` only; 2: `nodes` and `log` (a version-1 file gains an empty `log` on open).
-    static let version: Int64 = 2
+    /// 3: and the change feed (`FeedTable`; older files gain an empty one on open).
+    static let version: Int64 = 3
 
     static let create = """
         CREATE TABLE IF NOT EXISTS nodes(path TEXT PRIMARY KEY NOT NULL, value, priority) WITHOUT ROWID;
         CREATE VIEW IF NOT EXISTS nodes_readable AS
             SELECT '/' || rtrim(replace(path, char(1), '/'), '/') AS path, value, priority FROM nodes;
         \(createLog)
+        \(FeedTable.create)
         """
 
     /// What version 2 added to version 1.

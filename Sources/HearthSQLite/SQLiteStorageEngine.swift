@@ -57,6 +57,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
 
     /// Internal for tests: a dropped engine's storage thread must end and free this.
     let writer: GroupCommitThread<SQLiteCommitter>
+    /// Reads the change feed on its own connection and queue, beside the writer (WAL).
+    private let feedReader: FeedReader
 
     /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`
     /// when `verify` asks for it, and starts the storage thread. `logFoldByteCount` is the write log's size
@@ -66,7 +68,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     ///   `.corrupt`, `.diskFull`, `.busy`.
     public init(
         directory: String, namespace: String, create: Bool = true, verify: Verification = .afterUncleanShutdown,
-        logFoldByteCount: Int = defaultLogFoldByteCount, writeLog: WriteLogChoice = .adaptive
+        logFoldByteCount: Int = defaultLogFoldByteCount, writeLog: WriteLogChoice = .adaptive,
+        feedRetention: ChangeFeedRetention = .standard
     ) throws(StorageError) {
         path = try SQLiteStorageEngine.databasePath(directory: directory, namespace: namespace, create: create)
         let check: Bool
@@ -79,15 +82,18 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         let connection = try SQLiteStorageEngine.openChecked(path: path, create: create, verify: check)
         checkedIntegrity = check && existed
         let log: WriteLog
+        let feed: FeedTable
         do {
             log = try WriteLog(reading: connection, foldByteCount: logFoldByteCount)
+            feed = try FeedTable(reading: connection, retention: feedRetention)
         } catch {
             connection.close()
             throw Self.storageError(error, path: path)
         }
         writer = GroupCommitThread(
-            committer: SQLiteCommitter(path: path, connection: connection, log: log, policy: WriteLogPolicy(writeLog)),
+            committer: SQLiteCommitter(path: path, connection: connection, log: log, feed: feed, policy: WriteLogPolicy(writeLog)),
             location: path, batchesPerCommitMax: Self.batchesPerCommitMax)
+        feedReader = FeedReader(path: path)
     }
 
     deinit { writer.close() }
@@ -177,9 +183,11 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
                 throw StorageError(.corrupt, "\(path) was written by a newer Hearth (layout \(version); this build reads up to \(SQLiteSchema.version)). Upgrade hearth.")
             }
             if version < SQLiteSchema.version {
-                // A new file gets the whole layout; a version-1 file gets the (empty) write log.
+                // A new file gets the whole layout; an older one what it lacks (the write log, the feed).
                 try connection.execute("BEGIN IMMEDIATE")
-                try connection.execute(version == 0 ? SQLiteSchema.create : SQLiteSchema.createLog)
+                if version == 0 { try connection.execute(SQLiteSchema.create) }
+                if version == 1 { try connection.execute(SQLiteSchema.createLog) }
+                if version >= 1 { try connection.execute(FeedTable.create) }
                 try connection.execute("PRAGMA application_id = \(SQLiteSchema.applicationID)")
                 try connection.execute("PRAGMA user_version = \(SQLiteSchema.version)")
                 try connection.execute("COMMIT")
@@ -290,7 +298,16 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
 
     /// Waits for queued batches and their completions, then closes the writer connection. Called from a
     /// completion, it closes without waiting.
-    public func close() { writer.close() }
+    public func close() {
+        writer.close()
+        feedReader.close()
+    }
+
+    // MARK: The change feed
+
+    public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
+        feedReader.read(after: position, limit: limit, completion: completion)
+    }
 }
 
 extension SQLiteConnection {
@@ -302,6 +319,7 @@ extension SQLiteConnection {
         do {
             try statements.deleteAll.run()
             try statements.clearLog.run()
+            try FeedTable.clear(self)
             try body(statements)
             try execute("COMMIT")
         } catch {
@@ -317,6 +335,8 @@ extension SQLiteStorageEngine {
     /// The writer's prepared statements, reused by every commit.
     final class Statements {
         let insert, deleteOne, deleteRange, deleteAll, appendLog, selectLog, deleteLogThrough, clearLog: SQLiteStatement
+        /// The change feed's (`FeedTable`).
+        let appendFeed, selectFeedSizes, deleteFeedThrough, setFeedTrimmed: SQLiteStatement
         init(_ connection: SQLiteConnection) throws(SQLiteError) {
             insert = try connection.prepare("INSERT OR REPLACE INTO nodes(path, value, priority) VALUES (?1, ?2, ?3)")
             deleteOne = try connection.prepare("DELETE FROM nodes WHERE path = ?1")
@@ -326,6 +346,10 @@ extension SQLiteStorageEngine {
             selectLog = try connection.prepare("SELECT sequence, operations FROM log WHERE sequence > ?1 ORDER BY sequence")
             deleteLogThrough = try connection.prepare("DELETE FROM log WHERE sequence <= ?1")
             clearLog = try connection.prepare("DELETE FROM log")
+            appendFeed = try connection.prepare("INSERT INTO feed(time, count, entries) VALUES (?1, ?2, ?3)")
+            selectFeedSizes = try connection.prepare("SELECT number, time, count, length(entries) FROM feed ORDER BY number")
+            deleteFeedThrough = try connection.prepare("DELETE FROM feed WHERE number <= ?1")
+            setFeedTrimmed = try connection.prepare("INSERT OR REPLACE INTO feed_trimmed(id, through) VALUES (1, ?1)")
         }
     }
 }

@@ -140,6 +140,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         for namespace in namespaces.all {
             for stream in Array(namespace.streams.values) { stream.finish() }
             for feed in Array(namespace.consoleFeeds.values) { feed.finish() }
+            for stream in Array(namespace.changeFeedStreams.values) { stream.finish() }
         }
     }
 
@@ -159,6 +160,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             }
             for stream in cutOff { stream.disconnectSlowReader() }
             for feed in Array(namespace.consoleFeeds.values) { feed.keepAlive() }
+            for stream in Array(namespace.changeFeedStreams.values) { stream.keepAlive() }
         }
     }
 
@@ -255,6 +257,15 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             return
         }
         let caller = try caller(of: request, target: target)
+        if target.path == Path(".feed") {
+            guard caller.isAdmin else { throw .permissionDenied }
+            guard let executor else { throw RESTError(503, "The server is not running") }
+            let endpoint = FeedEndpoint(executor: executor, ids: subscriberIDs)
+            withNamespace(namespaceName, responder: responder) { namespace throws(RESTError) in
+                try endpoint.serve(request, namespace: namespace, responder: responder)
+            }
+            return
+        }
         if target.path.first?.string == ".inspect" {
             guard target.path == Path(".inspect/databases") && method == .get else { throw RESTError(404, "Not found") }
             guard caller.isAdmin || configuration.emulator else { throw .permissionDenied }

@@ -59,6 +59,8 @@ public final class DurableDatabase: Sendable {
         var check: WriteCheck?
         var ifHash: (path: Path, hash: String)?
         var carriesOut: [LedgerEntry] = []
+        /// What the change feed records of it, when it records it.
+        var feed: ChangeFeedNote?
         var apply: @Sendable (inout DatabaseTree) throws(DataError) -> ChangeSet
         var completion: @Sendable (Result<CommittedWrite, any Error>) -> Void
 
@@ -119,50 +121,62 @@ public final class DurableDatabase: Sendable {
 
     /// Writes `value` at `path` (see `DatabaseTree.set`); `completion` runs once the write is durable or
     /// has failed. Validation errors and hash mismatches are reported through `completion` too.
+    ///
+    /// `feed` is what the change feed records of the write (docs/feed.md); the batch carries it with the
+    /// values the write replaced.
     public func set(
         _ path: Path, to value: Node, ifHash: String? = nil, now: Int64? = nil, check: WriteCheck? = nil,
-        completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
+        feed: ChangeFeedNote? = nil, completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
         let target = path.last == .priorityKey ? (path.parent ?? path) : path
-        guard let check else {
-            return write(Write(targets: [target], completion: completion) { tree throws(DataError) in
+        var write: Write
+        if let check {
+            // The rules decide before the hash is compared: a `datastale` or 412 must never tell a caller
+            // the rules would refuse anything about the data (whether a guess matched, or the value itself).
+            write = Write(targets: [target], check: check, ifHash: ifHash.map { (path, $0) }, completion: completion) { tree throws(DataError) in
+                try tree.set(path, to: value, now: now)
+            }
+        } else {
+            write = Write(targets: [target], completion: completion) { tree throws(DataError) in
                 try tree.set(path, to: value, ifHash: ifHash, now: now)
-            })
+            }
         }
-        // The rules decide before the hash is compared: a `datastale` or 412 must never tell a caller the
-        // rules would refuse anything about the data (whether a guess matched, or the value itself).
-        write(Write(targets: [target], check: check, ifHash: ifHash.map { (path, $0) }, completion: completion) { tree throws(DataError) in
-            try tree.set(path, to: value, now: now)
-        })
+        write.feed = feed
+        self.write(write)
     }
 
     /// Writes several locations below `path` atomically (see `DatabaseTree.update`), and removes the
     /// ledger entries it `carriesOut` in the same commit (``LedgerEntry``).
     public func update(
         _ path: Path, with values: [(Path, Node)], now: Int64? = nil, check: WriteCheck? = nil, carriesOut: [LedgerEntry] = [],
-        completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
+        feed: ChangeFeedNote? = nil, completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
         // A target's proper ancestors include those of its node when it ends in `.priority`: a superset.
         var write = Write(targets: values.map { path.appending(path: $0.0) }, check: check, completion: completion) { tree throws(DataError) in
             try tree.update(path, with: values, now: now)
         }
         write.carriesOut = carriesOut
+        write.feed = feed
         self.write(write)
     }
 
     /// `set`, waiting for durability.
     @discardableResult
-    public func set(_ path: Path, to value: Node, ifHash: String? = nil, now: Int64? = nil) async throws -> CommittedWrite {
+    public func set(
+        _ path: Path, to value: Node, ifHash: String? = nil, now: Int64? = nil, feed: ChangeFeedNote? = nil
+    ) async throws -> CommittedWrite {
         try await withCheckedThrowingContinuation { continuation in
-            set(path, to: value, ifHash: ifHash, now: now) { continuation.resume(with: $0) }
+            set(path, to: value, ifHash: ifHash, now: now, feed: feed) { continuation.resume(with: $0) }
         }
     }
 
     /// `update`, waiting for durability.
     @discardableResult
-    public func update(_ path: Path, with values: [(Path, Node)], now: Int64? = nil) async throws -> CommittedWrite {
+    public func update(
+        _ path: Path, with values: [(Path, Node)], now: Int64? = nil, feed: ChangeFeedNote? = nil
+    ) async throws -> CommittedWrite {
         try await withCheckedThrowingContinuation { continuation in
-            update(path, with: values, now: now) { continuation.resume(with: $0) }
+            update(path, with: values, now: now, feed: feed) { continuation.resume(with: $0) }
         }
     }
 
@@ -237,6 +251,9 @@ public final class DurableDatabase: Sendable {
         let targets = write.targets
         var batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
         batch.carriesOut = write.carriesOut
+        if let note = write.feed {
+            batch.feed = ChangeFeedRecord(note: note, changes: changes)
+        }
         state.writes.appended(decidedOn: write.check == nil ? Self.footprint(of: targets, batch, ancestors) : nil)
         // Appended under the lock, so the engine sees batches in the order `pending` applied them.
         engine.append(batch) { [self] result in

@@ -15,6 +15,8 @@ public final class InMemoryStorageEngine: StorageEngine {
     /// The data that outlives one engine.
     public final class Store: Sendable {
         let root = Mutex(Node.empty)
+        /// The change feed: every entry, one commit each (no retention).
+        let feed = Mutex<[ChangeFeedPage.Entry]>([])
         /// Commits to fail on purpose, to test how callers handle a failed commit.
         let failuresToInject = Mutex(0)
         public init() {}
@@ -108,6 +110,12 @@ public final class InMemoryStorageEngine: StorageEngine {
                 return
             }
             store.root.withLock { $0 = $0.applying(batch) }
+            if let record = batch.feed {
+                store.feed.withLock { feed in
+                    let json = record.json(beforeBytesMax: ChangeFeedRetention.standard.beforeBytesMax)
+                    feed.append(.init(position: ChangeFeedPosition.of(commit: Int64(feed.count + 1), index: 0), json: json))
+                }
+            }
             completion(.success(()))
         }
     }
@@ -122,6 +130,13 @@ public final class InMemoryStorageEngine: StorageEngine {
 
     public func backup(to path: String, progress: ((LoadProgress) -> Void)?) throws(StorageError) {
         throw StorageError(.unsupported, "the in-memory engine keeps nothing on disk to back up; use the SQLite engine.")
+    }
+
+    public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
+        schedule { [store] in
+            let entries = store.feed.withLock { feed in Array(feed.lazy.filter { $0.position > position }.prefix(limit)) }
+            completion(.success(ChangeFeedPage(entries: entries, trimmedThrough: 0)))
+        }
     }
 
     public func close() {

@@ -1,4 +1,5 @@
 public import HearthCore
+import Dispatch
 
 /// Where a namespace's tree lives between restarts: the server's only view of durable storage.
 ///
@@ -36,6 +37,11 @@ public protocol StorageEngine: AnyObject, Sendable {
 
     /// Waits for queued batches, then closes. Later appends fail with ``StorageError/Code/closed``.
     func close()
+
+    /// Reads the change feed (docs/feed.md): at most `limit` entries after `position`, in order, with
+    /// the last position retention removed. `completion` runs off the caller's stack. Engines that keep
+    /// no feed fail with ``StorageError/Code/unsupported``.
+    func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void)
 }
 
 /// How far a long storage operation has come.
@@ -52,6 +58,19 @@ public struct LoadProgress: Sendable, Equatable {
 }
 
 extension StorageEngine {
+    public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
+        let failure = StorageError(.unsupported, "\(location) keeps no change feed yet; serve the namespace from SQLite (docs/feed.md).")
+        DispatchQueue.global().async { completion(.failure(failure)) }
+    }
+
+    /// `readFeed`, waiting for the page.
+    public func readFeed(after position: Int64, limit: Int) async throws(StorageError) -> ChangeFeedPage {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<ChangeFeedPage, StorageError>, Never>) in
+            readFeed(after: position, limit: limit) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
     /// Appends `batch` and waits until it is durable or has failed.
     public func append(_ batch: WriteBatch) async throws(StorageError) {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, StorageError>, Never>) in

@@ -43,6 +43,10 @@ public struct WriteBatch: Sendable, Equatable {
     /// Ledger entries this write carries out (``LedgerEntry``): an engine that keeps the ledger removes
     /// them in the same transaction as the operations; others ignore them. Not part of the stored change.
     public var carriesOut: [LedgerEntry] = []
+    /// The write as the change feed keeps it (docs/feed.md): an engine that keeps the feed stores it in
+    /// the same transaction as the operations; others ignore it. Nil for writes the feed does not record
+    /// (imports, the server's own bookkeeping).
+    public var feed: ChangeFeedRecord?
 
     public init(operations: [Operation]) { self.operations = operations }
 

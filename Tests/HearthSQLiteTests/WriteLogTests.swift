@@ -92,7 +92,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     #expect(try reopened.load(progress: nil) == restored.root)
 }
 
-@Test func aVersionOneFileGainsTheLogAndKeepsItsData() throws {
+@Test func aVersionOneFileGainsTheLogAndTheFeedAndKeepsItsData() throws {
     let directory = temporaryDirectory()
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let file = try SQLiteDatabase(path: directory + "/old.sqlite")
@@ -108,8 +108,9 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     engine.close()
     let reopened = try SQLiteDatabase(path: directory + "/old.sqlite")
     defer { reopened.close() }
-    #expect(try reopened.query("PRAGMA user_version")[0][0].integer == 2)
+    #expect(try reopened.query("PRAGMA user_version")[0][0].integer == 3)
     #expect(try reopened.query("SELECT count(*) FROM log")[0][0].integer == 0)
+    #expect(try reopened.query("SELECT count(*) FROM feed")[0][0].integer == 0)
 }
 
 @Test func anUndecodableLogRowIsReportedAsCorruptWithTheFile() async throws {

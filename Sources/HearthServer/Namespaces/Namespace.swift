@@ -12,6 +12,8 @@ final class Namespace {
     var streams: [UInt64: EventStream] = [:]
     /// The console's change feeds (``ConsoleFeed``) by id.
     var consoleFeeds: [UInt64: ConsoleFeed] = [:]
+    /// Admins following the change feed (``ChangeFeedStream``) by id: woken by every commit.
+    var changeFeedStreams: [UInt64: ChangeFeedStream] = [:]
     /// Realtime sessions, their listens and every subscription a committed write is sent to: one owner.
     let listeners = Listeners()
     /// The security rules every read and write of a non-admin caller is decided by; `source` is the text
@@ -33,6 +35,9 @@ final class Namespace {
     /// Sends what a committed write means to every stream and listen it reaches, then cuts off the
     /// targets over their outbound budget (ARCHITECTURE.md, "Slow readers").
     func publish(_ change: CommittedChange) {
+        if !changeFeedStreams.isEmpty {
+            for stream in Array(changeFeedStreams.values) { stream.committed() }
+        }
         if !consoleFeeds.isEmpty {
             let locations = change.write.locations
             for feed in Array(consoleFeeds.values) { feed.changed(locations) }

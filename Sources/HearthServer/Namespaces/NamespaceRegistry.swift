@@ -275,6 +275,7 @@ final class NamespaceRegistry: @unchecked Sendable {
         for stream in Array(namespace.streams.values) { stream.cancel() }
         for session in Array(namespace.listeners.realtimeSessions) { session.namespaceDeleted() }
         for feed in Array(namespace.consoleFeeds.values) { feed.finish() }
+        for stream in Array(namespace.changeFeedStreams.values) { stream.finish() }
     }
 
     /// Runs `work` on the maintenance queue, then `then` with its result on the loop; both here and now

@@ -55,9 +55,9 @@ public struct RESTTarget: Sendable {
         }
         path = Path(String(rawPath.dropLast(".json".count)))
         let keys = path.keys
-        // The emulator's reserved endpoints (§6.1, §8): `/.settings/…`, `/.inspect/…`.
+        // The server's reserved endpoints (§6.1, §8): `/.settings/…`, `/.inspect/…`, `/.info`, `/.feed` (docs/feed.md).
         let first = keys.first?.string
-        let reserved = first == ".settings" || first == ".inspect" || first == ".info"
+        let reserved = first == ".settings" || first == ".inspect" || first == ".info" || first == ".feed"
         for (index, key) in keys.enumerated() {
             // `.priority` may end a write path (PUT /a/.priority.json sets a priority).
             if index == keys.count - 1 && key.string == ".priority" { continue }
@@ -69,7 +69,9 @@ public struct RESTTarget: Sendable {
             throw RESTError(400, "Path is deeper than \(Limits.pathDepthMax) keys")
         }
 
-        for (name, _) in queryItems where !Self.knownParameters.contains(name) {
+        // The change feed reads from a position (FeedEndpoint).
+        let feedParameters: Set<String> = first == ".feed" && keys.count == 1 ? ["after", "limit"] : []
+        for (name, _) in queryItems where !Self.knownParameters.contains(name) && !feedParameters.contains(name) {
             throw RESTError(400, "Invalid parameter: \(name)")
         }
         let named = QueryItemLookup(items: queryItems)

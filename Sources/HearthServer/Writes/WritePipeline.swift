@@ -58,12 +58,13 @@ final class WritePipeline {
             finishing.finish(result)
         }
         committing.started()
+        let feed = operation.feedNote(by: caller, over: channel, at: now)
         switch operation {
         case .set(let path, let value, let ifHash):
             let check = namespace.compareAndSetCheck(check, caller: caller, at: path, ifHash: ifHash, now: now)
-            database.set(path, to: value, ifHash: ifHash, now: now, check: check, completion: completion)
+            database.set(path, to: value, ifHash: ifHash, now: now, check: check, feed: feed, completion: completion)
         case .update(let path, let values):
-            database.update(path, with: values, now: now, check: check, carriesOut: carryingOut, completion: completion)
+            database.update(path, with: values, now: now, check: check, carriesOut: carryingOut, feed: feed, completion: completion)
         }
     }
 
