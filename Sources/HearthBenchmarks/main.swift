@@ -19,6 +19,7 @@ let scenarios: [Scenario] = [
     .coreWrite,
     .coreQuery,
     .storageWrite,
+    .storageWriteFeed,
     .storageLoad,
     .wsFanout,
     .wsLatency,

@@ -29,6 +29,8 @@ final class FeedReader: @unchecked Sendable {
                 completion(.success(try FeedTable.read(connection, after: position, limit: limit)))
             } catch let error as SQLiteError {
                 completion(.failure(SQLiteStorageEngine.storageError(error, path: path)))
+            } catch let error as StorageError {
+                completion(.failure(StorageError(error.code, "\(path): \(error.message) Restore the file from a backup, or import the data again (which empties the feed).")))
             } catch {
                 completion(.failure(StorageError(.io, "reading the change feed of \(path): \(error)")))
             }

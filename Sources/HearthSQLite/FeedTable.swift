@@ -11,9 +11,9 @@ import HearthStorage
 /// - `number`: the commit's number; its entries' positions are `ChangeFeedPosition.of(commit:index:)`.
 ///   `AUTOINCREMENT`, so a number (and a position) is never given twice, even after trimming.
 /// - `time`: when the commit was made (ms), for age-based retention.
-/// - `entries`: `count` entries, each a 4-byte little-endian length and the entry's JSON
-///   (``ChangeFeedRecord/json(beforeBytesMax:)``). One row per commit instead of one per write: the
-///   feed then costs a commit one insert, however many writes it groups.
+/// - `entries`: `count` entries, each a 4-byte little-endian length and the entry's stored form
+///   (``ChangeFeedRecord/encode(into:beforeBytesMax:)``, served as JSON by `read`). One row per commit
+///   instead of one per write: the feed then costs a commit one insert, however many writes it groups.
 /// - `feed_trimmed.through`: the last position retention removed, so that a reader behind it is told
 ///   to resync rather than silently skipping entries.
 ///
@@ -25,6 +25,7 @@ struct FeedTable {
     /// When retention last looked at the oldest rows' age (ms).
     private var lastAgeCheck: Int64 = 0
     private var framed: [UInt8] = []
+    private var entry: [UInt8] = []
 
     /// How often retention looks at the oldest entries' age, besides whenever the size is over.
     static let ageCheckMilliseconds: Int64 = 60_000
@@ -48,9 +49,10 @@ struct FeedTable {
             framed.removeAll(keepingCapacity: true)
             var count = 0
             while let record = next, count < ChangeFeedPosition.entriesPerCommitMax {
-                let json = record.json(beforeBytesMax: retention.beforeBytesMax)
-                withUnsafeBytes(of: UInt32(json.count).littleEndian) { framed += $0 }
-                framed += json
+                entry.removeAll(keepingCapacity: true)
+                record.encode(into: &entry, beforeBytesMax: retention.beforeBytesMax)
+                withUnsafeBytes(of: UInt32(entry.count).littleEndian) { framed.append(contentsOf: $0) }
+                framed.append(contentsOf: entry)
                 count += 1
                 next = records.next()
             }
@@ -61,6 +63,7 @@ struct FeedTable {
             byteCount += Int64(framed.count)
         }
         if framed.capacity > 4 << 20 { framed = [] }
+        if entry.capacity > 1 << 20 { entry = [] }
         if byteCount > retention.maxBytes || now - lastAgeCheck >= Self.ageCheckMilliseconds {
             lastAgeCheck = now
             try trim(now: now, statements: statements)
@@ -104,7 +107,9 @@ struct FeedTable {
     mutating func cleared() { byteCount = 0 }
 
     /// At most `limit` entries after `position`, from `connection` (a reader).
-    static func read(_ connection: SQLiteConnection, after position: Int64, limit: Int) throws(SQLiteError) -> ChangeFeedPage {
+    ///
+    /// - Throws: `SQLiteError`, or ``StorageError`` (`.corrupt`) for an entry that does not decode.
+    static func read(_ connection: SQLiteConnection, after position: Int64, limit: Int) throws -> ChangeFeedPage {
         let trimmed = try connection.integer("SELECT coalesce((SELECT through FROM feed_trimmed WHERE id = 1), 0)")
         let select = try connection.prepare("SELECT number, count, entries FROM feed WHERE number >= ?1 ORDER BY number")
         select.bind(1, int64: ChangeFeedPosition.commit(of: max(0, position)))
@@ -121,7 +126,8 @@ struct FeedTable {
                 guard offset + length <= bytes.count else { throw corrupt(number) }
                 let entryPosition = ChangeFeedPosition.of(commit: number, index: index)
                 if entryPosition > position {
-                    entries.append(.init(position: entryPosition, json: Array(bytes[offset..<offset + length])))
+                    let stored = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[offset..<offset + length])
+                    entries.append(.init(position: entryPosition, json: try ChangeFeedRecord.json(decoding: stored)))
                     if entries.count == limit { break reading }
                 }
                 offset += length

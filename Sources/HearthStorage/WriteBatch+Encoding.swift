@@ -38,12 +38,12 @@ extension WriteBatch {
                 case .putPriority(_, let priority): (tag, node) = (.putPriority, priority.node)
                 }
                 bytes.append(tag.rawValue)
-                append(operation.path, to: &bytes)
+                StorageBytes.append(operation.path, to: &bytes)
                 if let node {
                     // The JSON first, in its own buffer, because its length precedes it.
                     json.removeAll(keepingCapacity: true)
                     node.appendJSON(to: &json, format: .lossless)
-                    appendVarint(json.count, to: &bytes)
+                    StorageBytes.appendVarint(json.count, to: &bytes)
                     bytes.append(contentsOf: json)
                 }
             }
@@ -61,7 +61,7 @@ extension WriteBatch {
     ///
     /// - Throws: ``StorageError`` (`.corrupt`) when the bytes are not such an encoding.
     public static func decodeBatches(_ bytes: UnsafeRawBufferPointer) throws(StorageError) -> [WriteBatch] {
-        var reader = Reader(bytes: bytes)
+        var reader = StorageBytes.Reader(bytes: bytes)
         let version = try reader.byte()
         guard version == 1 || version == Self.encodingVersion else {
             throw StorageError(.corrupt, "a logged write has an unknown format (version \(version)).")
@@ -92,80 +92,5 @@ extension WriteBatch {
         }
         batches.append(WriteBatch(operations: operations))
         return batches
-    }
-
-    private static func append(_ path: Path, to bytes: inout [UInt8]) {
-        appendVarint(path.count, to: &bytes)
-        for key in path.keys {
-            appendVarint(key.string.utf8.count, to: &bytes)
-            bytes.append(contentsOf: key.string.utf8)
-        }
-    }
-
-    private static func appendVarint(_ value: Int, to bytes: inout [UInt8]) {
-        var rest = UInt(value)
-        while rest >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
-        }
-        bytes.append(UInt8(rest))
-    }
-
-    /// Reads the encoding front to back; every read checks the bounds.
-    private struct Reader {
-        let bytes: UnsafeRawBufferPointer
-        var offset = 0
-
-        var isAtEnd: Bool { offset >= bytes.count }
-
-        func truncated() -> StorageError {
-            StorageError(.corrupt, "a logged write is truncated at byte \(offset) of \(bytes.count).")
-        }
-
-        mutating func byte() throws(StorageError) -> UInt8 {
-            guard offset < bytes.count else { throw truncated() }
-            defer { offset += 1 }
-            return bytes[offset]
-        }
-
-        mutating func varint() throws(StorageError) -> Int {
-            var value: UInt = 0
-            var shift: UInt = 0
-            while true {
-                let next = try byte()
-                guard shift < 63 else { throw StorageError(.corrupt, "a logged write has a length that overflows at byte \(offset - 1).") }
-                value |= UInt(next & 0x7F) << shift
-                if next < 0x80 { break }
-                shift += 7
-            }
-            guard value <= UInt(bytes.count) else { throw truncated() }
-            return Int(value)
-        }
-
-        mutating func slice() throws(StorageError) -> UnsafeRawBufferPointer {
-            let count = try varint()
-            guard count <= bytes.count - offset else { throw truncated() }
-            defer { offset += count }
-            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
-        }
-
-        mutating func path() throws(StorageError) -> Path {
-            let count = try varint()
-            var keys: [ChildKey] = []
-            keys.reserveCapacity(count)
-            for _ in 0..<count {
-                keys.append(ChildKey(String(decoding: try slice(), as: UTF8.self)))
-            }
-            return Path(keys)
-        }
-
-        mutating func node() throws(StorageError) -> Node {
-            let json = try slice()
-            do {
-                return try Node(jsonBytes: json)
-            } catch {
-                throw StorageError(.corrupt, "a logged value does not parse (\(error)).")
-            }
-        }
     }
 }

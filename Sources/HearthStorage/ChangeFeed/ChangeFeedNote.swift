@@ -59,20 +59,25 @@ public struct ChangeFeedValue: Sendable, Equatable {
 
 /// A write as the change feed keeps it: the server's note and what each location it changed held before.
 /// It rides on the write's ``WriteBatch`` and is encoded by the engine, on its storage thread, into the
-/// same transaction as the records: the feed has a write exactly when storage has it.
-public struct ChangeFeedRecord: Sendable, Equatable {
-    public var note: ChangeFeedNote
+/// same transaction as the records: the feed has a write exactly when storage has it. A class, so that
+/// a batch carrying it copies one reference (copying its fields cost durable writes several percent).
+public final class ChangeFeedRecord: Sendable, Equatable {
+    public let note: ChangeFeedNote
     /// Each location the write changed and its value before (empty: nothing was there).
-    public var before: [ChangeFeedValue]
+    public let before: [ChangeFeedValue]
 
     public init(note: ChangeFeedNote, before: [ChangeFeedValue]) {
         self.note = note
         self.before = before
     }
 
+    public static func == (left: ChangeFeedRecord, right: ChangeFeedRecord) -> Bool {
+        left === right || (left.note == right.note && left.before == right.before)
+    }
+
     /// The record of a write the tree made with `changes`: what each changed location held before, and
     /// the written values as stored, server values (`{".sv":"timestamp"}`) resolved.
-    public init(note: ChangeFeedNote, changes: ChangeSet) {
+    public convenience init(note: ChangeFeedNote, changes: ChangeSet) {
         var note = note
         switch note.data {
         case .set where changes.changes.count == 1 && changes.changes[0].path == note.path:
@@ -85,71 +90,5 @@ public struct ChangeFeedRecord: Sendable, Equatable {
         default: break
         }
         self.init(note: note, before: changes.changes.map { ChangeFeedValue(path: $0.path, value: $0.old) })
-    }
-
-    /// The entry as the feed stores and serves it, without its position: a JSON object,
-    ///
-    ///     {"time":…,"type":"set","path":"/jokes/j1","data":{…},"authType":"app_user","authId":"ada",
-    ///      "protocol":"rest","before":{"/jokes/j1":null}}
-    ///
-    /// `before` maps each changed location to its earlier value; when those values take more than
-    /// `beforeBytesMax` bytes of JSON they are left out (`"before":null,"beforeOmitted":true`). Values are
-    /// in Firebase's export format (priorities kept).
-    public func json(beforeBytesMax: Int) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(128)
-        out += Array(#"{"time":"#.utf8)
-        out += Array(String(note.time).utf8)
-        switch note.data {
-        case .set: out += Array(#","type":"set","path":"#.utf8)
-        case .update: out += Array(#","type":"update","path":"#.utf8)
-        }
-        Self.appendString("/" + note.path.description, to: &out)
-        out += Array(#","data":"#.utf8)
-        switch note.data {
-        case .set(let value): value.appendJSON(to: &out, format: .export)
-        case .update(let values): Self.appendObject(values, keyPrefix: "", to: &out)
-        }
-        out += Array(#","authType":""#.utf8)
-        out += Array(note.authType.rawValue.utf8)
-        out += Array("\"".utf8)
-        if let authId = note.authId {
-            out += Array(#","authId":"#.utf8)
-            Self.appendString(authId, to: &out)
-        }
-        out += Array(#","protocol":"#.utf8)
-        Self.appendString(note.channel, to: &out)
-        var before: [UInt8] = []
-        Self.appendObject(self.before, keyPrefix: "/", to: &before, stopAfter: beforeBytesMax)
-        if before.count > beforeBytesMax {
-            out += Array(#","before":null,"beforeOmitted":true}"#.utf8)
-        } else {
-            out += Array(#","before":"#.utf8)
-            out += before
-            out.append(UInt8(ascii: "}"))
-        }
-        return out
-    }
-
-    /// `{"path":value,…}` with every value, nulls included (a tree's object would drop them); stops
-    /// adding values once past `stopAfter` bytes.
-    private static func appendObject(
-        _ values: [ChangeFeedValue], keyPrefix: String, to out: inout [UInt8], stopAfter: Int = .max
-    ) {
-        let start = out.count
-        out.append(UInt8(ascii: "{"))
-        for (index, entry) in values.enumerated() {
-            if index > 0 { out.append(UInt8(ascii: ",")) }
-            appendString(keyPrefix + entry.path.description, to: &out)
-            out.append(UInt8(ascii: ":"))
-            entry.value.appendJSON(to: &out, format: .export)
-            if out.count - start > stopAfter { break }
-        }
-        out.append(UInt8(ascii: "}"))
-    }
-
-    /// A JSON string, escaped as the tree's own strings are.
-    private static func appendString(_ string: String, to out: inout [UInt8]) {
-        Node(string).appendJSON(to: &out, format: .rest)
     }
 }

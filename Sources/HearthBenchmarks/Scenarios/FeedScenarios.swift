@@ -1,0 +1,48 @@
+import Dispatch
+import HearthCore
+import HearthSQLite
+import HearthStorage
+
+extension Scenario {
+    /// What the change feed costs durable writes: storage.write's workload (64 writers, 100-byte values,
+    /// durable acks) with a feed entry on every write, as the server makes them, against the same writes
+    /// without one, alternating in one invocation (docs/feed.md).
+    static let storageWriteFeed = Scenario(
+        name: "storage.write.feed",
+        summary: "storage.write with a change-feed entry on every write, against the same writes without, alternating"
+    ) { context in
+        let writers = 64, writesPerWriter = 2_000, total = writers * writesPerWriter
+        let value = Node(String(repeating: "v", count: 100))
+        func run(feed: Bool) throws {
+            StorageWorkload.removeDatabase("feed")
+            let engine = try SQLiteStorageEngine(directory: StorageWorkload.directory, namespace: "feed")
+            let database = DurableDatabase(engine: engine, root: .empty)
+            let done = DispatchSemaphore(value: 0)
+            @Sendable func write(_ writer: Int, _ index: Int) {
+                guard index < writesPerWriter else {
+                    done.signal()
+                    return
+                }
+                let path = Path("bench/w\(writer)/k\(index)")
+                let note = feed
+                    ? ChangeFeedNote(time: 1_796_000_000_000, path: path, data: .set(value), authType: .appUser, authId: "user\(writer)", channel: "realtime")
+                    : nil
+                database.set(path, to: value, feed: note) { result in
+                    if case .failure(let error) = result { fatalError("write failed: \(error)") }
+                    write(writer, index + 1)
+                }
+            }
+            for writer in 0..<writers { write(writer, 0) }
+            for _ in 0..<writers { done.wait() }
+            engine.close()
+        }
+        let (withFeed, without) = try context.measureAlternating(
+            "DurableDatabase+SQLite, feed", { try run(feed: true) }, against: "the same, no feed", { try run(feed: false) })
+        StorageWorkload.removeDatabase("feed")
+        return BenchmarkResult(
+            scenario: "storage.write.feed", metric: "acknowledged durable writes per second, each with a change-feed entry",
+            value: Double(total) / withFeed.median.seconds, unit: "writes/s",
+            reference: "the same writes without feed entries, alternating",
+            referenceValue: Double(total) / without.median.seconds)
+    }
+}

@@ -1,0 +1,149 @@
+import HearthCore
+
+/// Change-feed entries as the engines store them, and as the feed serves them.
+///
+/// Stored: a compact binary form, written on the storage thread in the commit's transaction (JSON text
+/// cost storage.write a fifth of its throughput, binary a fraction of that: docs/BENCHMARKS.md,
+/// storage.write.feed). Version 1: a version byte; the time as a varint; a flags byte (bit 0 an update,
+/// bits 1–2 the auth type, bit 3 an auth id follows, bit 4 the earlier values were left out); the path
+/// (`StorageBytes`); the data (a set: one value; an update: a count, then per value its relative path
+/// and value); the auth id; the channel; then, unless left out, a count and per changed location its
+/// path and earlier value. Values are length-prefixed `JSONFormat.lossless` JSON, as logged batches
+/// hold them, so serving an entry copies them without parsing.
+///
+/// Served: a JSON object (``json(decoding:)``),
+///
+///     {"time":…,"type":"set","path":"/jokes/j1","data":{…},"authType":"app_user","authId":"ada",
+///      "protocol":"rest","before":{"/jokes/j1":null}}
+///
+/// where an update's `data` maps relative paths to values and `before` maps each changed location to
+/// its earlier value, or is `null` with `"beforeOmitted":true` when those took more than the
+/// retention's `beforeBytesMax` bytes.
+extension ChangeFeedRecord {
+    static let encodingVersion: UInt8 = 1
+
+    private enum Flag {
+        static let update: UInt8 = 1
+        static let authShift: UInt8 = 1
+        static let authMask: UInt8 = 0b110
+        static let hasAuthId: UInt8 = 1 << 3
+        static let beforeOmitted: UInt8 = 1 << 4
+    }
+
+    private static let authTypes: [ChangeFeedNote.AuthType] = [.appUser, .admin, .unauthenticated]
+
+    /// Appends the stored form to `bytes`.
+    public func encode(into bytes: inout [UInt8], beforeBytesMax: Int) {
+        var json: [UInt8] = []
+        var before: [UInt8] = []
+        StorageBytes.appendVarint(self.before.count, to: &before)
+        for replaced in self.before {
+            StorageBytes.append(replaced.path, to: &before)
+            Self.appendValue(replaced.value, to: &before, scratch: &json)
+            if before.count > beforeBytesMax { break }
+        }
+        let omitted = before.count > beforeBytesMax
+        var flags: UInt8 = 0
+        if case .update = note.data { flags |= Flag.update }
+        flags |= UInt8(Self.authTypes.firstIndex(of: note.authType) ?? 2) << Flag.authShift
+        if note.authId != nil { flags |= Flag.hasAuthId }
+        if omitted { flags |= Flag.beforeOmitted }
+
+        bytes.append(Self.encodingVersion)
+        StorageBytes.appendVarint(Int(clamping: max(0, note.time)), to: &bytes)
+        bytes.append(flags)
+        StorageBytes.append(note.path, to: &bytes)
+        switch note.data {
+        case .set(let value):
+            Self.appendValue(value, to: &bytes, scratch: &json)
+        case .update(let values):
+            StorageBytes.appendVarint(values.count, to: &bytes)
+            for value in values {
+                StorageBytes.append(value.path, to: &bytes)
+                Self.appendValue(value.value, to: &bytes, scratch: &json)
+            }
+        }
+        if let authId = note.authId { StorageBytes.appendSlice(authId.utf8, to: &bytes) }
+        StorageBytes.appendSlice(note.channel.utf8, to: &bytes)
+        if !omitted { bytes += before }
+    }
+
+    /// The stored form's JSON object, as the feed serves it.
+    ///
+    /// - Throws: ``StorageError`` (`.corrupt`) when `encoded` is not such an entry.
+    public static func json(decoding encoded: UnsafeRawBufferPointer) throws(StorageError) -> [UInt8] {
+        var reader = StorageBytes.Reader(bytes: encoded, what: "a change-feed entry")
+        let version = try reader.byte()
+        guard version == encodingVersion else {
+            throw StorageError(.corrupt, "a change-feed entry has an unknown format (version \(version)).")
+        }
+        let time = try reader.number()
+        let flags = try reader.byte()
+        let authIndex = Int((flags & Flag.authMask) >> Flag.authShift)
+        guard authIndex < authTypes.count else { throw StorageError(.corrupt, "a change-feed entry has an unknown auth type.") }
+        var out: [UInt8] = []
+        out.reserveCapacity(encoded.count + 96)
+        out.append(contentsOf: #"{"time":"#.utf8)
+        out.append(contentsOf: String(time).utf8)
+        out.append(contentsOf: flags & Flag.update != 0 ? #","type":"update","path":"#.utf8 : #","type":"set","path":"#.utf8)
+        appendString(try reader.path().slashed, to: &out)
+        out.append(contentsOf: #","data":"#.utf8)
+        if flags & Flag.update != 0 {
+            try appendObject(&reader, keyPrefix: "", to: &out)
+        } else {
+            out.append(contentsOf: try reader.slice())
+        }
+        out.append(contentsOf: #","authType":""#.utf8)
+        out.append(contentsOf: authTypes[authIndex].rawValue.utf8)
+        out.append(UInt8(ascii: "\""))
+        if flags & Flag.hasAuthId != 0 {
+            out.append(contentsOf: #","authId":"#.utf8)
+            appendString(String(decoding: try reader.slice(), as: UTF8.self), to: &out)
+        }
+        out.append(contentsOf: #","protocol":"#.utf8)
+        appendString(String(decoding: try reader.slice(), as: UTF8.self), to: &out)
+        if flags & Flag.beforeOmitted != 0 {
+            out.append(contentsOf: #","before":null,"beforeOmitted":true}"#.utf8)
+        } else {
+            out.append(contentsOf: #","before":"#.utf8)
+            try appendObject(&reader, keyPrefix: "/", to: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        guard reader.isAtEnd else { throw StorageError(.corrupt, "a change-feed entry has bytes after its end.") }
+        return out
+    }
+
+    /// The entry as the feed serves it (encoded, then decoded: the one JSON form).
+    public func json(beforeBytesMax: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        encode(into: &bytes, beforeBytesMax: beforeBytesMax)
+        return bytes.withUnsafeBytes { encoded in
+            guard let json = try? Self.json(decoding: encoded) else { preconditionFailure("an entry just encoded does not decode") }
+            return json
+        }
+    }
+
+    private static func appendValue(_ value: Node, to bytes: inout [UInt8], scratch: inout [UInt8]) {
+        scratch.removeAll(keepingCapacity: true)
+        value.appendJSON(to: &scratch, format: .lossless)
+        StorageBytes.appendSlice(scratch, to: &bytes)
+    }
+
+    /// A count, then path and value pairs, as `{"path":value,…}` (nulls kept, unlike a tree's object).
+    private static func appendObject(_ reader: inout StorageBytes.Reader, keyPrefix: String, to out: inout [UInt8]) throws(StorageError) {
+        let count = try reader.varint()
+        out.append(UInt8(ascii: "{"))
+        for index in 0..<count {
+            if index > 0 { out.append(UInt8(ascii: ",")) }
+            appendString(keyPrefix + (try reader.path()).description, to: &out)
+            out.append(UInt8(ascii: ":"))
+            out.append(contentsOf: try reader.slice())
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// A JSON string, escaped as the tree's own strings are.
+    private static func appendString(_ string: String, to out: inout [UInt8]) {
+        Node(string).appendJSON(to: &out, format: .rest)
+    }
+}
