@@ -13,6 +13,8 @@ extension Scenario {
     ) { context in
         let writers = 64, writesPerWriter = 2_000, total = writers * writesPerWriter
         let value = Node(String(repeating: "v", count: 100))
+        // Each writer's uid made once, as the server holds a caller's (its token's claims).
+        let uids = (0..<writers).map { "user\($0)" }
         func run(feed: Bool) throws {
             StorageWorkload.removeDatabase("feed")
             let engine = try SQLiteStorageEngine(directory: StorageWorkload.directory, namespace: "feed")
@@ -25,7 +27,7 @@ extension Scenario {
                 }
                 let path = Path("bench/w\(writer)/k\(index)")
                 let note = feed
-                    ? ChangeFeedNote(time: 1_796_000_000_000, path: path, data: .set(value), authType: .appUser, authId: "user\(writer)", channel: "realtime")
+                    ? ChangeFeedNote(time: 1_796_000_000_000, path: path, data: .set(value), authType: .appUser, authId: uids[writer], channel: "realtime")
                     : nil
                 database.set(path, to: value, feed: note) { result in
                     if case .failure(let error) = result { fatalError("write failed: \(error)") }
