@@ -91,7 +91,7 @@ extension ChangeFeedRecord {
         if flags & Flag.update != 0 {
             try appendObject(&reader, keyPrefix: "", to: &out)
         } else {
-            out.append(contentsOf: try reader.slice())
+            out.append(contentsOf: try checkedValue(&reader))
         }
         out.append(contentsOf: #","authType":""#.utf8)
         out.append(contentsOf: authTypes[authIndex].rawValue.utf8)
@@ -137,9 +137,18 @@ extension ChangeFeedRecord {
             if index > 0 { out.append(UInt8(ascii: ",")) }
             appendString(keyPrefix + (try reader.path()).description, to: &out)
             out.append(UInt8(ascii: ":"))
-            out.append(contentsOf: try reader.slice())
+            out.append(contentsOf: try checkedValue(&reader))
         }
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// A stored value's JSON, checked to parse before it is copied into an answer: a damaged file must
+    /// give a clear error, never a reader broken JSON.
+    private static func checkedValue(_ reader: inout StorageBytes.Reader) throws(StorageError) -> UnsafeRawBufferPointer {
+        let start = reader.offset
+        _ = try reader.node()
+        reader.offset = start
+        return try reader.slice()
     }
 
     /// A JSON string, escaped as the tree's own strings are.
