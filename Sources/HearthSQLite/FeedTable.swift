@@ -43,25 +43,21 @@ struct FeedTable {
     /// Appends the feed records of a commit's `batches` (inside its transaction), then trims what
     /// retention says is too old or too much.
     mutating func append(_ batches: ArraySlice<WriteBatch>, now: Int64, statements: SQLiteStorageEngine.Statements) throws(SQLiteError) {
-        var records = batches.lazy.compactMap(\.feed).makeIterator()
-        var next = records.next()
-        while next != nil {
-            framed.removeAll(keepingCapacity: true)
-            var count = 0
-            while let record = next, count < ChangeFeedPosition.entriesPerCommitMax {
-                entry.removeAll(keepingCapacity: true)
-                record.encode(into: &entry, beforeBytesMax: retention.beforeBytesMax)
-                withUnsafeBytes(of: UInt32(entry.count).littleEndian) { framed.append(contentsOf: $0) }
-                framed.append(contentsOf: entry)
-                count += 1
-                next = records.next()
+        var added: Int64 = 0
+        do {
+            try ChangeFeedRows.frame(batches, beforeBytesMax: retention.beforeBytesMax, framed: &framed, entry: &entry) { count, bytes in
+                statements.appendFeed.bind(1, int64: now)
+                statements.appendFeed.bind(2, int64: Int64(count))
+                statements.appendFeed.bind(3, blob: bytes)
+                try statements.appendFeed.run()
+                added += Int64(bytes.count)
             }
-            statements.appendFeed.bind(1, int64: now)
-            statements.appendFeed.bind(2, int64: Int64(count))
-            statements.appendFeed.bind(3, blob: framed)
-            try statements.appendFeed.run()
-            byteCount += Int64(framed.count)
+        } catch let error as SQLiteError {
+            throw error
+        } catch {
+            preconditionFailure("only the insert throws: \(error)")
         }
+        byteCount += added
         if framed.capacity > 4 << 20 { framed = [] }
         if entry.capacity > 1 << 20 { entry = [] }
         if byteCount > retention.maxBytes || now - lastAgeCheck >= Self.ageCheckMilliseconds {
@@ -114,29 +110,11 @@ struct FeedTable {
         let select = try connection.prepare("SELECT number, count, entries FROM feed WHERE number >= ?1 ORDER BY number")
         select.bind(1, int64: ChangeFeedPosition.commit(of: max(0, position)))
         var entries: [ChangeFeedPage.Entry] = []
-        reading: while entries.count < limit, try select.step() {
-            let number = select.int64(0), count = Int(select.int64(1))
-            let bytes = select.bytes(2)
-            var offset = 0
-            for index in 0..<count {
-                guard offset + 4 <= bytes.count else { throw corrupt(number) }
-                var length = 0
-                for shift in 0..<4 { length |= Int(bytes[offset + shift]) << (8 * shift) }
-                offset += 4
-                guard offset + length <= bytes.count else { throw corrupt(number) }
-                let entryPosition = ChangeFeedPosition.of(commit: number, index: index)
-                if entryPosition > position {
-                    let stored = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[offset..<offset + length])
-                    entries.append(.init(position: entryPosition, json: try ChangeFeedRecord.json(decoding: stored)))
-                    if entries.count == limit { break reading }
-                }
-                offset += length
-            }
+        while entries.count < limit, try select.step() {
+            try ChangeFeedRows.read(
+                row: select.int64(0), count: Int(select.int64(1)), bytes: UnsafeRawBufferPointer(select.bytes(2)),
+                after: position, limit: limit, into: &entries)
         }
         return ChangeFeedPage(entries: entries, trimmedThrough: trimmed)
-    }
-
-    private static func corrupt(_ number: Int64) -> SQLiteError {
-        SQLiteError(code: .corrupt, message: "feed row \(number) is cut short", context: "reading the change feed")
     }
 }

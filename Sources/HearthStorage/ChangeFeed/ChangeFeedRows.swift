@@ -1,0 +1,57 @@
+/// How engines store a commit's change-feed entries: one row per commit (its number, an entry count and
+/// one blob), the blob holding each entry's stored form (``ChangeFeedRecord/encode(into:beforeBytesMax:)``)
+/// after a 4-byte little-endian length. One row per commit costs a commit one insert however many writes
+/// it groups. SQLite's `feed` table and PostgreSQL's `hearth_feed` both hold these rows (docs/feed.md).
+public enum ChangeFeedRows {
+    /// Frames the feed records of `batches`, in order, into rows of at most
+    /// ``ChangeFeedPosition/entriesPerCommitMax`` entries, handing each to `row` with its entry count.
+    /// `framed` and `entry` are buffers the caller keeps between commits.
+    public static func frame(
+        _ batches: some Sequence<WriteBatch>, beforeBytesMax: Int, framed: inout [UInt8], entry: inout [UInt8],
+        row: (_ count: Int, _ bytes: [UInt8]) throws -> Void
+    ) rethrows {
+        var records = batches.lazy.compactMap(\.feed).makeIterator()
+        var next = records.next()
+        while next != nil {
+            framed.removeAll(keepingCapacity: true)
+            var count = 0
+            while let record = next, count < ChangeFeedPosition.entriesPerCommitMax {
+                entry.removeAll(keepingCapacity: true)
+                record.encode(into: &entry, beforeBytesMax: beforeBytesMax)
+                withUnsafeBytes(of: UInt32(entry.count).littleEndian) { framed.append(contentsOf: $0) }
+                framed.append(contentsOf: entry)
+                count += 1
+                next = records.next()
+            }
+            try row(count, framed)
+        }
+    }
+
+    /// Appends the entries of row `number` (holding `count` in `bytes`) whose positions come after
+    /// `position`, as served JSON, until `entries` holds `limit`.
+    ///
+    /// - Throws: ``StorageError`` (`.corrupt`) when the row or an entry does not decode.
+    public static func read(
+        row number: Int64, count: Int, bytes: UnsafeRawBufferPointer, after position: Int64, limit: Int,
+        into entries: inout [ChangeFeedPage.Entry]
+    ) throws(StorageError) {
+        var offset = 0
+        for index in 0..<count where entries.count < limit {
+            guard offset + 4 <= bytes.count else { throw corrupt(number) }
+            var length = 0
+            for shift in 0..<4 { length |= Int(bytes[offset + shift]) << (8 * shift) }
+            offset += 4
+            guard length <= bytes.count - offset else { throw corrupt(number) }
+            let entryPosition = ChangeFeedPosition.of(commit: number, index: index)
+            if entryPosition > position {
+                let stored = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
+                entries.append(.init(position: entryPosition, json: try ChangeFeedRecord.json(decoding: stored)))
+            }
+            offset += length
+        }
+    }
+
+    private static func corrupt(_ number: Int64) -> StorageError {
+        StorageError(.corrupt, "change-feed row \(number) is cut short.")
+    }
+}
