@@ -54,7 +54,7 @@ struct ServeStorage {
                 openEngine: { namespace in
                     // Entered in the catalogue first, so it exists (for every server on the database) even while empty.
                     try catalogue.register(namespace)
-                    return try PostgresStorageEngine(url: url, namespace: namespace, log: log)
+                    return try PostgresStorageEngine(url: url, namespace: namespace, feedRetention: feedRetention, log: log)
                 },
                 banner: "PostgreSQL \(catalogue.endpoint) (every namespace's data and rules; hearth export/backup --storage read them)\n"
                     + "              \(absolute) keeps the admin token (give every node the same one)",

@@ -13,7 +13,11 @@ extension PostgresSchema {
             createRules,
             PostgresStatement("INSERT INTO hearth_namespaces (namespace) SELECT DISTINCT namespace FROM hearth_records ON CONFLICT DO NOTHING"),
             PostgresStatement("UPDATE hearth_schema SET version = 2 WHERE version < 2"),
-        ]
+        ],
+        // 2 → 3: the change feed, empty (docs/feed.md).
+        2: [PostgresStatement("SELECT pg_advisory_xact_lock(\(creationLockKey))")] + createFeed + [
+            PostgresStatement("UPDATE hearth_schema SET version = 3 WHERE version < 3"),
+        ],
     ]
 
     static let storedVersion = PostgresStatement("SELECT max(version) FROM hearth_schema")

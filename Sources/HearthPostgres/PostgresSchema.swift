@@ -21,8 +21,9 @@
 /// - `batch` is the commit's batches in order, encoded by `WriteBatch.encode` (HearthStorage).
 enum PostgresSchema {
     /// Layout version in `hearth_schema`; bumped with a migration when the layout changes
-    /// (``migrations``): 1 had records and changes, 2 adds `hearth_namespaces` and `hearth_rules`.
-    static let version: Int32 = 2
+    /// (``migrations``): 1 had records and changes, 2 adds `hearth_namespaces` and `hearth_rules`, 3 the
+    /// change feed (`hearth_feed`, `hearth_feed_trimmed`).
+    static let version: Int32 = 3
 
     /// Key of the advisory lock held while the tables are created, so two engines starting at once in
     /// one database do not race on `CREATE TABLE IF NOT EXISTS` (which can then fail on pg_type's
@@ -73,6 +74,7 @@ enum PostgresSchema {
             """),
         createNamespaces,
         createRules,
+    ] + createFeed + [
         PostgresStatement("CREATE TABLE IF NOT EXISTS hearth_schema (version integer NOT NULL)"),
         PostgresStatement("INSERT INTO hearth_schema (version) SELECT \(version) WHERE NOT EXISTS (SELECT 1 FROM hearth_schema)"),
     ]

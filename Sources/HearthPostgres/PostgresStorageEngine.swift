@@ -34,6 +34,8 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     static let batchesPerCommitMax = 8192
 
     private let thread: GroupCommitThread<PostgresWriter>
+    /// Reads the change feed on its own connection and queue.
+    private let feedReader: PostgresFeedReader
     /// The writer's count of connections opened, readable beside the storage thread.
     private let connections: PostgresWriter.ConnectionCount
     /// The writer's last sequence, readable beside the storage thread.
@@ -51,12 +53,13 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     /// - Throws: ``StorageError``: `.invalidData` for a bad URL or namespace, `.unavailable` when
     ///   PostgreSQL cannot be reached (naming the URL without its password, and what to check),
     ///   `.corrupt` for tables of a newer Hearth.
-    public init(url: String, namespace: String, log: Log = .silent) throws(StorageError) {
+    public init(url: String, namespace: String, feedRetention: ChangeFeedRetention = .standard, log: Log = .silent) throws(StorageError) {
         guard NamespaceName.isValid(namespace) else { throw StorageError(.invalidData, NamespaceName.invalidMessage(namespace)) }
         let endpoint = try PostgresEndpoint(url: url)
         self.endpoint = endpoint
         self.namespace = namespace
-        let writer = PostgresWriter(endpoint: endpoint, namespace: namespace, log: log)
+        let writer = PostgresWriter(endpoint: endpoint, namespace: namespace, feedRetention: feedRetention, log: log)
+        feedReader = PostgresFeedReader(endpoint: endpoint, namespace: namespace)
         connections = writer.connectionCount
         knownSequence = writer.knownSequence
         self.log = log
@@ -71,6 +74,10 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     }
 
     deinit { thread.close() }
+
+    public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
+        feedReader.read(after: position, limit: limit, completion: completion)
+    }
 
     // MARK: Following other servers
 
@@ -116,7 +123,10 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     }
 
     /// Waits for queued batches and their completions, then closes the connection.
-    public func close() { thread.close() }
+    public func close() {
+        thread.close()
+        feedReader.close()
+    }
 
     /// A connection of the calling thread's own, for reads and maintenance beside the storage thread.
     func openConnection(doing: String) throws(StorageError) -> PostgresConnection {

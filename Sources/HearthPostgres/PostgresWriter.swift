@@ -1,3 +1,4 @@
+import Foundation
 import HearthCore
 import HearthStorage
 import HearthSupport
@@ -50,10 +51,34 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
     static let changeLogRetention: Int64 = 10_000
     static let changeLogPruneInterval: Int64 = 1_000
 
-    init(endpoint: PostgresEndpoint, namespace: String, log: Log) {
+    /// How long the namespace's change feed keeps entries; commits trim it every `feedTrimInterval`.
+    private let feedRetention: ChangeFeedRetention
+    static let feedTrimInterval: Int64 = 256
+    /// The feed row's buffers, reused between commits.
+    private var feedFramed: [UInt8] = []
+    private var feedEntry: [UInt8] = []
+
+    init(endpoint: PostgresEndpoint, namespace: String, feedRetention: ChangeFeedRetention = .standard, log: Log) {
         self.endpoint = endpoint
         self.namespace = namespace
+        self.feedRetention = feedRetention
         self.log = log
+    }
+
+    /// The commit's change-feed row (at most one: a commit holds at most `entriesPerCommitMax` batches),
+    /// and every `feedTrimInterval` commits the retention's trim.
+    private func feedStatements(_ batches: [WriteBatch], sequence: Int64) -> [PostgresStatement] {
+        var statements: [PostgresStatement] = []
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        ChangeFeedRows.frame(batches, beforeBytesMax: feedRetention.beforeBytesMax, framed: &feedFramed, entry: &feedEntry) { count, bytes in
+            precondition(statements.isEmpty, "a commit holds more batches than a feed row")
+            statements.append(PostgresSchema.appendFeed(namespace: namespace, sequence: sequence, time: now, count: count, entries: bytes))
+        }
+        if sequence % Self.feedTrimInterval == 0 {
+            statements.append(PostgresSchema.trimFeed(
+                namespace: namespace, before: now - feedRetention.maxAgeMilliseconds, maxBytes: feedRetention.maxBytes))
+        }
+        return statements
     }
 
     /// Closes the connection (the engine is closing, or it broke).
@@ -174,6 +199,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
             }
             let sequence = (lastSequence ?? 0) + 1
             var statements = [PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded)] + recordStatements
+            statements += feedStatements(batches, sequence: sequence)
             if !carriedOut.isEmpty { statements.append(PostgresDisconnectLeases.remove(carriedOut)) }
             statements.append(PostgresSchema.notifyChange(namespace: namespace, sequence: sequence))
             if sequence % Self.changeLogPruneInterval == 0 && sequence > Self.changeLogRetention {
@@ -354,6 +380,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
             let pipeline = try PostgresConnection.Pipeline(connection, deadline: .afterSilence(PostgresTimeouts.silence))
             try pipeline.send(PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: PostgresSchema.reloadMarker))
             try pipeline.send(PostgresSchema.deleteAllRecords(namespace: namespace))
+            for statement in PostgresSchema.clearFeed(namespace: namespace, through: sequence) { try pipeline.send(statement) }
             var sink = PostgresImportSink(pipeline: pipeline, namespace: namespace)
             var importer = StreamingImporter(input: JSONInput(descriptor: descriptor, byteCount: byteCount))
             importer.progress = progress
@@ -391,6 +418,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
         let pipeline = try PostgresConnection.Pipeline(connection, deadline: .afterSilence(PostgresTimeouts.silence))
         try pipeline.send(PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: change))
         try pipeline.send(PostgresSchema.deleteAllRecords(namespace: namespace))
+        for statement in PostgresSchema.clearFeed(namespace: namespace, through: sequence) { try pipeline.send(statement) }
         var columns = RecordColumns()
         var path = EncodedPath()
         var written = 0

@@ -100,25 +100,26 @@ struct PostgresNamespaceCatalogueTests {
         }
     }
 
-    @Test func layoutOneIsMigratedAndANewerLayoutIsRefused() async throws {
+    @Test func olderLayoutsAreMigratedAndANewerLayoutIsRefused() async throws {
         let server = try await TemporaryPostgres.shared()
         let database = "layout_" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         _ = try query(server.url, "CREATE DATABASE \(database)")
         let url = server.url.replacingOccurrences(of: "/postgres", with: "/\(database)")
-        // Layout 1 as an older Hearth left it: records of a namespace, no catalogue, no rules.
+        // Layout 1 as an older Hearth left it: records of a namespace, no catalogue, no rules, no feed.
         let engine = try PostgresStorageEngine(url: url, namespace: "old")
         try await DurableDatabase(engine: engine, root: .empty).set("kept", to: Node(1))
         engine.close()
-        _ = try query(url, "DROP TABLE hearth_namespaces, hearth_rules")
+        _ = try query(url, "DROP TABLE hearth_namespaces, hearth_rules, hearth_feed, hearth_feed_trimmed")
         _ = try query(url, "UPDATE hearth_schema SET version = 1")
 
         let catalogue = try await offThePool { try PostgresNamespaceCatalogue(url: url) }
         catalogue.close()
         #expect(catalogue.names() == ["old"], "namespaces with records enter the catalogue")
-        #expect(try query(url, "SELECT max(version)::bigint FROM hearth_schema").first?.int64(0) == 2)
+        #expect(try query(url, "SELECT max(version)::bigint FROM hearth_schema").first?.int64(0) == 3, "1 → 2 → 3")
+        #expect(try query(url, "SELECT count(*)::bigint FROM hearth_feed").first?.int64(0) == 0, "the feed's tables are there, empty")
         #expect(try await offThePool { try PostgresRulesStore(url: url).versions(of: "old") }.isEmpty)
 
-        _ = try query(url, "UPDATE hearth_schema SET version = 3")
+        _ = try query(url, "UPDATE hearth_schema SET version = 4")
         do {
             _ = try await offThePool { try PostgresNamespaceCatalogue(url: url) }
             Issue.record("a newer layout was used")

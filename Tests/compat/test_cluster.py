@@ -142,6 +142,29 @@ def test_a_write_on_one_node_reaches_listeners_on_the_others(cluster):
         assert get(node.endpoint, "rooms", ns) == {"lobby": {"topic": "hello"}}
 
 
+def test_every_node_serves_one_change_feed_in_postgresqls_order(cluster):
+    _postgres, nodes, _balancer = cluster
+    ns = namespace()
+    owner = {"Authorization": "Bearer owner"}
+    for index in range(9):
+        node = nodes[index % 3]
+        requests.put(f"{node.endpoint.url}/votes/v{index}.json?ns={ns}", json=index, timeout=10).raise_for_status()
+    requests.put(f"{nodes[0].endpoint.url}/votes/v0.json?ns={ns}", json=100, timeout=10).raise_for_status()
+    pages = [requests.get(f"{node.endpoint.url}/.feed.json?ns={ns}", headers=owner, timeout=10).json() for node in nodes]
+    assert pages[0] == pages[1] == pages[2], "a position names the same entry on every node"
+    entries = pages[0]["entries"]
+    assert [(e["path"], e["data"]) for e in entries] == [(f"/votes/v{i}", i) for i in range(9)] + [("/votes/v0", 100)]
+    assert entries[-1]["before"] == {"/votes/v0": 0}
+    # A stream on one node hears a write made on another.
+    stream = requests.get(f"{nodes[2].endpoint.url}/.feed.json?ns={ns}&after={entries[-1]['position']}",
+                          headers={**owner, "Accept": "text/event-stream"}, stream=True, timeout=10)
+    requests.put(f"{nodes[0].endpoint.url}/votes/late.json?ns={ns}", json=True, timeout=10).raise_for_status()
+    lines = stream.iter_lines(decode_unicode=True)
+    data = next(json.loads(line[len("data: "):]) for line in lines if line.startswith("data: {"))
+    stream.close()
+    assert data["path"] == "/votes/late" and data["position"] > entries[-1]["position"]
+
+
 def test_rules_deployed_on_one_node_apply_on_every_node(cluster):
     _postgres, (a, b, c), _balancer = cluster
     ns = namespace()

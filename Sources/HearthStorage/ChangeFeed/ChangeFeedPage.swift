@@ -33,7 +33,9 @@ public struct ChangeFeedPage: Sendable, Equatable {
 public enum ChangeFeedPosition {
     /// Most entries one commit may hold (a commit with more is stored as several).
     public static let entriesPerCommitMax = 8192
-    static let shift: Int64 = 13
+    /// Bits of a position that hold the entry's index in its commit.
+    public static let indexBits = 13
+    static let shift = Int64(indexBits)
 
     /// The position of the `index`th entry of commit number `commit` (from 1).
     public static func of(commit: Int64, index: Int) -> Int64 {

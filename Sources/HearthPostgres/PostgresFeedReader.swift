@@ -1,0 +1,61 @@
+import Dispatch
+import HearthStorage
+
+/// Reads a namespace's change feed from PostgreSQL off the loop and off the storage thread, on one serial
+/// queue (`hearth.feed.read`), each read on a short connection of its own: a libpq connection belongs to
+/// the thread that opened it, and a queue's work may run on any thread. A follower has one read in
+/// flight however many commits arrive (`ChangeFeedFollower`), so connects stay few.
+final class PostgresFeedReader: @unchecked Sendable {  // `closed` is touched on `queue` only
+    private let endpoint: PostgresEndpoint
+    private let namespace: String
+    private let queue = DispatchQueue(label: "hearth.feed.read")
+    private var closed = false
+
+    init(endpoint: PostgresEndpoint, namespace: String) {
+        self.endpoint = endpoint
+        self.namespace = namespace
+    }
+
+    func read(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
+        queue.async { [self] in
+            guard !closed else {
+                return completion(.failure(StorageError(.closed, "namespace '\(namespace)' at \(endpoint) is closed.")))
+            }
+            completion(Result { () throws(StorageError) in try page(after: position, limit: limit) })
+        }
+    }
+
+    private func page(after position: Int64, limit: Int) throws(StorageError) -> ChangeFeedPage {
+        let doing = "reading the change feed of namespace '\(namespace)'"
+        let connection = try endpoint.connect(doing: doing)
+        defer { connection.close() }
+        let results: [PostgresResult]
+        do {
+            results = try connection.run(
+                [PostgresSchema.feedTrimmed(namespace: namespace),
+                 // One row more than entries wanted: the first row may hold only entries at or before `position`,
+                 // and every other row holds at least one.
+                 PostgresSchema.feedRows(namespace: namespace, from: ChangeFeedPosition.commit(of: max(0, position)), limit: limit + 1)],
+                deadline: .at(.now + PostgresTimeouts.commit))
+        } catch {
+            throw StorageError(error, at: endpoint, doing: doing)
+        }
+        guard results.count == 2, let trimmedRow = results[0].rowCount > 0 ? PostgresRow(result: results[0], index: 0) : nil,
+              let trimmed = trimmedRow.bytes(0).flatMap(PostgresBinary.decodeInt64)
+        else { throw StorageError(.corrupt, "the change feed of namespace '\(namespace)' at \(endpoint) answered in an unexpected shape.") }
+        var entries: [ChangeFeedPage.Entry] = []
+        for index in 0..<Int32(clamping: results[1].rowCount) where entries.count < limit {
+            let row = PostgresRow(result: results[1], index: index)
+            guard let number = row.bytes(0).flatMap(PostgresBinary.decodeInt64),
+                  let count = row.bytes(1).flatMap(PostgresBinary.decodeInt64), let bytes = row.bytes(2)
+            else { throw StorageError(.corrupt, "a change-feed row of namespace '\(namespace)' at \(endpoint) does not decode.") }
+            try ChangeFeedRows.read(
+                row: number, count: Int(clamping: count), bytes: UnsafeRawBufferPointer(bytes), after: position, limit: limit, into: &entries)
+        }
+        return ChangeFeedPage(entries: entries, trimmedThrough: trimmed)
+    }
+
+    func close() {
+        queue.sync { closed = true }
+    }
+}

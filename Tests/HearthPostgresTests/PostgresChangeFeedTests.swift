@@ -1,0 +1,63 @@
+import Foundation
+import HearthCore
+@testable import HearthPostgres
+import HearthStorage
+import HearthTesting
+import Testing
+
+/// The change feed in PostgreSQL: entries keyed by the change log's sequence (one order for every node),
+/// readable from a position by any engine on the namespace, trimmed by retention, emptied by an import.
+@Suite(.enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"))
+struct PostgresChangeFeedTests {
+    private func note(_ path: String, _ value: Node, uid: String = "ada") -> ChangeFeedNote {
+        ChangeFeedNote(time: 1_000, path: Path(path), data: .set(value), authType: .appUser, authId: uid, channel: "realtime")
+    }
+
+    @Test func twoNodesSeeOneFeedInTheChangeLogsOrder() async throws {
+        let server = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("feed")
+        let first = try PostgresStorageEngine(url: server.url, namespace: namespace)
+        let second = try PostgresStorageEngine(url: server.url, namespace: namespace)
+        defer { first.close(); second.close() }
+        let one = DurableDatabase(engine: first, root: try first.load(progress: nil))
+        _ = one.follow { _ in }
+        let two = DurableDatabase(engine: second, root: try second.load(progress: nil))
+        _ = two.follow { _ in }
+        try await one.set("a", to: Node(1), feed: note("a", Node(1)))
+        try await two.set("b", to: Node(2), feed: note("b", Node(2), uid: "bob"))
+        try await one.set("a", to: Node(3), feed: note("a", Node(3)))
+
+        let fromFirst = try await first.readFeed(after: 0, limit: 10)
+        let fromSecond = try await second.readFeed(after: 0, limit: 10)
+        #expect(fromFirst == fromSecond, "a position names the same entry on every node")
+        let texts = fromFirst.entries.map { String(decoding: $0.json, as: UTF8.self) }
+        #expect(texts.count == 3)
+        #expect(texts[0].contains(#""path":"/a","data":1"#) && texts[1].contains(#""authId":"bob""#))
+        #expect(texts[2].contains(#""before":{"/a":1}"#), "decided again on the other node's write if it had to be")
+        #expect(fromFirst.entries.map(\.position) == fromFirst.entries.map(\.position).sorted())
+        let rest = try await second.readFeed(after: fromFirst.entries[0].position, limit: 1)
+        #expect(rest.entries == [fromFirst.entries[1]])
+    }
+
+    @Test func retentionTrimsAndAnImportMakesReadersResync() async throws {
+        let server = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("feedtrim")
+        // Everything is over the size: the trim every 256th commit removes all but nothing newer.
+        let engine = try PostgresStorageEngine(
+            url: server.url, namespace: namespace, feedRetention: ChangeFeedRetention(maxAgeMilliseconds: 3_600_000, maxBytes: 1_000))
+        defer { engine.close() }
+        let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
+        for index in 0..<300 {
+            try await database.set(Path("i/\(index)"), to: Node(index), feed: note("i/\(index)", Node(index)))
+        }
+        let page = try await engine.readFeed(after: 0, limit: 1_000)
+        #expect(page.trimmedThrough > 0 && page.needsResync(after: 0))
+        #expect(page.entries.count < 300 && page.entries.allSatisfy { $0.position > page.trimmedThrough })
+        #expect(String(decoding: try #require(page.entries.last).json, as: UTF8.self).contains(#""data":299"#))
+
+        let last = try #require(page.entries.last).position
+        try engine.replaceAll(with: Node(["fresh": Node(true)]), progress: nil)
+        let afterImport = try await engine.readFeed(after: last, limit: 10)
+        #expect(afterImport.entries.isEmpty && afterImport.needsResync(after: last))
+    }
+}
