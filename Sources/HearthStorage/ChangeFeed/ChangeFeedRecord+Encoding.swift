@@ -32,40 +32,49 @@ extension ChangeFeedRecord {
 
     private static let authTypes: [ChangeFeedNote.AuthType] = [.appUser, .admin, .unauthenticated]
 
-    /// Appends the stored form to `bytes`.
-    public func encode(into bytes: inout [UInt8], beforeBytesMax: Int) {
-        var json: [UInt8] = []
-        var before: [UInt8] = []
-        StorageBytes.appendVarint(self.before.count, to: &before)
-        for replaced in self.before {
-            StorageBytes.append(replaced.path, to: &before)
-            Self.appendValue(replaced.value, to: &before, scratch: &json)
-            if before.count > beforeBytesMax { break }
-        }
-        let omitted = before.count > beforeBytesMax
+    /// Appends the stored form to `bytes`. `scratch` is a buffer the caller keeps between entries (a
+    /// value's JSON is made there before its length is known): encoding then allocates nothing.
+    public func encode(into bytes: inout [UInt8], beforeBytesMax: Int, scratch: inout [UInt8]) {
         var flags: UInt8 = 0
         if case .update = note.data { flags |= Flag.update }
         flags |= UInt8(Self.authTypes.firstIndex(of: note.authType) ?? 2) << Flag.authShift
         if note.authId != nil { flags |= Flag.hasAuthId }
-        if omitted { flags |= Flag.beforeOmitted }
 
         bytes.append(Self.encodingVersion)
         StorageBytes.appendVarint(Int(clamping: max(0, note.time)), to: &bytes)
+        let flagsIndex = bytes.count
         bytes.append(flags)
         StorageBytes.append(note.path, to: &bytes)
         switch note.data {
         case .set(let value):
-            Self.appendValue(value, to: &bytes, scratch: &json)
+            Self.appendValue(value, to: &bytes, scratch: &scratch)
         case .update(let values):
             StorageBytes.appendVarint(values.count, to: &bytes)
             for value in values {
                 StorageBytes.append(value.path, to: &bytes)
-                Self.appendValue(value.value, to: &bytes, scratch: &json)
+                Self.appendValue(value.value, to: &bytes, scratch: &scratch)
             }
         }
         if let authId = note.authId { StorageBytes.appendSlice(authId.utf8, to: &bytes) }
         StorageBytes.appendSlice(note.channel.utf8, to: &bytes)
-        if !omitted { bytes += before }
+        // The earlier values last, so that when they are too large they are cut off where they start.
+        let beforeStart = bytes.count
+        StorageBytes.appendVarint(before.count, to: &bytes)
+        for replaced in before {
+            StorageBytes.append(replaced.path, to: &bytes)
+            Self.appendValue(replaced.value, to: &bytes, scratch: &scratch)
+            if bytes.count - beforeStart > beforeBytesMax { break }
+        }
+        if bytes.count - beforeStart > beforeBytesMax {
+            bytes.removeSubrange(beforeStart...)
+            bytes[flagsIndex] |= Flag.beforeOmitted
+        }
+    }
+
+    /// ``encode(into:beforeBytesMax:scratch:)`` with a scratch buffer of its own.
+    public func encode(into bytes: inout [UInt8], beforeBytesMax: Int) {
+        var scratch: [UInt8] = []
+        encode(into: &bytes, beforeBytesMax: beforeBytesMax, scratch: &scratch)
     }
 
     /// The stored form's JSON object, as the feed serves it.

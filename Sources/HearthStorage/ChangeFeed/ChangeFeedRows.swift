@@ -5,21 +5,24 @@
 public enum ChangeFeedRows {
     /// Frames the feed records of `batches`, in order, into rows of at most
     /// ``ChangeFeedPosition/entriesPerCommitMax`` entries, handing each to `row` with its entry count.
-    /// `framed` and `entry` are buffers the caller keeps between commits.
+    /// `framed` is a buffer the caller keeps between commits.
     public static func frame(
-        _ batches: some Sequence<WriteBatch>, beforeBytesMax: Int, framed: inout [UInt8], entry: inout [UInt8],
+        _ batches: some Sequence<WriteBatch>, beforeBytesMax: Int, framed: inout [UInt8],
         row: (_ count: Int, _ bytes: [UInt8]) throws -> Void
     ) rethrows {
+        var scratch: [UInt8] = []
         var records = batches.lazy.compactMap(\.feed).makeIterator()
         var next = records.next()
         while next != nil {
             framed.removeAll(keepingCapacity: true)
             var count = 0
             while let record = next, count < ChangeFeedPosition.entriesPerCommitMax {
-                entry.removeAll(keepingCapacity: true)
-                record.encode(into: &entry, beforeBytesMax: beforeBytesMax)
-                withUnsafeBytes(of: UInt32(entry.count).littleEndian) { framed.append(contentsOf: $0) }
-                framed.append(contentsOf: entry)
+                // Encoded in place after room for its length, which is filled in once known.
+                let lengthAt = framed.count
+                framed.append(contentsOf: [0, 0, 0, 0])
+                record.encode(into: &framed, beforeBytesMax: beforeBytesMax, scratch: &scratch)
+                let length = UInt32(framed.count - lengthAt - 4)
+                for shift in 0..<4 { framed[lengthAt + shift] = UInt8(truncatingIfNeeded: length >> (8 * shift)) }
                 count += 1
                 next = records.next()
             }
