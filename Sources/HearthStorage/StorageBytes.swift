@@ -51,17 +51,10 @@ enum StorageBytes {
             return bytes[offset]
         }
 
+        /// A varint that is a length or a count: no more than the bytes there are.
         mutating func varint() throws(StorageError) -> Int {
-            var value: UInt = 0
-            var shift: UInt = 0
-            while true {
-                let next = try byte()
-                guard shift < 63 else { throw StorageError(.corrupt, "\(what) has a length that overflows at byte \(offset - 1).") }
-                value |= UInt(next & 0x7F) << shift
-                if next < 0x80 { break }
-                shift += 7
-            }
-            guard value <= UInt(bytes.count) else { throw truncated() }
+            let value = try number()
+            guard value <= Int64(bytes.count) else { throw truncated() }
             return Int(value)
         }
 
