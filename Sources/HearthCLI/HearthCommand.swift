@@ -62,6 +62,8 @@ public enum HearthCommand {
             return UsersCommand.run(rest, output: &output, errorOutput: &errorOutput)
         case "console":
             return ConsoleCommand.run(rest, output: &output, errorOutput: &errorOutput)
+        case "feed":
+            return FeedCommand.run(rest, output: &output, errorOutput: &errorOutput)
         default:
             let kind = command.hasPrefix("-") ? "option" : "command"
             print("hearth: unknown \(kind) '\(command)'.", to: &errorOutput)
@@ -111,6 +113,8 @@ public enum HearthCommand {
           rules test R C   Check rules R (.json or .bolt) against the cases in C
           rules deploy NS R  Make rules R the rules of namespace NS on the running server
                        (rules deploy takes --url URL, --data DIR or --token TOKEN)
+          feed NS      Print namespace NS's change feed from the running server, one JSON entry per line
+                       (takes --after POSITION, --limit N, --url URL, --data DIR or --token TOKEN)
           console link Print a one-time link that signs a browser in to the running server's console
                        (see 'hearth console --help')
           help         Show this help (also -h, --help)

@@ -196,3 +196,35 @@ def test_a_stream_behind_retention_is_told_to_resync(hearth_binary, tmp_path):
             events.next()
     finally:
         stop(process)
+
+
+def test_hearth_feed_prints_a_page_as_json_lines_and_where_to_go_on(hearth_binary, tmp_path):
+    import subprocess
+
+    process, url, _ = serve(hearth_binary, tmp_path)
+    try:
+        for index in range(3):
+            assert requests.put(f"{url}/n/{index}.json?ns=feed-default-rtdb", json={"i": index, "gone": None if index else 1},
+                                timeout=10).status_code == 200
+        run = subprocess.run([str(hearth_binary), "feed", "feed-default-rtdb", "--url", url, "--data", str(tmp_path)],
+                             capture_output=True, text=True, timeout=30)
+        assert run.returncode == 0, run.stderr
+        lines = [json.loads(line) for line in run.stdout.splitlines()]
+        assert [line["path"] for line in lines] == ["/n/0", "/n/1", "/n/2"]
+        assert lines[0]["before"] == {"/n/0": None}, "nulls survive"
+        assert f"--after {lines[-1]['position']}" in run.stderr and "3 entries" in run.stderr
+
+        after = subprocess.run([str(hearth_binary), "feed", "feed-default-rtdb", "--url", url, "--data", str(tmp_path),
+                                "--after", str(lines[0]["position"]), "--limit", "1"], capture_output=True, text=True, timeout=30)
+        assert after.returncode == 0 and [json.loads(line)["path"] for line in after.stdout.splitlines()] == ["/n/1"]
+
+        wrong = subprocess.run([str(hearth_binary), "feed", "feed-default-rtdb", "--after", "soon"], capture_output=True, text=True, timeout=30)
+        assert wrong.returncode == 64 and "--after must be a whole number" in wrong.stderr
+        refused = subprocess.run([str(hearth_binary), "feed", "feed-default-rtdb", "--url", url, "--token", "wrong"],
+                                 capture_output=True, text=True, timeout=30)
+        assert refused.returncode == 1 and "401" in refused.stderr and "--token" in refused.stderr
+    finally:
+        stop(process)
+    down = subprocess.run([str(hearth_binary), "feed", "feed-default-rtdb", "--url", url, "--data", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert down.returncode == 1 and "Is 'hearth serve' running?" in down.stderr
