@@ -57,8 +57,8 @@ final class ChangeFeedStream {
             return finish()
         case .success(let page):
             for entry in page.entries {
-                var data = Array(#"{"position":\#(entry.position),"#.utf8)
-                data += entry.json.dropFirst()
+                var data: [UInt8] = []
+                entry.appendServed(to: &data)
                 guard send(event: "entry", data) else { return }
             }
             if let next = follower.received(count: page.entries.count, last: page.entries.last?.position) {

@@ -65,8 +65,7 @@ struct FeedEndpoint {
         var out = Array(#"{"entries":["#.utf8)
         for (index, entry) in page.entries.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ",")) }
-            out += Array(#"{"position":\#(entry.position),"#.utf8)
-            out += entry.json.dropFirst()  // the stored object without its `{`
+            entry.appendServed(to: &out)
         }
         let next = page.entries.last?.position ?? after
         out += Array(#"],"next":\#(next),"trimmedThrough":\#(page.trimmedThrough)}"#.utf8)

@@ -10,6 +10,13 @@ public struct ChangeFeedPage: Sendable, Equatable {
             self.position = position
             self.json = json
         }
+
+        /// The entry as served, its position first: `{"position":N,` spliced in front of the stored
+        /// object's fields, never parsed again.
+        public func appendServed(to out: inout [UInt8]) {
+            out.append(contentsOf: #"{"position":\#(position),"#.utf8)
+            out.append(contentsOf: json.dropFirst())
+        }
     }
 
     /// In position order, all after the position asked for.
