@@ -93,9 +93,19 @@ let package = Package(
         .target(name: "HearthProtocol", dependencies: ["HearthCore", "HearthWire"], swiftSettings: strict),
         /// Firebase's REST API, SSE streams, realtime sessions, namespaces and access rules; no C, no sockets.
         .target(
-            name: "HearthServer", dependencies: ["HearthCore", "HearthStorage", "HearthWire", "HearthProtocol", "HearthRules", "HearthBolt", "HearthSupport"],
+            name: "HearthServer",
+            dependencies: ["HearthCore", "HearthStorage", "HearthWire", "HearthProtocol", "HearthRules", "HearthBolt", "HearthSupport", "HearthTriggers"],
             // The console's pages (docs/console.md), served from the bundle beside the binary.
             resources: [.copy("Console/Assets")],
+            swiftSettings: strict),
+        /// Triggers on the change feed, pure: location patterns, feed entries read back, the events they
+        /// make, the hooks document, a delivery's body and signature, the retry schedule.
+        .target(name: "HearthTriggers", dependencies: ["HearthCore"], swiftSettings: strict),
+        /// Webhook delivery (docs/functions.md): one worker per hook following the feed from a stored
+        /// cursor, signed POSTs through libcurl, retries, dead letters and the delivery log in SQLite.
+        .target(
+            name: "HearthHooks",
+            dependencies: ["HearthTriggers", "HearthServer", "HearthStorage", "HearthCore", "HearthSupport", "HearthOutbound", "HearthCrypto", "HearthSQL", "HearthProtocol"],
             swiftSettings: strict),
         /// The Bolt compiler: Bolt source to Firebase rules JSON; pure Swift, no Foundation.
         .target(name: "HearthBolt", swiftSettings: strict),
@@ -110,7 +120,7 @@ let package = Package(
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQL", "HearthSQLite", "HearthPostgres", "HearthServer", "HearthTransport",
                 "HearthBolt", "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthOutbound",
-                "HearthProtocol",
+                "HearthProtocol", "HearthHooks", "HearthTriggers",
             ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.
@@ -180,6 +190,7 @@ let package = Package(
             name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthWebSocketClient", "HearthServer", "HearthStorage", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(name: "HearthBoltTests", dependencies: ["HearthBolt"], swiftSettings: strict),
+        .testTarget(name: "HearthTriggersTests", dependencies: ["HearthTriggers", "HearthCore", "HearthStorage"], swiftSettings: strict),
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
         /// HearthAuth's tests, and its two stores' (SQLite and PostgreSQL) through one set of store tests.
         .testTarget(

@@ -29,3 +29,9 @@ static inline CURLcode CCurl_setopt_header_function(CURL *curl, CCurl_write_call
 static inline CURLcode CCurl_getinfo_long(CURL *curl, CURLINFO info, long *value) {
     return curl_easy_getinfo(curl, info, value);
 }
+// Called once connected, before the request is sent: how the server refuses addresses a URL's name
+// resolved to that its policy forbids (private, loopback) without resolving twice.
+typedef int (*CCurl_prereq_callback)(void *context, char *primary_ip, char *local_ip, int primary_port, int local_port);
+static inline CURLcode CCurl_setopt_prereq_function(CURL *curl, CCurl_prereq_callback callback) {
+    return curl_easy_setopt(curl, CURLOPT_PREREQFUNCTION, callback);
+}

@@ -64,6 +64,8 @@ public enum HearthCommand {
             return ConsoleCommand.run(rest, output: &output, errorOutput: &errorOutput)
         case "feed":
             return FeedCommand.run(rest, output: &output, errorOutput: &errorOutput)
+        case "hooks":
+            return HooksCommand.run(rest, output: &output, errorOutput: &errorOutput)
         default:
             let kind = command.hasPrefix("-") ? "option" : "command"
             print("hearth: unknown \(kind) '\(command)'.", to: &errorOutput)
@@ -115,6 +117,8 @@ public enum HearthCommand {
                        (rules deploy takes --url URL, --data DIR or --token TOKEN)
           feed NS      Print namespace NS's change feed from the running server, one JSON entry per line
                        (takes --after POSITION, --limit N, --url URL, --data DIR or --token TOKEN)
+          hooks ...    Webhooks on the running server: deploy NS FILE, get, status, log, dead, redeliver
+                       (see 'hearth hooks --help')
           console link Print a one-time link that signs a browser in to the running server's console
                        (see 'hearth console --help')
           help         Show this help (also -h, --help)

@@ -2,6 +2,7 @@ import Foundation
 import HearthAuth
 import HearthAuthPostgres
 import HearthAuthSQLite
+import HearthHooks
 import HearthOutbound
 import HearthProtocol
 import HearthServer
@@ -49,6 +50,16 @@ struct ServeSettings: Equatable {
     var providerEndpoints = ProviderEndpoints()
     /// How long each namespace's change feed keeps entries (`--feed-max-age`, `--feed-max-bytes`).
     var feedRetention = ChangeFeedRetention.standard
+    /// Where webhooks may post besides public addresses (`--hooks-allow`): host names or addresses, and
+    /// the words `loopback` and `private` for those whole ranges. Emulator mode allows loopback.
+    var hooksAllow: [String] = []
+
+    /// The address policy of webhook deliveries.
+    var hookAddresses: OutboundAddresses {
+        OutboundAddresses(
+            allowLoopback: emulator || hooksAllow.contains("loopback"), allowPrivate: hooksAllow.contains("private"),
+            allowedHosts: Set(hooksAllow.filter { $0 != "loopback" && $0 != "private" }))
+    }
 
     /// The host name, else `hearth`.
     static var defaultNode: String {
@@ -86,6 +97,8 @@ struct ServeSettings: Equatable {
          "How long each namespace's change feed keeps entries: 7d (the default), 12h, 30m, 90s; see docs/feed.md"),
         ("--feed-max-bytes", "HEARTH_FEED_MAX_BYTES", "feed-max-bytes",
          "Most bytes each namespace's change feed keeps, the oldest going first (default 1073741824, 1 GiB)"),
+        ("--hooks-allow", "HEARTH_HOOKS_ALLOW", "hooks-allow",
+         "Comma-separated hosts webhooks may post to although private or loopback (or the words 'private', 'loopback'); see docs/functions.md"),
         ("--provider-endpoints", "HEARTH_PROVIDER_ENDPOINTS", "provider-endpoints",
          "JSON file pointing Google's, Apple's, GitHub's or Facebook's keys and APIs elsewhere (local providers, mirrors); see docs/auth.md"),
     ]
@@ -224,6 +237,8 @@ struct ServeSettings: Equatable {
         settings.smtpPassword = values["smtp-password"]
         settings.smtpFrom = values["smtp-from"]
         settings.publicDirectory = values["public"]
+        settings.hooksAllow = (values["hooks-allow"] ?? "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
         if let path = values["provider-endpoints"] {
             guard let text = readFile(path) else { throw .usage("cannot read the provider endpoints file \(path)") }
             do {
@@ -374,13 +389,23 @@ extension HearthCommand {
             print("hearth serve: cannot open the accounts\(settings.storageURL == nil ? " in \(directory)" : ""): \(error).", to: &errorOutput)
             return .failure
         }
+        // Webhooks keep their documents, cursors and dead letters in the data directory: a single node's.
+        var hooks: HookDeliveryService?
+        if settings.storageURL == nil {
+            do {
+                hooks = try HookDeliveryService(directory: directory, settings: HookSettings(addresses: settings.hookAddresses))
+            } catch {
+                print("hearth serve: cannot open the webhooks' store in \(directory): \(error).", to: &errorOutput)
+                return .failure
+            }
+        }
         let server = DatabaseServer(
             configuration: ServerConfiguration(
                 emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace,
                 project: settings.project, node: settings.node, trustedProxies: TrustedProxies(settings.trustedProxies),
                 secureCookies: settings.certificatePath != nil),
             rules: storage.rules, files: storage.files, identity: auth, site: site, onDisconnectLedger: storage.ledger,
-            openEngine: storage.openEngine)
+            hooks: hooks, openEngine: storage.openEngine)
         // After the transport has stopped and the server closed (below), before the storage closes.
         defer {
             server.finishAuthRequests()
@@ -443,6 +468,8 @@ extension HearthCommand {
         sigwait(&signals, &received)
         print("hearth serve: \(received == SIGINT ? "SIGINT" : "SIGTERM") received; closing connections and committing queued writes.",
               to: &errorOutput)
+        // Before the loop stops: a hook's worker reads the feed through it.
+        hooks?.stop()
         transport.stop()
         server.close()
         // After the connections ran their own operations: the lease and this node's rows go.

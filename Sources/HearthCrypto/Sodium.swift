@@ -43,3 +43,22 @@ public enum SHA256 {
 
     public static func hash(_ text: String) -> [UInt8] { hash(Array(text.utf8)) }
 }
+
+/// HMAC-SHA256 with a key of any length (libsodium's `crypto_auth_hmacsha256_init`, RFC 2104): what
+/// signs webhook deliveries (docs/functions.md).
+public enum HMACSHA256 {
+    public static func authenticate(_ message: [UInt8], key: [UInt8]) -> [UInt8] {
+        _ = Sodium.ready
+        var state = crypto_auth_hmacsha256_state()
+        var digest = [UInt8](repeating: 0, count: 32)
+        // An empty key still needs a pointer: one byte's worth, of which none is read.
+        (key.isEmpty ? [0] : key).withUnsafeBufferPointer { buffer in
+            _ = crypto_auth_hmacsha256_init(&state, buffer.baseAddress!, key.count)
+        }
+        message.withUnsafeBufferPointer { message in
+            if let base = message.baseAddress { _ = crypto_auth_hmacsha256_update(&state, base, UInt64(message.count)) }
+        }
+        digest.withUnsafeMutableBufferPointer { out in _ = crypto_auth_hmacsha256_final(&state, out.baseAddress!) }
+        return digest
+    }
+}

@@ -42,9 +42,13 @@ public enum OutboundError: Error, Equatable, CustomStringConvertible, Sendable {
     case timedOut(url: String, seconds: Int)
     case tooLarge(url: String, limit: Int)
     case failed(url: String, reason: String)
+    /// The URL's host resolved to an address the policy forbids (``OutboundAddresses``).
+    case addressRefused(url: String, address: String)
 
     public var description: String {
         switch self {
+        case .addressRefused(let url, let address):
+            "\(url) resolved to \(address), a private or loopback address this server may not post to (allow it with --hooks-allow)"
         case .notAllowed(let url): "\(url) is not an https URL (plain http is allowed to loopback addresses only)"
         case .timedOut(let url, let seconds): "\(url) did not answer within \(seconds) s"
         case .tooLarge(let url, let limit): "\(url) answered with more than \(limit) bytes"
@@ -79,28 +83,32 @@ public protocol HTTPFetching: Sendable {
 public struct HTTPFetcher: HTTPFetching {
     public let limits: OutboundLimits
     public let userAgent: String
+    /// Which addresses requests may connect to.
+    public let addresses: OutboundAddresses
 
-    public init(limits: OutboundLimits = OutboundLimits(), userAgent: String = "Hearth") {
+    public init(limits: OutboundLimits = OutboundLimits(), userAgent: String = "Hearth", addresses: OutboundAddresses = .any) {
         self.limits = limits
         self.userAgent = userAgent
+        self.addresses = addresses
     }
 
     /// Whether `url` may be fetched: https, or http to 127.0.0.0/8, ::1 or localhost.
-    public static func allows(_ url: String) -> Bool {
+    public static func allows(_ url: String, plainHTTPHosts: Set<String> = []) -> Bool {
         guard let parsed = URLComponents(string: url), let scheme = parsed.scheme?.lowercased(), let host = parsed.host?.lowercased(),
             !host.isEmpty
         else { return false }
         if scheme == "https" { return true }
         guard scheme == "http" else { return false }
-        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+        return host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.") || plainHTTPHosts.contains(host)
     }
 
     public func fetch(_ request: OutboundRequest) throws(OutboundError) -> OutboundResponse {
-        guard Self.allows(request.url) else { throw .notAllowed(url: request.url) }
+        guard Self.allows(request.url, plainHTTPHosts: addresses.allowedHosts) else { throw .notAllowed(url: request.url) }
+        let host = URLComponents(string: request.url)?.host ?? ""
         _ = CurlGlobal.ready
         guard let curl = curl_easy_init() else { throw .failed(url: request.url, reason: "curl_easy_init failed") }
         defer { curl_easy_cleanup(curl) }
-        let received = Received(limit: limits.responseBytesMax)
+        let received = Received(limit: limits.responseBytesMax, addresses: addresses == .any ? nil : addresses, host: host)
         var headerList: UnsafeMutablePointer<curl_slist>?
         for (name, value) in request.headers { headerList = curl_slist_append(headerList, "\(name): \(value)") }
         defer { curl_slist_free_all(headerList) }
@@ -132,6 +140,13 @@ public struct HTTPFetcher: HTTPFetching {
         defer { context.release() }
         codes.append(CCurl_setopt_pointer(curl, CURLOPT_WRITEDATA, context.toOpaque()))
         codes.append(CCurl_setopt_pointer(curl, CURLOPT_HEADERDATA, context.toOpaque()))
+        if received.addresses != nil {
+            codes.append(CCurl_setopt_prereq_function(curl, { context, address, _, _, _ in
+                guard let context, let address else { return 1 }
+                return Unmanaged<Received>.fromOpaque(context).takeUnretainedValue().connected(to: String(cString: address)) ? 0 : 1
+            }))
+            codes.append(CCurl_setopt_pointer(curl, CURLOPT_PREREQDATA, context.toOpaque()))
+        }
         if let failed = codes.first(where: { $0 != CURLE_OK }) {
             throw .failed(url: request.url, reason: "setup: \(String(cString: curl_easy_strerror(failed)))")
         }
@@ -146,6 +161,8 @@ public struct HTTPFetcher: HTTPFetching {
         case CURLE_OK: break
         case CURLE_OPERATION_TIMEDOUT: throw .timedOut(url: request.url, seconds: limits.totalSeconds)
         case CURLE_WRITE_ERROR where received.overflowed: throw .tooLarge(url: request.url, limit: limits.responseBytesMax)
+        case CURLE_ABORTED_BY_CALLBACK where received.refusedAddress != nil:
+            throw .addressRefused(url: request.url, address: received.refusedAddress ?? "")
         default: throw .failed(url: request.url, reason: String(cString: curl_easy_strerror(result)))
         }
         var status = 0
@@ -165,11 +182,25 @@ enum CurlGlobal {
 /// What the callbacks collect during one perform (touched only by libcurl's calls on that thread).
 private final class Received {
     let limit: Int
+    let addresses: OutboundAddresses?
+    let host: String
     var bytes: [UInt8] = []
     var headers: [String: String] = [:]
     var overflowed = false
+    var refusedAddress: String?
 
-    init(limit: Int) { self.limit = limit }
+    init(limit: Int, addresses: OutboundAddresses?, host: String) {
+        self.limit = limit
+        self.addresses = addresses
+        self.host = host
+    }
+
+    /// Whether the connection libcurl made may carry the request.
+    func connected(to address: String) -> Bool {
+        guard let addresses, !addresses.allows(address: address, host: host) else { return true }
+        refusedAddress = address
+        return false
+    }
 
     /// Taking fewer bytes than offered makes libcurl stop with CURLE_WRITE_ERROR.
     func body(_ buffer: UnsafeMutablePointer<CChar>, _ count: Int) -> Int {

@@ -113,6 +113,8 @@ struct FeedTable {
                 row: select.int64(0), count: Int(select.int64(1)), bytes: UnsafeRawBufferPointer(select.bytes(2)),
                 after: position, limit: limit, into: &entries)
         }
-        return ChangeFeedPage(entries: entries, trimmedThrough: trimmed)
+        let newest = try connection.prepare("SELECT number, count FROM feed ORDER BY number DESC LIMIT 1")
+        let head = try newest.step() ? ChangeFeedPosition.of(commit: newest.int64(0), index: Int(newest.int64(1)) - 1) : trimmed
+        return ChangeFeedPage(entries: entries, trimmedThrough: trimmed, head: head)
     }
 }

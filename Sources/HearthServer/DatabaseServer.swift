@@ -39,6 +39,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     /// Where a cluster keeps onDisconnect operations for other nodes to run if this one dies; nil on a
     /// single node.
     public let onDisconnectLedger: (any OnDisconnectLedger)?
+    /// Webhook delivery (`/.settings/hooks…`, docs/functions.md); nil answers those endpoints with 501.
+    public let hooks: (any HookService)?
     /// The console: its pages, sign-in sessions, API and usage history.
     lazy var console = Console(server: self, now: clock())
     /// Long-poll sessions (`/.lp`).
@@ -57,9 +59,10 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         configuration: ServerConfiguration, rules: RulesStorage = .inMemory(),
         files: NamespaceFiles = .none, log: Log = .standardError,
         identity: (any IdentityService)? = nil, site: StaticSite? = nil, onDisconnectLedger: (any OnDisconnectLedger)? = nil,
-        openEngine: @escaping @Sendable (String) throws -> any StorageEngine
+        hooks: (any HookService)? = nil, openEngine: @escaping @Sendable (String) throws -> any StorageEngine
     ) {
         self.configuration = configuration
+        self.hooks = hooks
         self.site = site
         self.onDisconnectLedger = onDisconnectLedger
         self.log = log
@@ -95,6 +98,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         onDisconnectLedger?.start { namespace, claim, records in
             executor.execute { [weak self] in self?.runOrphanedOnDisconnect(namespace, claim, records) }
         }
+        hooks?.start(host: self)
     }
 
     /// Another server deployed rules to `namespace` (a cluster): they are read and applied here too. Any
@@ -241,6 +245,9 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             ?? configuration.defaultNamespace
         if target.path.first?.string == ".settings" {
             guard mayManageRules(request, target: target) else { throw .permissionDenied }
+            if target.path.count >= 2 && target.path.keys[1] == "hooks" {
+                return try serveHooks(request, method: method, target: target, namespace: namespaceName, responder: responder)
+            }
             guard target.path == Path(".settings/rules") else { throw RESTError(404, "Not found") }
             let endpoint = RulesEndpoint(clock: clock, registry: namespaces)
             withNamespace(namespaceName, responder: responder) { namespace throws(RESTError) in

@@ -197,6 +197,7 @@ public final class DurableDatabase: Sendable {
         guard let snapshot else { return state.withLock { state in decide(write, &state) } }
         let targets = write.targets
         let ancestors = WriteBatch.AncestorRecords(of: targets, in: snapshot.tree.root)
+        let context = Self.context(of: write, in: snapshot.tree.root)
         var trial = snapshot.tree
         let changes: ChangeSet
         do { changes = try write.apply(&trial) } catch { return error }
@@ -208,7 +209,7 @@ public final class DurableDatabase: Sendable {
         return state.withLock { state -> (any Error)? in
             guard state.pendingVersion == snapshot.version, state.writes.decidesNow else { return decide(write, &state) }
             state.pending = trial
-            accept(write, changes, ancestors, &state)
+            accept(write, changes, ancestors, context, &state)
             return nil
         }
     }
@@ -227,6 +228,7 @@ public final class DurableDatabase: Sendable {
         // What storage holds above the written paths, read before the write without keeping the
         // old root: holding it would make the write copy every node on its path.
         let ancestors = WriteBatch.AncestorRecords(of: targets, in: state.pending.root)
+        let context = Self.context(of: write, in: state.pending.root)
         let changes: ChangeSet
         if let check = write.check {
             // Tried on a copy, kept only when allowed (the copy costs the nodes on the write's path).
@@ -240,19 +242,28 @@ public final class DurableDatabase: Sendable {
         } else {
             do { changes = try write.apply(&state.pending) } catch { return error }
         }
-        accept(write, changes, ancestors, &state)
+        accept(write, changes, ancestors, context, &state)
         return nil
+    }
+
+    /// The earlier values of the locations above a write that its feed note asks for (triggers watch
+    /// them), read before the write changes them; none for most writes.
+    private static func context(of write: Write, in root: Node) -> [ChangeFeedValue] {
+        guard let contexts = write.feed?.contexts, !contexts.isEmpty else { return [] }
+        return contexts.map { ChangeFeedValue(path: $0, value: root.child(at: $0)) }
     }
 
     /// A write applied to `pending`: counted, and its batch appended to the engine (under the lock, so
     /// the engine sees batches in the order `pending` applied them).
-    private func accept(_ write: Write, _ changes: ChangeSet, _ ancestors: WriteBatch.AncestorRecords, _ state: inout State) {
+    private func accept(
+        _ write: Write, _ changes: ChangeSet, _ ancestors: WriteBatch.AncestorRecords, _ context: [ChangeFeedValue], _ state: inout State
+    ) {
         state.pendingVersion &+= 1
         let targets = write.targets
         var batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
         batch.carriesOut = write.carriesOut
         if let note = write.feed {
-            batch.feed = ChangeFeedRecord(note: note, changes: changes)
+            batch.feed = ChangeFeedRecord(note: note, changes: changes, context: context)
         }
         state.writes.appended(decidedOn: write.check == nil ? Self.footprint(of: targets, batch, ancestors) : nil)
         // Appended under the lock, so the engine sees batches in the order `pending` applied them.

@@ -134,8 +134,8 @@ public final class InMemoryStorageEngine: StorageEngine {
 
     public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
         schedule { [store] in
-            let entries = store.feed.withLock { feed in Array(feed.lazy.filter { $0.position > position }.prefix(limit)) }
-            completion(.success(ChangeFeedPage(entries: entries, trimmedThrough: 0)))
+            let (entries, head) = store.feed.withLock { feed in (Array(feed.lazy.filter { $0.position > position }.prefix(limit)), feed.last?.position ?? 0) }
+            completion(.success(ChangeFeedPage(entries: entries, trimmedThrough: 0, head: head)))
         }
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import HearthCrypto
 import Testing
 
@@ -93,5 +94,16 @@ import Testing
     #expect(!Argon2id.verify("wrong", against: rebuilt.phc))
     for malformed in ["", "$argon2i$v=19$m=64,t=1,p=1$c2FsdHNhbHQ$aGFzaA", "$argon2id$v=19$m=64,t=1$c2FsdA$aGFzaA", "$argon2id$v=19$m=64,t=1,p=2$c2FsdHNhbHQ$aGFzaGhhc2hoYXNoaGFzaA"] {
         #expect(Argon2idPHC(phc: malformed) == nil, "\(malformed)")
+    }
+}
+
+/// RFC 4231's HMAC-SHA256 test cases 1 and 6 (a key longer than the block): what signs webhooks.
+struct HMACTests {
+    @Test func rfc4231Vectors() {
+        let one = HMACSHA256.authenticate(Array("Hi There".utf8), key: [UInt8](repeating: 0x0b, count: 20))
+        #expect(one.map { String(format: "%02x", $0) }.joined() == "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7")
+        let six = HMACSHA256.authenticate(
+            Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8), key: [UInt8](repeating: 0xaa, count: 131))
+        #expect(six.map { String(format: "%02x", $0) }.joined() == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
     }
 }

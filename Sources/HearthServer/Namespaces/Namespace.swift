@@ -2,6 +2,7 @@ import HearthCore
 import HearthRules
 import HearthStorage
 import HearthProtocol
+import HearthTriggers
 
 /// One database: its durable tree, its stored rules, and who listens to it (SSE streams and realtime
 /// sessions, with their subscriptions in one ``FanOut``). Loop thread only.
@@ -21,6 +22,11 @@ final class Namespace {
     var rules: RuleSet
     /// False while `rules` are the mode's default (nothing deployed).
     var rulesDeployed: Bool
+    /// What the namespace's triggers (webhooks) watch: each write's feed entry keeps the earlier value of
+    /// the locations above it that these match (``TriggerPatterns/contexts(of:)``). Set by the registry.
+    var triggerPatterns = TriggerPatterns()
+    /// Told after each commit when triggers watch the namespace (webhook delivery wakes up).
+    var committed: (() -> Void)?
     /// Where deliveries are counted (nil in tests that do not look).
     let metrics: ServerMetrics?
 
@@ -35,6 +41,7 @@ final class Namespace {
     /// Sends what a committed write means to every stream and listen it reaches, then cuts off the
     /// targets over their outbound budget (ARCHITECTURE.md, "Slow readers").
     func publish(_ change: CommittedChange) {
+        committed?()
         if !changeFeedStreams.isEmpty {
             for stream in Array(changeFeedStreams.values) { stream.committed() }
         }

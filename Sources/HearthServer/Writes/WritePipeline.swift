@@ -58,7 +58,8 @@ final class WritePipeline {
             finishing.finish(result)
         }
         committing.started()
-        let feed = operation.feedNote(by: caller, over: channel, at: now)
+        var feed = operation.feedNote(by: caller, over: channel, at: now)
+        if !namespace.triggerPatterns.isEmpty { feed.contexts = namespace.triggerPatterns.contexts(of: operation.shape.locations) }
         switch operation {
         case .set(let path, let value, let ifHash):
             let check = namespace.compareAndSetCheck(check, caller: caller, at: path, ifHash: ifHash, now: now)

@@ -32,6 +32,10 @@ public struct ChangeFeedNote: Sendable, Equatable {
     public var authId: String?
     /// How the write came: `rest`, `realtime`, `on_disconnect`.
     public var channel: String
+    /// Locations above the written ones whose earlier values the entry keeps too, because a trigger
+    /// watches them (docs/functions.md): a hook on `/jokes/{jokeId}` sees the whole joke before and after
+    /// a write to `/jokes/j1/votes`. Decided by the server when it takes the write; not stored itself.
+    public var contexts: [Path] = []
 
     public init(
         time: Int64, path: Path, data: Data, authType: AuthType, authId: String? = nil, channel: String
@@ -75,9 +79,10 @@ public final class ChangeFeedRecord: Sendable, Equatable {
         left === right || (left.note == right.note && left.before == right.before)
     }
 
-    /// The record of a write the tree made with `changes`: what each changed location held before, and
+    /// The record of a write the tree made with `changes`: what each changed location held before (after
+    /// `context`, the earlier values of the note's ``ChangeFeedNote/contexts``), and
     /// the written values as stored, server values (`{".sv":"timestamp"}`) resolved.
-    public convenience init(note: ChangeFeedNote, changes: ChangeSet) {
+    public convenience init(note: ChangeFeedNote, changes: ChangeSet, context: [ChangeFeedValue] = []) {
         var note = note
         switch note.data {
         case .set where changes.changes.count == 1 && changes.changes[0].path == note.path:
@@ -89,6 +94,6 @@ public final class ChangeFeedRecord: Sendable, Equatable {
             note.data = .update(stored)
         default: break
         }
-        self.init(note: note, before: changes.changes.map { ChangeFeedValue(path: $0.path, value: $0.old) })
+        self.init(note: note, before: context + changes.changes.map { ChangeFeedValue(path: $0.path, value: $0.old) })
     }
 }

@@ -24,10 +24,14 @@ public struct ChangeFeedPage: Sendable, Equatable {
     /// The last position retention removed (0: none yet). A reader whose position is below it missed
     /// entries and must read the data again instead (`resync needed`).
     public var trimmedThrough: Int64
+    /// The position of the newest entry when the page was read (0: the feed is empty); nil when the
+    /// engine does not say. Where a new reader that wants only what comes next starts (webhooks do).
+    public var head: Int64?
 
-    public init(entries: [Entry], trimmedThrough: Int64) {
+    public init(entries: [Entry], trimmedThrough: Int64, head: Int64? = nil) {
         self.entries = entries
         self.trimmedThrough = trimmedThrough
+        self.head = head
     }
 
     /// Whether a reader at `position` missed entries that retention removed.

@@ -1,0 +1,220 @@
+import Foundation
+import HearthCore
+import HearthOutbound
+public import HearthProtocol
+public import HearthServer
+import HearthStorage
+import HearthSupport
+import HearthTriggers
+
+/// Webhooks for `hearth serve` (docs/functions.md): keeps each namespace's hooks document in
+/// `hooks.sqlite`, runs one ``HookWorker`` per hook, and answers the admin endpoints
+/// (`/.settings/hooks.json`, `hooks/status`, `hooks/log`, `hooks/dead`, `hooks/redeliver`).
+public final class HookDeliveryService: HookService, @unchecked Sendable {  // mutable state in `state`
+    private let store: HookStore
+    private let settings: HookSettings
+    private struct State {
+        var host: (any TriggerHost)?
+        /// Running workers by namespace, then hook name.
+        var workers: [String: [String: HookWorker]] = [:]
+        var stopped = false
+    }
+    private let state = Locked(State())
+    /// Deploys and start-up activation, one at a time, off the loop.
+    private let queue = DispatchQueue(label: "hearth.hooks")
+
+    /// Opens (creating) `hooks.sqlite` in `directory`.
+    public init(directory: String, settings: HookSettings) throws {
+        store = try HookStore(path: directory + "/hooks.sqlite")
+        // A crash (not a power loss) loses nothing in WAL mode with NORMAL; cursors are saved often, and
+        // what a lost save would replay is delivered again with the same ids.
+        try store.database.executeScript("PRAGMA synchronous=NORMAL;")
+        self.settings = settings
+    }
+
+    public func start(host: any TriggerHost) {
+        state.withLock { $0.host = host }
+        queue.async { [self] in
+            let documents: [(namespace: String, document: HooksDocument)]
+            do { documents = try store.documents() } catch {
+                return settings.log("hearth: webhooks are not delivered: \(store.database) could not be read: \(error)")
+            }
+            for (namespace, document) in documents {
+                if case .failure(let error) = activate(document, in: namespace) {
+                    settings.log("hearth: the webhooks of '\(namespace)' are not delivered: \(error.message)")
+                }
+            }
+        }
+    }
+
+    public func stop() {
+        let workers = state.withLock { state in
+            state.stopped = true
+            return state.workers.values.flatMap(\.values)
+        }
+        for worker in workers { worker.stop(waitingSeconds: 2) }
+        queue.sync {}
+    }
+
+    // MARK: Running hooks
+
+    /// Makes `document` the running hooks of `namespace`: the namespace's writes keep what its patterns
+    /// need, workers of removed or changed hooks stop (saving their cursors), new ones start at the feed's
+    /// head and changed ones where they were. Waits for all that (on `queue`).
+    private func activate(_ document: HooksDocument, in namespace: String) -> Result<Void, StorageError> {
+        guard let host = state.withLock({ $0.stopped ? nil : $0.host }) else { return .failure(StorageError(.closed, "the server is stopping")) }
+        let running = state.withLock { $0.workers[namespace] ?? [:] }
+        for (name, worker) in running where document.hooks.first(where: { $0.name == name }) != worker.hook {
+            worker.stop(waitingSeconds: Double(worker.hook.timeoutSeconds) + 1)
+            state.withLock { _ = $0.workers[namespace]?.removeValue(forKey: name) }
+        }
+        let head = Locked<Result<Int64, StorageError>?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        host.watch(namespace: namespace, patterns: document.patterns, woken: { [weak self] in self?.wake(namespace) }) { result in
+            head.withLock { $0 = result }
+            ready.signal()
+        }
+        guard ready.wait(timeout: .now() + 60) == .success, let answered = head.withLock({ $0 }) else {
+            return .failure(StorageError(.io, "the namespace did not answer within 60 s"))
+        }
+        guard case .success(let position) = answered else {
+            if case .failure(let error) = answered { return .failure(error) }
+            return .success(())
+        }
+        for hook in document.hooks where state.withLock({ $0.workers[namespace]?[hook.name] == nil }) {
+            let start: HookCursor
+            do {
+                if let saved = try store.cursor(namespace, hook.name) {
+                    start = saved
+                } else {
+                    start = .after(position)
+                    try store.saveCursor(start, namespace, hook.name)
+                }
+            } catch {
+                return .failure(StorageError(.io, "the cursor of hook '\(hook.name)' could not be read or saved: \(error)"))
+            }
+            let worker = HookWorker(namespace: namespace, hook: hook, start: start, store: store, host: host, settings: settings)
+            state.withLock { $0.workers[namespace, default: [:]][hook.name] = worker }
+        }
+        return .success(())
+    }
+
+    private func wake(_ namespace: String) {
+        guard let workers = state.withLock({ $0.workers[namespace] }) else { return }
+        for worker in workers.values { worker.wake() }
+    }
+
+    // MARK: The admin endpoints
+
+    public func answer(_ request: HookRequest) -> HTTPResponse {
+        do {
+            switch (request.endpoint, request.method) {
+            case ("hooks", .get): return Self.json(200, try (store.document(request.namespace) ?? HooksDocument()).json(revealingSecrets: false))
+            case ("hooks", .put): return try deploy(request)
+            case ("hooks/status", .get): return Self.json(200, try statusJSON(request.namespace))
+            case ("hooks/log", .get): return Self.json(200, try logJSON(request))
+            case ("hooks/dead", .get): return Self.json(200, try deadJSON(request))
+            case ("hooks/redeliver", .post): return try redeliver(request)
+            case ("hooks", _), ("hooks/status", _), ("hooks/log", _), ("hooks/dead", _), ("hooks/redeliver", _):
+                return Self.error(405, "\(request.method.rawValue) is not allowed on /.settings/\(request.endpoint).json")
+            default: return Self.error(404, "Not found: the hooks endpoints are hooks, hooks/status, hooks/log, hooks/dead and hooks/redeliver")
+            }
+        } catch {
+            return Self.error(500, "the hooks store failed: \(error)")
+        }
+    }
+
+    private func deploy(_ request: HookRequest) throws -> HTTPResponse {
+        let document: HooksDocument
+        do { document = try HooksDocument(json: request.body) } catch { return Self.error(400, error.message) }
+        for hook in document.hooks {
+            if let refusal = refusal(of: hook.url) { return Self.error(400, "hook \"\(hook.name)\": \(refusal)") }
+        }
+        return try queue.sync {
+            try store.save(document, for: request.namespace, at: settings.clock())
+            switch activate(document, in: request.namespace) {
+            case .success: return Self.json(200, #"{"status":"ok"}"#)
+            case .failure(let error): return Self.error(503, "the hooks were saved but could not start: \(error.message)")
+            }
+        }
+    }
+
+    /// Why the server may not post to `url`, when that shows in the URL itself (an address or a local
+    /// name); names that resolve to a refused address are refused when delivering (the delivery log says so).
+    private func refusal(of url: String) -> String? {
+        guard let host = URLComponents(string: url)?.host?.lowercased(), !host.isEmpty else { return "\(url) has no host" }
+        let plainHTTP = url.lowercased().hasPrefix("http://")
+        let literal = host == "localhost" ? "127.0.0.1" : host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let isLiteral = literal == "127.0.0.1" || OutboundAddresses.kind(of: literal) != .nonPublic || Self.isNumeric(literal)
+        if isLiteral && !settings.addresses.allows(address: literal, host: host) {
+            return "\(host) is a private or loopback address; allow it with hearth serve --hooks-allow \(host) (or --emulator for loopback)"
+        }
+        if plainHTTP && !HTTPFetcher.allows(url, plainHTTPHosts: settings.addresses.allowedHosts) {
+            return "\(url) is plain http: use https, or allow the host with hearth serve --hooks-allow \(host)"
+        }
+        return nil
+    }
+
+    private static func isNumeric(_ host: String) -> Bool {
+        host.allSatisfy { $0.isNumber || $0 == "." } || host.contains(":")
+    }
+
+    private func statusJSON(_ namespace: String) throws -> String {
+        let document = try store.document(namespace) ?? HooksDocument()
+        let workers = state.withLock { $0.workers[namespace] ?? [:] }
+        var hooks: [String] = []
+        for hook in document.hooks {
+            let counts = try store.counts(namespace, hook.name)
+            let status = workers[hook.name]?.status.withLock { $0 }
+            let stored = try store.cursor(namespace, hook.name)
+            let cursor = status?.cursor ?? stored
+            var fields = [
+                "\"name\":\(Node(hook.name).json())", "\"path\":\(Node(hook.pattern.description).json())", "\"url\":\(Node(hook.url).json())",
+                "\"running\":\(status != nil)", "\"position\":\(cursor?.readAfter ?? 0)", "\"deliveredSinceStart\":\(status?.delivered ?? 0)",
+                "\"failingAttempts\":\(status?.failures ?? 0)", "\"deadLetters\":\(counts.dead)",
+                "\"loggedSuccesses\":\(counts.delivered)", "\"loggedFailures\":\(counts.failed)",
+            ]
+            if let error = status?.lastError { fields.append("\"lastError\":\(Node(error).json())") }
+            hooks.append("{" + fields.joined(separator: ",") + "}")
+        }
+        return "{\"hooks\":[" + hooks.joined(separator: ",") + "]}"
+    }
+
+    private func logJSON(_ request: HookRequest) throws -> String {
+        let limit = min(max(Int(request.parameters["limit"] ?? "") ?? 100, 1), HookStore.logRowsMax)
+        let rows = try store.deliveries(request.namespace, hook: request.parameters["hook"], limit: limit).map { hook, attempt in
+            "{\"hook\":\(Node(hook).json()),\"id\":\(Node(attempt.eventId).json()),\"attempt\":\(attempt.attempt),\"status\":\(attempt.status),"
+                + "\"latencyMs\":\(attempt.latencyMilliseconds),\"response\":\(Node(attempt.excerpt).json()),\"time\":\(attempt.time)}"
+        }
+        return "{\"deliveries\":[" + rows.joined(separator: ",") + "]}"
+    }
+
+    private func deadJSON(_ request: HookRequest) throws -> String {
+        let rows = try store.deadLetters(request.namespace, hook: request.parameters["hook"]).map { letter in
+            "{\"hook\":\(Node(letter.hook).json()),\"id\":\(Node(letter.eventId).json()),\"position\":\(letter.position),"
+                + "\"attempts\":\(letter.attempts),\"error\":\(Node(letter.error).json()),\"parkedAt\":\(letter.parkedAt),"
+                + "\"redelivering\":\(letter.redeliver),\"event\":\(String(decoding: letter.body, as: UTF8.self))}"
+        }
+        return "{\"deadLetters\":[" + rows.joined(separator: ",") + "]}"
+    }
+
+    /// `{"hook": NAME}` redelivers all of the hook's dead letters, `{"hook": NAME, "id": ID}` one.
+    private func redeliver(_ request: HookRequest) throws -> HTTPResponse {
+        guard let body = try? Node(jsonBytes: request.body), let hook = body.child("hook").stringValue else {
+            return Self.error(400, #"redeliver takes {"hook": NAME} (every dead letter of the hook) or {"hook": NAME, "id": EVENT_ID}"#)
+        }
+        let id = body.child("id").stringValue
+        let marked = try store.markForRedelivery(request.namespace, hook, eventId: id)
+        guard marked > 0 else { return Self.error(404, "hook \"\(hook)\" has no dead letter\(id.map { " \($0)" } ?? "s") to redeliver") }
+        state.withLock { $0.workers[request.namespace]?[hook] }?.wake()
+        return Self.json(200, "{\"redelivering\":\(marked)}")
+    }
+
+    private static func json(_ status: Int, _ body: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("content-type", "application/json; charset=utf-8"), ("cache-control", "no-cache")], body: Array(body.utf8))
+    }
+
+    private static func error(_ status: Int, _ message: String) -> HTTPResponse {
+        json(status, "{\"error\":\(Node(message).json())}")
+    }
+}

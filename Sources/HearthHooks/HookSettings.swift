@@ -1,0 +1,22 @@
+import Foundation
+public import HearthOutbound
+public import HearthSupport
+public import HearthTriggers
+
+/// What every hook of a server shares: where it may post, how it retries, its clock and log.
+public struct HookSettings: Sendable {
+    public var addresses: OutboundAddresses
+    public var schedule: RetrySchedule
+    public var clock: @Sendable () -> Int64
+    public var log: Log
+
+    public init(
+        addresses: OutboundAddresses, schedule: RetrySchedule = RetrySchedule(),
+        clock: (@Sendable () -> Int64)? = nil, log: Log = .standardError
+    ) {
+        self.addresses = addresses
+        self.schedule = schedule
+        self.clock = clock ?? { Int64(Date().timeIntervalSince1970 * 1000) }
+        self.log = log
+    }
+}
