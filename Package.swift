@@ -148,7 +148,7 @@ let package = Package(
             name: "HearthFuzzing",
             dependencies: [
                 "HearthCore", "HearthProtocol", "HearthServer", "HearthStorage", "HearthAuth", "HearthAuthSQLite", "HearthCrypto", "HearthOutbound",
-                "HearthRules", "HearthBolt", "HearthTesting",
+                "HearthRules", "HearthBolt", "HearthTesting", "HearthTriggers",
             ],
             swiftSettings: strict),
         .executableTarget(
@@ -190,7 +190,7 @@ let package = Package(
             name: "HearthTransportTests", dependencies: ["HearthTransport", "HearthWebSocketClient", "HearthServer", "HearthStorage", "HearthTesting"],
             swiftSettings: strict),
         .testTarget(name: "HearthBoltTests", dependencies: ["HearthBolt"], swiftSettings: strict),
-        .testTarget(name: "HearthTriggersTests", dependencies: ["HearthTriggers", "HearthCore", "HearthStorage"], swiftSettings: strict),
+        .testTarget(name: "HearthTriggersTests", dependencies: ["HearthTriggers", "HearthCore", "HearthStorage", "HearthOutbound"], swiftSettings: strict),
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
         /// HearthAuth's tests, and its two stores' (SQLite and PostgreSQL) through one set of store tests.
         .testTarget(

@@ -126,7 +126,9 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
 
     private func deploy(_ request: HookRequest) throws -> HTTPResponse {
         let document: HooksDocument
-        do { document = try HooksDocument(json: request.body) } catch { return Self.error(400, error.message) }
+        do { document = try HooksDocument(json: try keepingSecrets(request.body, of: request.namespace)) } catch let error as TriggerError {
+            return Self.error(400, error.message)
+        }
         for hook in document.hooks {
             if let refusal = refusal(of: hook.url) { return Self.error(400, "hook \"\(hook.name)\": \(refusal)") }
         }
@@ -137,6 +139,20 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
             case .failure(let error): return Self.error(503, "the hooks were saved but could not start: \(error.message)")
             }
         }
+    }
+
+    /// The document with each secret shown as hidden (what GET answers, sent back by the console) replaced
+    /// by the deployed hook's secret of that name, so a document read and deployed again keeps its secrets.
+    private func keepingSecrets(_ body: [UInt8], of namespace: String) throws -> [UInt8] {
+        let marker = Array("\"\(HooksDocument.redactedSecret)\"".utf8)
+        guard body.count >= marker.count, (0...(body.count - marker.count)).contains(where: { body[$0..<$0 + marker.count].elementsEqual(marker) }),
+            let deployed = try store.document(namespace), var root = try? Node(jsonBytes: body)
+        else { return body }
+        for hook in deployed.hooks {
+            let secret = Path([ChildKey("hooks"), ChildKey(hook.name), ChildKey("secret")])
+            if root.child(at: secret).stringValue == HooksDocument.redactedSecret { root.set(secret, to: Node(hook.secret)) }
+        }
+        return Array(root.json().utf8)
     }
 
     /// Why the server may not post to `url`, when that shows in the URL itself (an address or a local

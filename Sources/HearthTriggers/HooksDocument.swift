@@ -60,7 +60,8 @@ public struct HooksDocument: Sendable, Equatable {
     public func json(revealingSecrets: Bool) -> String {
         var hooks = Node.empty
         for hook in self.hooks { hooks.setChild(ChildKey(hook.name), to: hook.node(revealingSecret: revealingSecrets)) }
-        return Node(["hooks": hooks]).json()
+        // Written by hand: an empty Node writes as null, and no hooks is still an object.
+        return "{\"hooks\":\(hooks.isEmpty ? "{}" : hooks.json())}"
     }
 
     public static let redactedSecret = "(hidden)"

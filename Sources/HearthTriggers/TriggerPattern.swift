@@ -17,26 +17,30 @@ public struct TriggerPattern: Sendable, Hashable, CustomStringConvertible {
     public static let depthMax = 32
 
     public init(_ text: String) throws(TriggerError) {
-        let trimmed = text.hasPrefix("/") ? String(text.dropFirst()) : text
-        guard !trimmed.isEmpty else { throw TriggerError("the pattern \"\(text)\" names the root: a trigger watches a location below it, such as /jokes/{jokeId}") }
-        let parts = trimmed.split(separator: "/", omittingEmptySubsequences: false)
+        // Split on the scalar "/", not on Characters: a combining mark after a slash would make the two
+        // one Character, and the pattern would not read back as itself.
+        var scalars = Substring(text).unicodeScalars[...]
+        if scalars.first == "/" { scalars = scalars.dropFirst() }
+        guard !scalars.isEmpty else { throw TriggerError("the pattern \"\(text)\" names the root: a trigger watches a location below it, such as /jokes/{jokeId}") }
+        let parts = scalars.split(separator: "/", omittingEmptySubsequences: false).map { String(String.UnicodeScalarView($0)) }
         guard parts.count <= Self.depthMax else { throw TriggerError("the pattern \"\(text)\" is deeper than \(Self.depthMax) segments") }
         var names = Set<String>()
         var segments: [Segment] = []
         for part in parts {
-            if part.hasPrefix("{") && part.hasSuffix("}") && part.count >= 2 {
-                let name = String(part.dropFirst().dropLast())
+            let inner = part.unicodeScalars
+            if inner.first == "{" && inner.last == "}" && inner.count >= 2 {
+                let name = String(String.UnicodeScalarView(inner.dropFirst().dropLast()))
                 guard Self.isParameterName(name) else {
                     throw TriggerError("\"\(part)\" in \"\(text)\" is not a parameter: a name is a letter or _ then letters, digits or _")
                 }
                 guard names.insert(name).inserted else { throw TriggerError("the parameter {\(name)} appears twice in \"\(text)\"") }
                 segments.append(.parameter(name))
             } else {
-                let key = ChildKey(String(part))
+                let key = ChildKey(part)
                 do { try KeyValidation.validate(key) } catch {
                     throw TriggerError("\"\(part)\" in \"\(text)\" is not a key: \(error.message)")
                 }
-                if part.contains("{") || part.contains("}") || part.contains("*") {
+                if inner.contains(where: { $0 == "{" || $0 == "}" || $0 == "*" }) {
                     throw TriggerError("\"\(part)\" in \"\(text)\": a parameter is a whole segment, such as {jokeId}; wildcards are not supported")
                 }
                 segments.append(.key(key))

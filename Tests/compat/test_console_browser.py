@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from console_support import start_console_server
+from hook_receiver import Receiver
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.common.exceptions import StaleElementReferenceException  # noqa: E402
@@ -37,7 +38,8 @@ def chromium_paths() -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def server(hearth_binary, tmp_path_factory):
-    server = start_console_server(hearth_binary, tmp_path_factory.mktemp("console-browser-data"))
+    # Loopback allowed for webhooks: the hooks test's receiver runs on 127.0.0.1.
+    server = start_console_server(hearth_binary, tmp_path_factory.mktemp("console-browser-data"), "--hooks-allow", "loopback")
     yield server
     server.stop()
 
@@ -259,6 +261,34 @@ def test_rules_with_an_error_show_it_at_its_line_then_deploy_once_fixed(server, 
     wait(browser).until(lambda d: d.find_element(By.ID, "confirm-ok").is_displayed())
     browser.find_element(By.ID, "confirm-ok").click()
     wait(browser).until(lambda d: requests.get(f"{server.url}/.settings/rules.json", headers=server.admin()).text == fixed)
+
+
+def test_a_webhook_is_deployed_its_dead_letter_seen_and_redelivered_from_the_console(server, browser):
+    receiver = Receiver()
+    receiver.status = 500
+    try:
+        go(browser, f"#/hooks/{NS}")
+        wait(browser).until(lambda d: d.find_element(By.ID, "hooks-document").get_attribute("value"))
+        document = {"hooks": {"onJoke": {"path": "/jokes/{jokeId}", "events": ["created"], "url": receiver.url,
+                                         "secret": "console-secret-0123", "attempts": 1}}}
+        set_editor(browser, "hooks-document", json.dumps(document, indent=2))
+        browser.find_element(By.ID, "deploy-hooks").click()
+        wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, '#hooks-status tr[data-hook="onJoke"]'))
+        assert requests.put(f"{server.url}/jokes/j1.json", json={"text": "knock"}, headers=server.admin()).status_code == 200
+        # The receiver refuses it once (its only attempt): parked, and shown with its error.
+        letter = wait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#hooks-dead tr[data-event]"))[0]
+        assert "500" in letter.text and "/jokes/j1" in letter.text
+        wait(browser).until(lambda d: "500" in d.find_element(By.ID, "hooks-log").text)
+        screenshots(browser, "hooks-dead-letter")
+        receiver.status = 200
+        letter.find_element(By.CSS_SELECTOR, ".redeliver").click()
+        receiver.wait_for(lambda r: len(r.accepted()) == 1)
+        assert receiver.accepted()[0]["after"] == {"text": "knock"}
+        wait(browser, 20).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#hooks-dead tr[data-event]"))
+        # The secret never comes back to the page.
+        assert "console-secret-0123" not in browser.find_element(By.ID, "hooks-document").get_attribute("value")
+    finally:
+        receiver.close()
 
 
 def test_the_simulator_answers_as_a_real_request_does(server, browser):

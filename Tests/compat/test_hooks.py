@@ -78,10 +78,16 @@ def test_a_hook_receives_each_change_at_its_pattern_signed_and_in_order(hearth_b
         # The document as deployed, without its secret; the status and the log say what happened.
         shown = hooks_cli(hearth_binary, url, "get", NS)
         assert shown.returncode == 0 and SECRET not in shown.stdout and '"/jokes/{jokeId}"' in shown.stdout
+        # Deployed again as shown, hidden secrets and all: the hook keeps its secret and its place.
+        (tmp_path / "shown.json").write_text(shown.stdout)
+        assert hooks_cli(hearth_binary, url, "deploy", NS, str(tmp_path / "shown.json")).returncode == 0
+        put(url, "jokes/j2", {"text": "again"})
+        receiver.wait_for(lambda r: len(r.accepted()) >= 4)
+        assert receiver.accepted()[3]["path"] == "/jokes/j2" and verify(*receiver.deliveries[3][:2], SECRET)
         status = json.loads(hooks_cli(hearth_binary, url, "status", NS).stdout)["hooks"][0]
         assert status["name"] == "jokes" and status["deadLetters"] == 0 and status["running"]
         log = json.loads(hooks_cli(hearth_binary, url, "log", NS, "--hook", "jokes").stdout)["deliveries"]
-        assert [entry["status"] for entry in log] == [200, 200, 200] and '"ok"' in log[0]["response"]
+        assert [entry["status"] for entry in log] == [200, 200, 200, 200] and '"ok"' in log[0]["response"]
     finally:
         stop(process)
         receiver.close()

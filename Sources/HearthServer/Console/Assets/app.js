@@ -11,12 +11,13 @@ import { showSignin } from './signin.js';
 const loaders = {
   data: () => import('./data.js'),
   rules: () => import('./rules.js'),
+  hooks: () => import('./hooks.js'),
   auth: () => import('./auth.js'),
   usage: () => import('./usage.js'),
   namespaces: () => import('./namespaces.js'),
 };
 
-const titles = { data: 'Data', rules: 'Rules', auth: 'Authentication', usage: 'Usage', namespaces: 'Namespaces' };
+const titles = { data: 'Data', rules: 'Rules', hooks: 'Webhooks', auth: 'Authentication', usage: 'Usage', namespaces: 'Namespaces' };
 const storedNamespaceKey = 'hearth.namespace';
 
 const state = {
@@ -161,19 +162,21 @@ function setNamespace(ns) {
   fillNamespaceSelect();
   byId('nav-data').href = routeHash({ screen: 'data', ns, path: '/' });
   byId('nav-rules').href = routeHash({ screen: 'rules', ns });
+  byId('nav-hooks').href = routeHash({ screen: 'hooks', ns });
 }
 
 function chooseNamespace(ns) {
   setNamespace(ns);
   if (state.screen === 'data') context.navigate({ screen: 'data', ns, path: '/' });
   else if (state.screen === 'rules') context.navigate({ screen: 'rules', ns });
+  else if (state.screen === 'hooks') context.navigate({ screen: 'hooks', ns });
 }
 
 function showRoute() {
   if (!state.session) return;
   const route = parseRoute(location.hash);
   if (!route.screen) return replaceRoute({ screen: 'data', ns: state.ns, path: '/' });
-  if ((route.screen === 'data' || route.screen === 'rules') && !route.ns) return replaceRoute({ ...route, ns: state.ns });
+  if ((route.screen === 'data' || route.screen === 'rules' || route.screen === 'hooks') && !route.ns) return replaceRoute({ ...route, ns: state.ns });
   if (route.ns && route.ns !== state.ns) setNamespace(route.ns);
   for (const link of document.querySelectorAll('.nav-link')) {
     if (link.dataset.screen === route.screen) link.setAttribute('aria-current', 'page');

@@ -1,7 +1,7 @@
 // The hash is the console's address: reloading or sharing a URL brings back the same page, namespace
-// and data path. Forms: #/data/<ns>/<path>, #/rules/<ns>, #/auth, #/usage, #/namespaces.
+// and data path. Forms: #/data/<ns>/<path>, #/rules/<ns>, #/hooks/<ns>, #/auth, #/usage, #/namespaces.
 
-export const screens = ['data', 'rules', 'auth', 'usage', 'namespaces'];
+export const screens = ['data', 'rules', 'hooks', 'auth', 'usage', 'namespaces'];
 
 function decode(segment) {
   try {
@@ -16,7 +16,7 @@ export function parseRoute(hash) {
   const parts = text.split('/');
   const screen = screens.includes(parts[0]) ? parts[0] : null;
   const route = { screen };
-  if (screen === 'data' || screen === 'rules') route.ns = decode(parts[1] || '');
+  if (screen === 'data' || screen === 'rules' || screen === 'hooks') route.ns = decode(parts[1] || '');
   if (screen === 'data') {
     const keys = parts.slice(2).filter(Boolean).map(decode);
     route.path = `/${keys.join('/')}`;
@@ -32,6 +32,7 @@ export function routeHash(route) {
       return `#/data/${ns}/${keys.join('/')}`;
     }
     case 'rules': return `#/rules/${ns}`;
+    case 'hooks': return `#/hooks/${ns}`;
     default: return `#/${route.screen}`;
   }
 }
