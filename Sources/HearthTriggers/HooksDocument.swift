@@ -48,7 +48,8 @@ public struct HooksDocument: Sendable, Equatable {
                     parsed.append(try HookDefinition(name: member.key, try Node(jsonBytes: Array(bytes[member.value]))))
                 }
             }
-            self.hooks = parsed
+            // In key order, as the document is written back: one document, one order.
+            self.hooks = parsed.sorted { ChildKey($0.name) < ChildKey($1.name) }
         } catch let error as TriggerError {
             throw error
         } catch {
