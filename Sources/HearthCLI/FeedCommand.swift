@@ -19,23 +19,10 @@ enum FeedCommand {
             print("Prints the entries one per line as JSON, and the position to read after next on standard error (docs/feed.md).", to: &output)
             return .success
         }
-        var positional: [String] = []
-        var options: [String: String] = [:]
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if ["--after", "--limit", "--url", "--data", "--token"].contains(argument) {
-                guard index + 1 < arguments.count else {
-                    print("hearth feed: \(argument) needs a value.", to: &errorOutput)
-                    return .usageError
-                }
-                options[argument] = arguments[index + 1]
-                index += 2
-                continue
-            }
-            positional.append(argument)
-            index += 1
+        guard let parsed = CommandArguments.parse(arguments, valueOptions: ["--after", "--limit", "--url", "--data", "--token"], command: "feed", errorOutput: &errorOutput) else {
+            return .usageError
         }
+        let (positional, options) = (parsed.positional, parsed.options)
         guard positional.count == 1 else {
             print(usage, to: &errorOutput)
             return .usageError

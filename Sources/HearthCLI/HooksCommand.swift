@@ -31,23 +31,10 @@ enum HooksCommand {
             print(usage + "\nWebhooks: docs/functions.md.", to: &output)
             return .success
         }
-        var positional: [String] = []
-        var options: [String: String] = [:]
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            if ["--hook", "--limit", "--url", "--data", "--token"].contains(argument) {
-                guard index + 1 < arguments.count else {
-                    print("hearth hooks: \(argument) needs a value.", to: &errorOutput)
-                    return .usageError
-                }
-                options[argument] = arguments[index + 1]
-                index += 2
-                continue
-            }
-            positional.append(argument)
-            index += 1
+        guard let parsed = CommandArguments.parse(arguments, valueOptions: ["--hook", "--limit", "--url", "--data", "--token"], command: "hooks", errorOutput: &errorOutput) else {
+            return .usageError
         }
+        let (positional, options) = (parsed.positional, parsed.options)
         let action = positional.first ?? ""
         let expected: ClosedRange<Int>
         switch action {
