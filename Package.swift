@@ -27,6 +27,8 @@ let package = Package(
         .executable(name: "jokes", targets: ["jokes"]),
         .executable(name: "social", targets: ["social"]),
         .executable(name: "board", targets: ["board"]),
+        /// The seed apps' functions: vote totals, the top-10 board, follower counts (Examples/SeedFunctions).
+        .executable(name: "seed-functions", targets: ["seed-functions"]),
         .executable(name: "hearth-crash-writer", targets: ["HearthCrashWriter"]),
         .library(name: "HearthCore", targets: ["HearthCore"]),
         .library(name: "HearthStorage", targets: ["HearthStorage"]),
@@ -35,6 +37,8 @@ let package = Package(
         .library(name: "HearthRules", targets: ["HearthRules"]),
         /// The Swift SDK: Firebase's Database and Auth APIs for Hearth, on Linux and Apple platforms.
         .library(name: "HearthClient", targets: ["HearthClient"]),
+        /// Server-side logic in Swift on a Hearth server's change feed: firebase-functions v2's shape (docs/functions.md).
+        .library(name: "HearthFunctions", targets: ["HearthFunctions"]),
         /// Every parser of client bytes as a function of those bytes: the fuzzers in Fuzz/ build on it.
         .library(name: "HearthFuzzing", targets: ["HearthFuzzing"]),
     ],
@@ -134,6 +138,10 @@ let package = Package(
         .executableTarget(
             name: "quickstart-yardstick", dependencies: ["HearthClient", "HearthSupport"], path: "Tests/Programs/QuickstartYardstick",
             swiftSettings: strict),
+        /// A functions process whose functions log what they are handed: Tests/compat/test_functions.py runs it.
+        .executableTarget(
+            name: "hearth-functions-probe", dependencies: ["HearthFunctions", "HearthClient"], path: "Tests/Programs/FunctionsProbe",
+            swiftSettings: strict),
         /// The Swift SDK (docs/swift-sdk.md): the sync engine on HearthCore, the realtime protocol, a disk
         /// cache on SQLite; libwebsockets' client (HearthTransport) on Linux, URLSession elsewhere.
         .target(
@@ -143,6 +151,9 @@ let package = Package(
                 .target(name: "HearthWebSocketClient", condition: .when(platforms: [.linux])),
             ],
             swiftSettings: strict),
+        /// Functions in Swift (docs/functions.md): a process of the app developer's that follows the change
+        /// feed over HTTP, runs handlers with HearthClient's snapshots and writes back with admin access.
+        .target(name: "HearthFunctions", dependencies: ["HearthClient", "HearthTriggers", "HearthCore", "HearthSupport"], swiftSettings: strict),
         /// The fuzz targets (docs/fuzzing.md): run by libFuzzer from Fuzz/, and over the saved corpus by HearthFuzzingTests.
         .target(
             name: "HearthFuzzing",
@@ -166,6 +177,8 @@ let package = Package(
         .executableTarget(name: "jokes", dependencies: ["SeedApps", "SeedTerminal"], path: "Examples/jokes", swiftSettings: strict),
         .executableTarget(name: "social", dependencies: ["SeedApps", "SeedTerminal"], path: "Examples/social", swiftSettings: strict),
         .executableTarget(name: "board", dependencies: ["SeedApps", "SeedTerminal"], path: "Examples/board", swiftSettings: strict),
+        .target(name: "SeedFunctions", dependencies: ["HearthClient", "HearthFunctions"], path: "Examples/SeedFunctions", swiftSettings: strict),
+        .executableTarget(name: "seed-functions", dependencies: ["SeedFunctions", "HearthFunctions"], path: "Examples/functions", swiftSettings: strict),
         .testTarget(name: "SeedAppsTests", dependencies: ["SeedApps", "SeedTerminal"], swiftSettings: strict),
         .testTarget(name: "HearthCoreTests", dependencies: ["HearthCore", "HearthSupport", "HearthTesting"], swiftSettings: strict),
         .testTarget(name: "HearthRulesTests", dependencies: ["HearthRules", "HearthCore", "HearthSupport", "HearthTesting"], swiftSettings: strict),
@@ -192,6 +205,7 @@ let package = Package(
         .testTarget(name: "HearthBoltTests", dependencies: ["HearthBolt"], swiftSettings: strict),
         .testTarget(name: "HearthTriggersTests", dependencies: ["HearthTriggers", "HearthCore", "HearthStorage", "HearthOutbound"], swiftSettings: strict),
         .testTarget(name: "HearthCryptoTests", dependencies: ["HearthCrypto"], swiftSettings: strict),
+        .testTarget(name: "HearthFunctionsTests", dependencies: ["HearthFunctions", "HearthTriggers", "HearthCore"], swiftSettings: strict),
         /// HearthAuth's tests, and its two stores' (SQLite and PostgreSQL) through one set of store tests.
         .testTarget(
             name: "HearthAuthTests",

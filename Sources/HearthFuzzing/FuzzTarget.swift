@@ -18,7 +18,7 @@ public struct FuzzTarget: Sendable {
         JSONFuzzing.target, RESTFuzzing.target, RealtimeFuzzing.target, LongPollFuzzing.target,
         HTTPFramingFuzzing.target, TokenFuzzing.target, AuthFuzzing.target, RulesFuzzing.target, BoltFuzzing.target,
         StaticPathFuzzing.target, ForwardedFuzzing.target, IdentityProviderFuzzing.target, IdentityProviderConfigFuzzing.target,
-        FeedEntryFuzzing.target, HooksDocumentFuzzing.target, FeedEventFuzzing.target,
+        FeedEntryFuzzing.target, HooksDocumentFuzzing.target, FeedEventFuzzing.target, EventStreamFuzzing.target,
     ]
 
     public static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

@@ -9,10 +9,12 @@ import HearthTriggers
 
 /// Webhooks for `hearth serve` (docs/functions.md): keeps each namespace's hooks document in
 /// `hooks.sqlite`, runs one ``HookWorker`` per hook, and answers the admin endpoints
-/// (`/.settings/hooks.json`, `hooks/status`, `hooks/log`, `hooks/dead`, `hooks/redeliver`).
+/// (`/.settings/hooks.json`, `hooks/status`, `hooks/log`, `hooks/dead`, `hooks/redeliver`); and keeps what
+/// the server holds for functions processes (`/.settings/functions…`, FunctionEndpoints.swift).
 public final class HookDeliveryService: HookService, @unchecked Sendable {  // mutable state in `state`
-    private let store: HookStore
-    private let settings: HookSettings
+    let store: HookStore
+    let consumers: FunctionConsumerStore
+    let settings: HookSettings
     private struct State {
         var host: (any TriggerHost)?
         /// Running workers by namespace, then hook name.
@@ -20,8 +22,8 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
         var stopped = false
     }
     private let state = Locked(State())
-    /// Deploys and start-up activation, one at a time, off the loop.
-    private let queue = DispatchQueue(label: "hearth.hooks")
+    /// Deploys, registrations and start-up activation, one at a time, off the loop.
+    let queue = DispatchQueue(label: "hearth.hooks")
 
     /// Opens (creating) `hooks.sqlite` in `directory`.
     public init(directory: String, settings: HookSettings) throws {
@@ -29,19 +31,25 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
         // A crash (not a power loss) loses nothing in WAL mode with NORMAL; cursors are saved often, and
         // what a lost save would replay is delivered again with the same ids.
         try store.database.executeScript("PRAGMA synchronous=NORMAL;")
+        consumers = try FunctionConsumerStore(database: store.database)
         self.settings = settings
     }
 
     public func start(host: any TriggerHost) {
         state.withLock { $0.host = host }
         queue.async { [self] in
-            let documents: [(namespace: String, document: HooksDocument)]
-            do { documents = try store.documents() } catch {
+            var documents: [String: HooksDocument] = [:]
+            do {
+                for (namespace, document) in try store.documents() { documents[namespace] = document }
+                // A namespace with only functions processes still keeps the earlier values they need
+                // while they are away.
+                for consumer in try consumers.consumers() where documents[consumer.namespace] == nil { documents[consumer.namespace] = HooksDocument() }
+            } catch {
                 return settings.log("hearth: webhooks are not delivered: \(store.database) could not be read: \(error)")
             }
-            for (namespace, document) in documents {
+            for (namespace, document) in documents.sorted(by: { $0.key < $1.key }) {
                 if case .failure(let error) = activate(document, in: namespace) {
-                    settings.log("hearth: the webhooks of '\(namespace)' are not delivered: \(error.message)")
+                    settings.log("hearth: the triggers of '\(namespace)' are not running: \(error.message)")
                 }
             }
         }
@@ -59,9 +67,10 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
     // MARK: Running hooks
 
     /// Makes `document` the running hooks of `namespace`: the namespace's writes keep what its patterns
-    /// need, workers of removed or changed hooks stop (saving their cursors), new ones start at the feed's
-    /// head and changed ones where they were. Waits for all that (on `queue`).
-    private func activate(_ document: HooksDocument, in namespace: String) -> Result<Void, StorageError> {
+    /// and its functions processes' need, workers of removed or changed hooks stop (saving their cursors),
+    /// new ones start at the feed's head and changed ones where they were. Waits for all that (on
+    /// `queue`), and answers the head.
+    func activate(_ document: HooksDocument, in namespace: String) -> Result<Int64, StorageError> {
         guard let host = state.withLock({ $0.stopped ? nil : $0.host }) else { return .failure(StorageError(.closed, "the server is stopping")) }
         let running = state.withLock { $0.workers[namespace] ?? [:] }
         for (name, worker) in running where document.hooks.first(where: { $0.name == name }) != worker.hook {
@@ -70,7 +79,12 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
         }
         let head = Locked<Result<Int64, StorageError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
-        host.watch(namespace: namespace, patterns: document.patterns, woken: { [weak self] in self?.wake(namespace) }) { result in
+        let functionPatterns: [TriggerPattern]
+        do { functionPatterns = try consumers.consumers(namespace).flatMap(\.patterns) } catch {
+            return .failure(StorageError(.io, "the functions processes of '\(namespace)' could not be read: \(error)"))
+        }
+        let patterns = TriggerPatterns(document.hooks.map(\.pattern) + functionPatterns)
+        host.watch(namespace: namespace, patterns: patterns, woken: { [weak self] in self?.wake(namespace) }) { result in
             head.withLock { $0 = result }
             ready.signal()
         }
@@ -79,7 +93,7 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
         }
         guard case .success(let position) = answered else {
             if case .failure(let error) = answered { return .failure(error) }
-            return .success(())
+            return .failure(StorageError(.io, "the namespace did not answer"))
         }
         for hook in document.hooks where state.withLock({ $0.workers[namespace]?[hook.name] == nil }) {
             let start: HookCursor
@@ -96,7 +110,7 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
             let worker = HookWorker(namespace: namespace, hook: hook, start: start, store: store, host: host, settings: settings)
             state.withLock { $0.workers[namespace, default: [:]][hook.name] = worker }
         }
-        return .success(())
+        return .success(position)
     }
 
     private func wake(_ namespace: String) {
@@ -115,6 +129,7 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
             case ("hooks/log", .get): return Self.json(200, try logJSON(request))
             case ("hooks/dead", .get): return Self.json(200, try deadJSON(request))
             case ("hooks/redeliver", .post): return try redeliver(request)
+            case (let endpoint, _) where endpoint == "functions" || endpoint.hasPrefix("functions/"): return try answerFunctions(request)
             case ("hooks", _), ("hooks/status", _), ("hooks/log", _), ("hooks/dead", _), ("hooks/redeliver", _):
                 return Self.error(405, "\(request.method.rawValue) is not allowed on /.settings/\(request.endpoint).json")
             default: return Self.error(404, "Not found: the hooks endpoints are hooks, hooks/status, hooks/log, hooks/dead and hooks/redeliver")
@@ -226,11 +241,11 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
         return Self.json(200, "{\"redelivering\":\(marked)}")
     }
 
-    private static func json(_ status: Int, _ body: String) -> HTTPResponse {
+    static func json(_ status: Int, _ body: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("content-type", "application/json; charset=utf-8"), ("cache-control", "no-cache")], body: Array(body.utf8))
     }
 
-    private static func error(_ status: Int, _ message: String) -> HTTPResponse {
+    static func error(_ status: Int, _ message: String) -> HTTPResponse {
         json(status, "{\"error\":\(Node(message).json())}")
     }
 }

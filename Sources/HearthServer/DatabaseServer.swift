@@ -245,7 +245,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             ?? configuration.defaultNamespace
         if target.path.first?.string == ".settings" {
             guard mayManageRules(request, target: target) else { throw .permissionDenied }
-            if target.path.count >= 2 && target.path.keys[1] == "hooks" {
+            if target.path.count >= 2 && (target.path.keys[1] == "hooks" || target.path.keys[1] == "functions") {
                 return try serveHooks(request, method: method, target: target, namespace: namespaceName, responder: responder)
             }
             guard target.path == Path(".settings/rules") else { throw RESTError(404, "Not found") }

@@ -36,6 +36,10 @@ public struct JokesModel: Equatable, Sendable {
     public private(set) var selection = 0
     public private(set) var composer: TextField?
     public var loaded = false
+    /// The top 10 by votes (`board`, kept by the seed functions), most first; shown instead of the feed
+    /// while `showingBoard`.
+    public private(set) var board: [Joke] = []
+    public private(set) var showingBoard = false
 
     public enum Command: Equatable, Sendable {
         case post(text: String)
@@ -53,6 +57,14 @@ public struct JokesModel: Equatable, Sendable {
         if let selected, let index = jokes.firstIndex(where: { $0.id == selected }) { selection = index }
         selection = min(selection, max(0, jokes.count - 1))
         loaded = true
+    }
+
+    /// The board's children: most votes first, then newest.
+    public mutating func setBoard(_ children: [(key: String, value: Any?)]) {
+        board = children.compactMap { child in
+            guard let fields = child.value as? [String: Any] else { return nil }
+            return Joke(id: child.key, value: fields.merging(["author": ""]) { mine, _ in mine })
+        }.sorted { ($0.votes, $0.id) > ($1.votes, $1.id) }
     }
 
     public mutating func setVotes(_ ids: Set<String>) {
@@ -86,6 +98,7 @@ public struct JokesModel: Equatable, Sendable {
         case .home: selection = 0
         case .end: selection = max(0, jokes.count - 1)
         case .character("n"): composer = TextField(limit: 1000)
+        case .character("t"): showingBoard.toggle()
         case .character("v"):
             guard let joke = selectedJoke, !pendingVotes.contains(joke.id) else { return (true, nil) }
             pendingVotes.insert(joke.id)
@@ -99,6 +112,7 @@ public struct JokesModel: Equatable, Sendable {
     }
 
     public func render(width: Int, height: Int, uid: String) -> (lines: [Line], cursor: (row: Int, column: Int)?) {
+        if showingBoard && composer == nil { return (renderBoard(width: width, height: height), nil) }
         var lines: [Line] = [Line("Jokes, newest first (\(jokes.count))", .bold), .blank]
         let composerRows = composer == nil ? 1 : 3
         let listHeight = max(1, height - lines.count - composerRows)
@@ -128,8 +142,20 @@ public struct JokesModel: Equatable, Sendable {
             cursor = (lines.count - 1, 2 + min(composer.cursor, shown.count))
             lines.append(.blank)
         } else {
-            lines.append(Line("↑↓ select   n new joke   v vote / unvote   d delete yours   ? keys", .dim))
+            lines.append(Line("↑↓ select   n new joke   v vote / unvote   d delete yours   t top 10   ? keys", .dim))
         }
         return (lines, cursor)
+    }
+
+    private func renderBoard(width: Int, height: Int) -> [Line] {
+        var lines: [Line] = [Line("Top 10 by votes", .bold), .blank]
+        if board.isEmpty { lines.append(Line("No votes yet. (The seed functions keep this board: make functions.)", .dim)) }
+        for (rank, joke) in board.prefix(10).enumerated() {
+            let text = String(joke.text.replacingOccurrences(of: "\n", with: " ").prefix(max(10, width - 30)))
+            lines.append(Line([Span(String(format: "%2d. ▲%3d ", rank + 1, joke.votes), .accent), Span(text), Span(joke.authorName.map { "  — \($0)" } ?? "", .dim)]))
+        }
+        while lines.count < height - 1 { lines.append(.blank) }
+        lines.append(Line("t back to the feed   ? keys", .dim))
+        return lines
     }
 }

@@ -4,8 +4,8 @@ public import SeedTerminal
 
 /// The social app on the database: profiles at `users/<uid>` {username, displayName, followers},
 /// `usernames/<name>: uid` and `emails/<uid>` for logging in by username, `followers/<uid>/<follower>`
-/// and `following/<uid>/<followed>` written together in one update, and follower counts moved by
-/// transactions.
+/// and `following/<uid>/<followed>` written together in one update; follower counts are kept by the seed
+/// functions (Examples/SeedFunctions, `make functions`), not by clients.
 public final class SocialApp: SeedContent, @unchecked Sendable {  // confined to the shell's queue
     public let name = "social"
     public let asksUsername = true
@@ -121,23 +121,13 @@ public final class SocialApp: SeedContent, @unchecked Sendable {  // confined to
         }
         let root = shell.database.reference()
         let url = shell.options.databaseURL
-        // Both sides in one atomic update, then the count by exactly one (a transaction).
+        // Both sides in one atomic update; the seed functions count the followers.
         root.updateChildValues([
             "followers/\(target)/\(me)": follow ? true : NSNull(),
             "following/\(me)/\(target)": follow ? true : NSNull(),
         ]) { [weak self] error, _ in
-            if let error {
-                self?.model.settled(target)
-                shell.status(ErrorText.describe(error, serverURL: url), isError: true)
-                return
-            }
-            root.child("users/\(target)/followers").runTransactionBlock({ current in
-                current.value = max(0, ((current.value as? NSNumber)?.intValue ?? 0) + (follow ? 1 : -1))
-                return .success(withValue: current)
-            }, andCompletionBlock: { error, _, _ in
-                self?.model.settled(target)
-                if let error { shell.status(ErrorText.describe(error, serverURL: url), isError: true) } else { shell.redraw() }
-            })
+            self?.model.settled(target)
+            if let error { shell.status(ErrorText.describe(error, serverURL: url), isError: true) } else { shell.redraw() }
         }
         return true
     }

@@ -1,5 +1,5 @@
 public import Foundation
-import HearthCore
+package import HearthCore
 
 /// An immutable copy of the data at a location, as `DataSnapshot` in FirebaseDatabase: `value` as
 /// Foundation types (`[String: Any]`, `[Any]`, `String`, `NSNumber`, `NSNull` when nothing is there),
@@ -25,6 +25,11 @@ open class DataSnapshot: NSObject, @unchecked Sendable {  // immutable
         self.node = node
         self.index = index
         super.init()
+    }
+
+    /// A snapshot of `node` at `path` of `database`, made outside a query (HearthFunctions' events).
+    package convenience init(in database: Database?, at path: Path, of node: Node) {
+        self.init(database: database, path: path, node: node)
     }
 
     /// The data, without priorities; `NSNull` when the location is empty.

@@ -68,11 +68,21 @@ open class Database: NSObject, @unchecked Sendable {  // mutable state is behind
         instance(app: app, url: url)
     }
 
-    private static func instance(app: FirebaseApp?, url: String) -> Database {
+    /// A database whose connection authenticates with a server's admin token (the server's
+    /// `admin-token` file, or `owner` in emulator mode), bypassing rules: what HearthFunctions writes
+    /// back with. For code on the server's side only, so not public; nil when `url` is not a database URL.
+    package static func administered(url: String, adminToken: String) -> Database? {
+        guard RepoInfo(databaseURL: url) != nil else { return nil }
+        let database = instance(app: nil, url: url, key: "admin:" + adminToken.count.description + "|" + url)
+        database.repo.setAuthTokenProvider { _, done in done(adminToken) }
+        return database
+    }
+
+    private static func instance(app: FirebaseApp?, url: String, key explicitKey: String? = nil) -> Database {
         guard let info = RepoInfo(databaseURL: url) else {
             fatalError("'\(url)' is not a database URL: use https://<namespace>.firebaseio.com or http://host:port?ns=<namespace>.")
         }
-        let key = (app?.name ?? "") + "|" + url
+        let key = explicitKey ?? (app?.name ?? "") + "|" + url
         return instances.withLock { instances in
             if let existing = instances[key] { return existing }
             let database = Database(app: app, url: url, info: info, key: key)

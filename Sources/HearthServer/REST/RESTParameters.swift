@@ -70,10 +70,10 @@ public struct RESTTarget: Sendable {
         }
 
         // The change feed reads from a position (FeedEndpoint).
-        // …and webhooks' log and dead letters are asked for by hook (docs/functions.md).
+        // …webhooks' log and dead letters are asked for by hook, a functions process's parked event by id (docs/functions.md).
         let feedParameters: Set<String> =
             first == ".feed" && keys.count == 1 ? ["after", "limit"]
-            : first == ".settings" && keys.count >= 2 && keys[1] == "hooks" ? ["hook", "limit"] : []
+            : first == ".settings" && keys.count >= 2 && (keys[1] == "hooks" || keys[1] == "functions") ? ["hook", "limit", "id"] : []
         for (name, _) in queryItems where !Self.knownParameters.contains(name) && !feedParameters.contains(name) {
             throw RESTError(400, "Invalid parameter: \(name)")
         }

@@ -4,20 +4,20 @@ import HearthProtocol
 public import HearthStorage
 public import HearthTriggers
 
-/// The server's side of webhooks: `/.settings/hooks…` for admins, answered by the ``HookService`` off the
+/// The server's side of webhooks and functions processes: `/.settings/hooks…` and `/.settings/functions…` for admins, answered by the ``HookService`` off the
 /// loop, and the feed and commit wake-ups the service follows (``TriggerHost``).
 extension DatabaseServer: TriggerHost {
     static let hooksQueue = DispatchQueue(label: "hearth.hooks.admin", qos: .userInitiated)
 
-    /// Answers `/.settings/hooks…` of `namespace` (admins only, checked before) on the hooks service.
+    /// Answers `/.settings/hooks…` and `/.settings/functions…` of `namespace` (admins only, checked before) on the hooks service.
     func serveHooks(_ request: HTTPRequest, method: HTTPRequest.Method, target: RESTTarget, namespace: String, responder: any HTTPResponder) throws(RESTError) {
         guard let hooks else {
             throw RESTError(
                 501,
-                "Webhooks are not available on this server: they run on a single node with SQLite storage (hearth serve without --storage postgresql://…).")
+                "Webhooks and functions are not available on this server: they run on a single node with SQLite storage (hearth serve without --storage postgresql://…).")
         }
         var parameters: [String: String] = [:]
-        for (name, value) in request.queryItems where name == "hook" || name == "limit" { parameters[name] = value }
+        for (name, value) in request.queryItems where name == "hook" || name == "limit" || name == "id" { parameters[name] = value }
         let hookRequest = HookRequest(
             method: method, namespace: namespace, endpoint: target.path.keys.dropFirst().map(\.string).joined(separator: "/"),
             parameters: parameters, body: request.body)
