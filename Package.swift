@@ -167,7 +167,7 @@ let package = Package(
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
                 "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient",
-                "HearthTesting", "HearthPostgres", "HearthWire", "HearthWebSocketClient", "HearthOutbound",
+                "HearthTesting", "HearthPostgres", "HearthWire", "HearthWebSocketClient", "HearthOutbound", "HearthFunctions",
             ],
             swiftSettings: strict),
         // The seed apps: a small full-screen terminal toolkit, the apps' state and commands (tested), and

@@ -20,6 +20,7 @@ let scenarios: [Scenario] = [
     .coreQuery,
     .storageWrite,
     .storageWriteFeed,
+    .functionsThroughput,
     .storageLoad,
     .wsFanout,
     .wsLatency,

@@ -1,6 +1,7 @@
 import Foundation
 public import HearthClient
 import HearthCore
+import HearthSupport
 import HearthTriggers
 
 /// Server-side logic on a Hearth server's change feed, in the shape of firebase-functions v2
@@ -97,22 +98,48 @@ public final class Functions: @unchecked Sendable {  // registrations happen bef
 
     /// Runs the functions with `options` until SIGTERM or SIGINT.
     public func run(_ options: FunctionsOptions) -> Never {
+        let process: FunctionsProcess
+        switch start(options) {
+        case .success(let started): process = started
+        case .failure(let problem):
+            FileHandle.standardError.write(Data(problem.description.split(separator: "\n").map { "\(Self.executableName): \($0)\n" }.joined().utf8))
+            exit(2)
+        }
+        for signal in [SIGTERM, SIGINT] {
+            Foundation.signal(signal, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
+            source.setEventHandler {
+                process.stop()
+                exit(0)
+            }
+            source.resume()
+            Self.signalSources.withLock { $0.append(source) }
+        }
+        dispatchMain()
+    }
+
+    private static let signalSources = Locked<[any DispatchSourceSignal]>([])
+
+    /// Why the functions cannot start.
+    package struct Problem: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Starts the functions with `options` in this process (``run(_:)`` does, then waits for a signal;
+    /// hearth-bench calls it directly).
+    package func start(_ options: FunctionsOptions) -> Result<FunctionsProcess, Problem> {
         guard problems.isEmpty, !registered.isEmpty else {
             let why = problems.isEmpty ? ["no function is registered (onValueCreated, onValueUpdated, onValueDeleted, onValueWritten)"] : problems
-            FileHandle.standardError.write(Data(why.map { "\(Self.executableName): \($0)\n" }.joined().utf8))
-            exit(2)
+            return .failure(Problem(description: why.joined(separator: "\n")))
         }
         guard let server = ServerAddress(databaseURL: options.databaseURL),
             let database = Database.administered(url: options.databaseURL, adminToken: options.resolvedToken)
-        else {
-            FileHandle.standardError.write(Data("\(Self.executableName): \(options.databaseURL) is not a database URL\n".utf8))
-            exit(2)
-        }
+        else { return .failure(Problem(description: "\(options.databaseURL) is not a database URL")) }
         let process = FunctionsProcess(
             functions: registered, server: server, name: options.name ?? Self.executableName, token: options.resolvedToken,
             database: database, concurrency: options.concurrency)
         process.start()
-        dispatchMain()
+        return .success(process)
     }
 
     static var executableName: String {

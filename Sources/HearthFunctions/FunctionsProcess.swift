@@ -7,7 +7,7 @@ import HearthTriggers
 /// A running functions process: registers with the server, follows the feed from the cursor the server
 /// keeps, hands events to handlers as ``EventSchedule`` says, retries and parks, saves the cursor.
 /// Decisions are the schedule's; this class only acts on them.
-final class FunctionsProcess: @unchecked Sendable {  // mutable state in `state`
+package final class FunctionsProcess: @unchecked Sendable {  // mutable state in `state`
     private let functions: [RegisteredFunction]
     private let endpoint: ConsumerEndpoint
     private let database: Database
@@ -23,6 +23,7 @@ final class FunctionsProcess: @unchecked Sendable {  // mutable state in `state`
         var saving = false
         var lastSave = Date()
         var stopping = false
+        var following = false
     }
     private let state: Locked<State>
 
@@ -49,16 +50,10 @@ final class FunctionsProcess: @unchecked Sendable {  // mutable state in `state`
     /// Registers, then follows the feed; retries registration until the server answers.
     func start() {
         Task { await register(failures: 0) }
-        for signal in [SIGTERM, SIGINT] {
-            Foundation.signal(signal, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
-            source.setEventHandler { [self] in stopAndExit() }
-            source.resume()
-            Self.signalSources.withLock { $0.append(source) }
-        }
     }
 
-    private static let signalSources = Locked<[any DispatchSourceSignal]>([])
+    /// Whether the process registered and follows the feed (hearth-bench waits for it).
+    package var isFollowing: Bool { state.withLock { $0.following } }
 
     private func register(failures: Int) async {
         let paths = Array(Set(functions.map(\.pattern.description))).sorted()
@@ -74,6 +69,7 @@ final class FunctionsProcess: @unchecked Sendable {  // mutable state in `state`
             }
             self.stream = stream
             stream.start()
+            state.withLock { $0.following = true }
             startCursorTimer()
         } catch let failure as ConsumerEndpoint.Failure where [400, 401, 403, 404, 501].contains(failure.status) {
             log("\(endpoint.name): \(failure.description)")
@@ -254,8 +250,8 @@ final class FunctionsProcess: @unchecked Sendable {  // mutable state in `state`
         }
     }
 
-    /// SIGTERM or SIGINT: stops reading, lets the handlers under way end (up to 10 s), saves the cursor, exits.
-    private func stopAndExit() {
+    /// Stops reading, lets the handlers under way end (up to 10 s), and saves the cursor.
+    package func stop() {
         state.withLock { $0.stopping = true }
         stream?.stop()
         let deadline = Date(timeIntervalSinceNow: 10)
@@ -268,6 +264,5 @@ final class FunctionsProcess: @unchecked Sendable {  // mutable state in `state`
         }
         _ = saved.wait(timeout: .now() + 5)
         log("\(endpoint.name): stopped at feed position \(cursor)")
-        exit(0)
     }
 }
