@@ -291,6 +291,32 @@ def test_a_webhook_is_deployed_its_dead_letter_seen_and_redelivered_from_the_con
         receiver.close()
 
 
+def test_a_functions_process_and_its_parked_event_are_shown_and_dismissed(server, browser, tmp_path):
+    import subprocess
+    probe_binary = server.binary.parent / "hearth-functions-probe"
+    token = server.admin_token
+    probe = subprocess.Popen(
+        [str(probe_binary), "--url", f"{server.url}?ns={NS}", "--token", token, "--name", "console-probe"],
+        env={**os.environ, "HEARTH_PROBE_LOG": str(tmp_path / "events.jsonl")},
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        go(browser, f"#/hooks/{NS}")
+        row = wait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, '#functions-status tr[data-process="console-probe"]'))[0]
+        assert "/fail/{id}" in row.text and "running" in row.text
+        # The probe's failing function throws on each of its three attempts: the event is parked, shown.
+        assert requests.put(f"{server.url}/fail/f1.json?ns={NS}", json=1, headers=server.admin()).status_code == 200
+        parked = wait(browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, '#functions-parked tr[data-function="failing"]'))[0]
+        assert "/fail/f1" in parked.text and "always throws" in parked.text
+        screenshots(browser, "functions-parked")
+        parked.find_element(By.CSS_SELECTOR, ".dismiss").click()
+        wait(browser, 20).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#functions-parked tr[data-event]"))
+        listed = requests.get(f"{server.url}/.settings/functions.json?ns={NS}", headers=server.admin()).json()["functions"]
+        assert [(f["name"], f["parked"]) for f in listed] == [("console-probe", 0)]
+    finally:
+        probe.terminate()
+        probe.wait(timeout=30)
+
+
 def test_the_simulator_answers_as_a_real_request_does(server, browser):
     user = sign_up(server, "simulated@example.com")
     uid = user["localId"]

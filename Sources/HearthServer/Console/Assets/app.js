@@ -17,7 +17,7 @@ const loaders = {
   namespaces: () => import('./namespaces.js'),
 };
 
-const titles = { data: 'Data', rules: 'Rules', hooks: 'Webhooks', auth: 'Authentication', usage: 'Usage', namespaces: 'Namespaces' };
+const titles = { data: 'Data', rules: 'Rules', hooks: 'Triggers', auth: 'Authentication', usage: 'Usage', namespaces: 'Namespaces' };
 const storedNamespaceKey = 'hearth.namespace';
 
 const state = {
