@@ -21,10 +21,10 @@ FUZZ ?=
 FUZZ_SECONDS ?= 60
 # How long make test fuzzes each target: long enough to catch a regression in a parser just changed.
 TEST_FUZZ_SECONDS ?= 10
-# make jokes|social|board: the app's options, e.g. ARGS="--url http://localhost:9000?ns=mine".
+# make jokes|social|board|functions: the app's options, e.g. ARGS="--url http://localhost:9000?ns=mine".
 ARGS ?=
 
-.PHONY: help run test bench build clean setup fuzz jokes social board cluster
+.PHONY: help run test bench build clean setup fuzz jokes social board functions cluster
 
 help: ## Show the commands
 	@echo "Hearth: a self-hosted Firebase Realtime Database and Auth server."
@@ -50,6 +50,9 @@ social: $(SETUP_STAMP) build ## The social app (profiles, usernames, followers)
 
 board: $(SETUP_STAMP) build ## The message board and your posts (works offline)
 	@.build/debug/board $(ARGS)
+
+functions: $(SETUP_STAMP) build ## The seed apps' functions beside 'make run': vote totals, top-10 board, follower counts
+	@.build/debug/seed-functions $(ARGS)
 
 build: ## Build hearth and hearth-bench (debug)
 	@echo "==> swift build"
