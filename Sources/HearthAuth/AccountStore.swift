@@ -85,7 +85,13 @@ public protocol AccountStore: AnyObject, Sendable {
     /// One page of users in `localId` order, highest first when `descending`: `limit` after skipping `offset`.
     func users(offset: Int, limit: Int, descending: Bool) throws -> [UserRecord]
     func userCount() throws -> Int
+    /// Deletes every account (the emulator's reset); records no auth events.
     func deleteAllUsers() throws
+
+    /// The auth feed after `position`, at most `limit` events (docs/functions.md). `insert` records
+    /// `created`, `delete` `deleted`, and `modify` `disabled` or `enabled` when it changes that, each in
+    /// the transaction of its change.
+    func authEvents(after position: Int64, limit: Int) throws -> AuthEventPage
 
     /// The account with this phone number (E.164).
     func user(phoneNumber: String) throws -> UserRecord?

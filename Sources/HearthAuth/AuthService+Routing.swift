@@ -21,7 +21,7 @@ extension AuthService {
     public static let pathPrefixes = [
         "/identitytoolkit.googleapis.com/", "/securetoken.googleapis.com/",
         "/www.googleapis.com/identitytoolkit/v3/relyingparty/", "/www.googleapis.com/service_accounts/v1/jwk/",
-        "/emulator/",
+        "/emulator/", "/hearth/v1/auth/",
     ]
 
     public static func handles(path: String) -> Bool { pathPrefixes.contains { path.hasPrefix($0) } }
@@ -80,6 +80,8 @@ extension AuthService {
     private func route(_ request: HTTPRequest) throws -> HTTPResponse {
         let path = request.path.replacingOccurrences(of: "%3A", with: ":").replacingOccurrences(of: "%3a", with: ":")
         if path.hasPrefix("/emulator/") { return try emulatorRoute(path, request) }
+        if path == "/hearth/v1/auth/events" { return try authEventsRoute(request) }
+        if path.hasPrefix("/hearth/v1/auth/") { throw AuthError.notFound }
         if path.hasPrefix("/www.googleapis.com/service_accounts/v1/jwk/") {
             guard request.method == .get else { throw AuthError.notFound }
             return HTTPResponse(

@@ -21,6 +21,8 @@ public import HearthSupport
 public final class PostgresAccountStore: AccountStore {
     public let database: PostgresDatabase
     let cache = UserCache()
+    /// Auth events this node recorded: retention runs every so many (PostgresAccountStore+Events.swift).
+    private let eventsRecorded = Locked<Int64>(0)
     private let listener: PostgresListener
 
     /// A store over `database`'s auth tables, created when missing.
@@ -29,6 +31,7 @@ public final class PostgresAccountStore: AccountStore {
     public init(database: PostgresDatabase) throws {
         self.database = database
         try PostgresAuthSchema.prepare(database)
+        try Self.prepareEvents(database)
         listener = database.listen(to: PostgresAuthSchema.userChangesChannel) { [cache] event in cache.handle(event) }
     }
 
@@ -83,9 +86,17 @@ public final class PostgresAccountStore: AccountStore {
                 [PostgresStatement(
                     "INSERT INTO hearth_auth_users (uid, email, phone, record) VALUES ($1, $2, $3, $4)",
                     [.text(user.localId), .text(user.email), .text(user.phoneNumber), .text(record)])]
-                    + Self.insertProviders(of: user),
+                    + Self.insertProviders(of: user) + Self.record(.created, user),
                 doing: "creating an account")
         }
+        eventRecorded()
+    }
+
+    private func eventRecorded() {
+        trimEventsNow(andThen: eventsRecorded.withLock { count in
+            count += 1
+            return count
+        })
     }
 
     public func update(_ user: UserRecord) throws {
@@ -97,33 +108,42 @@ public final class PostgresAccountStore: AccountStore {
     @discardableResult
     public func modify(id: String, _ body: (inout UserRecord) throws -> Void) throws -> UserRecord? {
         defer { cache.drop(id) }
-        return try conflictChecked {
-            try database.transaction(doing: "changing an account") { transaction -> UserRecord? in
+        let (user, recorded) = try conflictChecked {
+            try database.transaction(doing: "changing an account") { transaction -> (UserRecord?, Bool) in
                 let rows = try transaction.run([PostgresStatement(
                     "SELECT record FROM hearth_auth_users WHERE uid = $1 FOR UPDATE", [.text(id)])])[0]
-                guard var user = try firstUser(rows) else { return nil }
+                guard var user = try firstUser(rows) else { return (nil, false) }
+                let wasDisabled = user.disabled
                 try body(&user)
                 user.localId = id
-                _ = try transaction.run(try Self.store(user))
-                return user
+                let event = user.disabled == wasDisabled ? [] : Self.record(user.disabled ? .disabled : .enabled, user)
+                _ = try transaction.run(try Self.store(user) + event)
+                return (user, !event.isEmpty)
             }
         }
+        if recorded { eventRecorded() }
+        return user
     }
 
     @discardableResult
     public func delete(id: String) throws -> Bool {
         defer { cache.drop(id) }
-        let results = try database.run(
-            [
-                PostgresStatement("DELETE FROM hearth_auth_users WHERE uid = $1 RETURNING 1", [.text(id)]),
-                PostgresStatement("DELETE FROM hearth_auth_user_providers WHERE uid = $1", [.text(id)]),
-                // Revoked, not dropped: until pruned, a refresh with one answers USER_NOT_FOUND (see
-                // SQLiteAccountStore.delete for why that matters to FirebaseAuth's iOS SDK).
-                PostgresStatement("UPDATE hearth_auth_refresh_tokens SET revoked = true WHERE uid = $1", [.text(id)]),
-                PostgresStatement("DELETE FROM hearth_auth_oob_codes WHERE uid = $1", [.text(id)]),
-            ],
-            doing: "deleting an account")
-        return !results[0].isEmpty
+        let existed = try database.transaction(doing: "deleting an account") { transaction -> Bool in
+            let rows = try transaction.run([PostgresStatement("SELECT record FROM hearth_auth_users WHERE uid = $1 FOR UPDATE", [.text(id)])])[0]
+            guard let gone = try firstUser(rows) else { return false }
+            _ = try transaction.run(
+                Self.record(.deleted, gone) + [
+                    PostgresStatement("DELETE FROM hearth_auth_users WHERE uid = $1", [.text(id)]),
+                    PostgresStatement("DELETE FROM hearth_auth_user_providers WHERE uid = $1", [.text(id)]),
+                    // Revoked, not dropped: until pruned, a refresh with one answers USER_NOT_FOUND (see
+                    // SQLiteAccountStore.delete for why that matters to FirebaseAuth's iOS SDK).
+                    PostgresStatement("UPDATE hearth_auth_refresh_tokens SET revoked = true WHERE uid = $1", [.text(id)]),
+                    PostgresStatement("DELETE FROM hearth_auth_oob_codes WHERE uid = $1", [.text(id)]),
+                ])
+            return true
+        }
+        if existed { eventRecorded() }
+        return existed
     }
 
     public func users(after: String?, limit: Int) throws -> [UserRecord] {

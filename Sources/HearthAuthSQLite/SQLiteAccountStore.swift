@@ -91,6 +91,14 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
                 PRIMARY KEY (provider_id, raw_id)
             ) WITHOUT ROWID;
             CREATE INDEX IF NOT EXISTS auth_user_providers_uid ON auth_user_providers(uid);
+            CREATE TABLE IF NOT EXISTS auth_events (
+                position INTEGER PRIMARY KEY AUTOINCREMENT,
+                time INTEGER NOT NULL,
+                type TEXT NOT NULL,
+                uid TEXT NOT NULL,
+                user TEXT NOT NULL
+            );
+            CREATE TABLE IF NOT EXISTS auth_events_trimmed (id INTEGER PRIMARY KEY CHECK (id = 0), through INTEGER NOT NULL);
             """)
         // Files from before phone numbers: the column is added (SQLite cannot add a UNIQUE column; the
         // unique index does the same).
@@ -153,6 +161,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
                 try database.transaction { run in
                     _ = try run("INSERT INTO auth_users (uid, record) VALUES (?1, '')", [.text(user.localId)])
                     try self.store(user, run)
+                    try Self.record(.created, user, run)
                 }
             }
         }
@@ -186,6 +195,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
             try database.transaction { run -> UserRecord? in
                 guard let row = try run("SELECT record FROM auth_users WHERE uid = ?1", [.text(id)]).first else { return nil }
                 var user = try decode(row[0])
+                let wasDisabled = user.disabled
                 try body(&user)
                 user.localId = id
                 do {
@@ -193,6 +203,7 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
                 } catch let failure as SQLiteDatabase.Failure where failure.isConstraintViolation {
                     throw Self.conflict(failure)
                 }
+                if user.disabled != wasDisabled { try Self.record(user.disabled ? .disabled : .enabled, user, run) }
                 return user
             }
         }
@@ -205,7 +216,9 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
 
     private func deleteRows(_ id: String) throws -> Bool {
         try database.transaction { run in
-            let existed = try !run("SELECT 1 FROM auth_users WHERE uid = ?1", [.text(id)]).isEmpty
+            let gone = try run("SELECT record FROM auth_users WHERE uid = ?1", [.text(id)]).first.map { try decode($0[0]) }
+            let existed = gone != nil
+            if let gone { try Self.record(.deleted, gone, run) }
             _ = try run("DELETE FROM auth_users WHERE uid = ?1", [.text(id)])
             _ = try run("DELETE FROM auth_user_providers WHERE uid = ?1", [.text(id)])
             // Revoked, not dropped: until pruned, a refresh with one answers USER_NOT_FOUND (the account is
@@ -238,6 +251,46 @@ public final class SQLiteAccountStore: AccountStore, @unchecked Sendable {  // S
         try cache.withLock { cache throws in
             cache.entries.removeAll()
             try database.executeScript("DELETE FROM auth_users; DELETE FROM auth_user_providers; DELETE FROM auth_refresh_tokens; DELETE FROM auth_oob_code_hashes;")
+        }
+    }
+
+    // MARK: Auth events
+
+    /// Records `kind` of `user` in the transaction of its change; every ``AuthEventRetention/everyEvents``th
+    /// event, removes those past the retention's age or count.
+    private static func record(_ kind: AuthEvent.Kind, _ user: UserRecord, _ run: (String, [SQLiteValue]) throws -> [[SQLiteValue]]) throws {
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        _ = try run(
+            "INSERT INTO auth_events (time, type, uid, user) VALUES (?1, ?2, ?3, ?4)",
+            [.integer(now), .text(kind.rawValue), .text(user.localId), .text(user.eventJSON)])
+        let position = try run("SELECT last_insert_rowid()", [])[0][0].integer ?? 0
+        guard position % AuthEventRetention.everyEvents == 0 else { return }
+        let through = try run(
+            "SELECT max(position) FROM auth_events WHERE time < ?1 OR position <= ?2",
+            [.integer(now - AuthEventRetention.maxAgeMilliseconds), .integer(position - AuthEventRetention.maxEvents)]
+        ).first?[0].integer
+        guard let through else { return }
+        _ = try run("DELETE FROM auth_events WHERE position <= ?1", [.integer(through)])
+        _ = try run(
+            "INSERT INTO auth_events_trimmed (id, through) VALUES (0, ?1) ON CONFLICT(id) DO UPDATE SET through = max(through, ?1)",
+            [.integer(through)])
+    }
+
+    public func authEvents(after position: Int64, limit: Int) throws -> AuthEventPage {
+        try database.transaction { run in
+            let rows = try run(
+                "SELECT position, time, type, uid, user FROM auth_events WHERE position > ?1 ORDER BY position LIMIT ?2",
+                [.integer(position), .integer(Int64(max(0, limit)))])
+            let events = rows.compactMap { row -> AuthEvent? in
+                guard let position = row[0].integer, let time = row[1].integer, let kind = row[2].text.flatMap(AuthEvent.Kind.init(rawValue:)),
+                    let uid = row[3].text, let user = row[4].text
+                else { return nil }
+                return AuthEvent(position: position, time: time, kind: kind, uid: uid, userJSON: user)
+            }
+            // The sequence keeps the newest position even when retention removed every row.
+            let head = try run("SELECT seq FROM sqlite_sequence WHERE name = 'auth_events'", []).first?[0].integer ?? 0
+            let trimmed = try run("SELECT through FROM auth_events_trimmed WHERE id = 0", []).first?[0].integer ?? 0
+            return AuthEventPage(events: events, head: head, trimmedThrough: trimmed)
         }
     }
 

@@ -11,21 +11,41 @@ struct ConsumerEndpoint: Sendable {
     var name: String
     var token: String
 
-    struct Failure: Error, CustomStringConvertible {
+    struct Failure: Error, CustomStringConvertible, @unchecked Sendable {  // `answer` is read-only JSON
         /// The HTTP status, 0 when the server did not answer.
         var status: Int
         var description: String
+        /// The server's JSON answer, when it gave one.
+        var answer: [String: Any] = [:]
+        var trimmedThrough: NSNumber?
     }
 
-    /// Registers the patterns; where to read the feed after.
-    func register(paths: [String]) async throws -> Int64 {
-        let answer = try await call("PUT", "functions/\(name)", ["paths": paths])
+    /// Registers the patterns (and, with `auth`, user functions); where to read the feed after, and the
+    /// auth feed (nil: never said).
+    func register(paths: [String], auth: Bool) async throws -> (after: Int64, authAfter: Int64?) {
+        let answer = try await call("PUT", "functions/\(name)", ["paths": paths, "auth": auth])
         guard let after = (answer["after"] as? NSNumber)?.int64Value else { throw Failure(status: 200, description: "the server's answer has no \"after\"") }
-        return after
+        return (after, (answer["authAfter"] as? NSNumber)?.int64Value)
     }
 
     func saveCursor(_ after: Int64) async throws {
         _ = try await call("PUT", "functions/\(name)/cursor", ["after": after])
+    }
+
+    func saveAuthCursor(_ authAfter: Int64) async throws {
+        _ = try await call("PUT", "functions/\(name)/cursor", ["authAfter": authAfter])
+    }
+
+    /// A page of the auth feed (`GET /hearth/v1/auth/events`): its events as JSON objects, and the
+    /// newest position. A position retention passed throws a ``Failure`` with status 410 and `trimmedThrough`.
+    func authEvents(after: Int64, limit: Int) async throws -> (events: [[String: Any]], head: Int64) {
+        do {
+            let answer = try await request("GET", "/hearth/v1/auth/events?after=\(after)&limit=\(limit)", body: nil)
+            return (answer["events"] as? [[String: Any]] ?? [], (answer["head"] as? NSNumber)?.int64Value ?? 0)
+        } catch var failure as Failure where failure.status == 410 {
+            failure.trimmedThrough = failure.answer["trimmedThrough"] as? NSNumber
+            throw failure
+        }
     }
 
     func park(function: String, id: String, position: Int64, attempts: Int, error: String, event: [String: Any]) async throws {
@@ -69,7 +89,7 @@ struct ConsumerEndpoint: Sendable {
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
         guard (200...299).contains(status) else {
             let message = object["error"] as? String ?? String(decoding: data.prefix(300), as: UTF8.self)
-            throw Failure(status: status, description: "\(method) \(pathAndQuery) answered \(status): \(message)")
+            throw Failure(status: status, description: "\(method) \(pathAndQuery) answered \(status): \(message)", answer: object)
         }
         return object
     }

@@ -18,6 +18,7 @@ import HearthTriggers
 ///     functions.run()
 public final class Functions: @unchecked Sendable {  // registrations happen before run(), on one thread
     var registered: [RegisteredFunction] = []
+    var userFunctions: [RegisteredUserFunction] = []
     var problems: [String] = []
 
     public init() {}
@@ -61,6 +62,25 @@ public final class Functions: @unchecked Sendable {  // registrations happen bef
         register(reference, Set(TriggerEvent.Kind.allCases), name ?? "onValueWritten \(reference)", attempts, handler)
     }
 
+    /// An account was made (a sign-up, an admin's `createUser`, a first sign-in with a provider). Events
+    /// come from the server's auth feed, polled every 500 ms, one at a time in the order they happened.
+    public func onUserCreated(name: String? = nil, attempts: Int = attemptsDefault, _ handler: @escaping @Sendable (UserEvent) async throws -> Void) {
+        registerUser(.created, name ?? "onUserCreated", attempts, handler)
+    }
+
+    /// An account was deleted; `data` is the account as it was.
+    public func onUserDeleted(name: String? = nil, attempts: Int = attemptsDefault, _ handler: @escaping @Sendable (UserEvent) async throws -> Void) {
+        registerUser(.deleted, name ?? "onUserDeleted", attempts, handler)
+    }
+
+    private func registerUser(_ kind: RegisteredUserFunction.Kind, _ name: String, _ attempts: Int, _ handler: @escaping @Sendable (UserEvent) async throws -> Void) {
+        guard (1...1000).contains(attempts) else { return problems.append("\(name): attempts is from 1 to 1000, not \(attempts)") }
+        guard !registered.contains(where: { $0.name == name }), !userFunctions.contains(where: { $0.name == name }) else {
+            return problems.append("two functions are named \"\(name)\": give one another name")
+        }
+        userFunctions.append(RegisteredUserFunction(name: name, kind: kind, attempts: attempts, handler: handler))
+    }
+
     private func register(
         _ reference: String, _ kinds: Set<TriggerEvent.Kind>, _ name: String, _ attempts: Int,
         _ handler: @escaping @Sendable (DatabaseEvent<Change<DataSnapshot>>) async throws -> Void
@@ -71,7 +91,7 @@ public final class Functions: @unchecked Sendable {  // registrations happen bef
                 problems.append("\(name): attempts is from 1 to 1000, not \(attempts)")
                 return
             }
-            guard !registered.contains(where: { $0.name == name }) else {
+            guard !registered.contains(where: { $0.name == name }), !userFunctions.contains(where: { $0.name == name }) else {
                 problems.append("two functions are named \"\(name)\": give one another name")
                 return
             }
@@ -128,15 +148,15 @@ public final class Functions: @unchecked Sendable {  // registrations happen bef
     /// Starts the functions with `options` in this process (``run(_:)`` does, then waits for a signal;
     /// hearth-bench calls it directly).
     package func start(_ options: FunctionsOptions) -> Result<FunctionsProcess, Problem> {
-        guard problems.isEmpty, !registered.isEmpty else {
-            let why = problems.isEmpty ? ["no function is registered (onValueCreated, onValueUpdated, onValueDeleted, onValueWritten)"] : problems
+        guard problems.isEmpty, !registered.isEmpty || !userFunctions.isEmpty else {
+            let why = problems.isEmpty ? ["no function is registered (onValueCreated, onValueUpdated, onValueDeleted, onValueWritten, onUserCreated, onUserDeleted)"] : problems
             return .failure(Problem(description: why.joined(separator: "\n")))
         }
         guard let server = ServerAddress(databaseURL: options.databaseURL),
             let database = Database.administered(url: options.databaseURL, adminToken: options.resolvedToken)
         else { return .failure(Problem(description: "\(options.databaseURL) is not a database URL")) }
         let process = FunctionsProcess(
-            functions: registered, server: server, name: options.name ?? Self.executableName, token: options.resolvedToken,
+            functions: registered, userFunctions: userFunctions, server: server, name: options.name ?? Self.executableName, token: options.resolvedToken,
             database: database, concurrency: options.concurrency)
         process.start()
         return .success(process)
@@ -158,6 +178,15 @@ struct RegisteredFunction: Sendable {
     var kinds: Set<TriggerEvent.Kind>
     var attempts: Int
     var handler: @Sendable (DatabaseEvent<Change<DataSnapshot>>) async throws -> Void
+}
+
+/// A user function as registered.
+struct RegisteredUserFunction: Sendable {
+    enum Kind: String, Sendable { case created, deleted }
+    var name: String
+    var kind: Kind
+    var attempts: Int
+    var handler: @Sendable (UserEvent) async throws -> Void
 }
 
 extension DatabaseEvent {

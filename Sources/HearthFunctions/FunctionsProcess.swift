@@ -9,6 +9,7 @@ import HearthTriggers
 /// Decisions are the schedule's; this class only acts on them.
 package final class FunctionsProcess: @unchecked Sendable {  // mutable state in `state`
     private let functions: [RegisteredFunction]
+    private let userFunctions: [RegisteredUserFunction]
     private let endpoint: ConsumerEndpoint
     private let database: Database
     private let concurrency: Int
@@ -36,10 +37,11 @@ package final class FunctionsProcess: @unchecked Sendable {  // mutable state in
     static let retry = RetrySchedule(firstMilliseconds: 500, capMilliseconds: 60_000)
 
     init(
-        functions: [RegisteredFunction], server: ServerAddress, name: String, token: String, database: Database, concurrency: Int,
+        functions: [RegisteredFunction], userFunctions: [RegisteredUserFunction], server: ServerAddress, name: String, token: String, database: Database, concurrency: Int,
         log: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
     ) {
         self.functions = functions
+        self.userFunctions = userFunctions
         endpoint = ConsumerEndpoint(server: server, name: name, token: token)
         self.database = database
         self.concurrency = concurrency
@@ -58,12 +60,18 @@ package final class FunctionsProcess: @unchecked Sendable {  // mutable state in
     private func register(failures: Int) async {
         let paths = Array(Set(functions.map(\.pattern.description))).sorted()
         do {
-            let after = try await endpoint.register(paths: paths)
+            let (after, authAfter) = try await endpoint.register(paths: paths, auth: !userFunctions.isEmpty)
             state.withLock { state in
                 state.schedule = EventSchedule(cursor: after)
                 state.saved = after
             }
-            log("\(endpoint.name): \(functions.count) function\(functions.count == 1 ? "" : "s") on \(endpoint.server.origin) (\(endpoint.server.namespace)), from feed position \(after)")
+            let count = functions.count + userFunctions.count
+            log("\(endpoint.name): \(count) function\(count == 1 ? "" : "s") on \(endpoint.server.origin) (\(endpoint.server.namespace)), from feed position \(after)")
+            if !userFunctions.isEmpty { Task { await followAuthEvents(from: authAfter) } }
+            guard !functions.isEmpty else {
+                state.withLock { $0.following = true }
+                return
+            }
             let stream = FeedStream(server: endpoint.server, token: endpoint.token, after: after) { [weak self] signal in
                 self?.handle(signal) ?? false
             }
@@ -161,39 +169,127 @@ package final class FunctionsProcess: @unchecked Sendable {  // mutable state in
     /// Runs the job's handler until it returns or its attempts run out, then parks it.
     private func perform(_ job: EventSchedule.Job) async {
         let function = functions[job.function]
+        let event: [String: Any] = [
+            "id": job.event.id, "position": job.event.position, "type": job.event.kind.rawValue, "path": "/" + job.event.location.description,
+            "params": job.event.parameters, "authType": job.event.authType, "authId": job.event.authId ?? NSNull(), "time": job.event.time,
+        ]
+        await attempt(function.name, attempts: function.attempts, id: job.event.id, position: job.event.position, at: "/" + job.event.location.description, event: event) {
+            try await function.handler(await self.databaseEvent(job.event))
+        }
+    }
+
+    /// Runs `body` until it returns or `attempts` run out (waiting ``retry``'s delays between), then
+    /// parks the event.
+    private func attempt(
+        _ function: String, attempts allowed: Int, id: String, position: Int64, at location: String, event: [String: Any],
+        _ body: @Sendable () async throws -> Void
+    ) async {
         var attempts = 0
         var lastError = ""
-        while attempts < function.attempts {
+        while attempts < allowed {
             attempts += 1
             do {
-                try await function.handler(await databaseEvent(job.event))
+                try await body()
                 return
             } catch {
                 lastError = String(describing: error)
-                if attempts < function.attempts {
+                if attempts < allowed {
                     let wait = Self.retry.delay(afterFailures: attempts, random: Double.random(in: 0..<1))
                     try? await Task.sleep(nanoseconds: UInt64(wait) * 1_000_000)
                 }
             }
         }
-        log("\(endpoint.name): \(function.name) failed \(attempts) times on event \(job.event.id) at \(job.event.location): \(lastError); parked")
-        await park(job, function: function, attempts: attempts, error: lastError)
+        log("\(endpoint.name): \(function) failed \(attempts) times on event \(id) at \(location): \(lastError); parked")
+        await park(function: function, id: id, position: position, attempts: attempts, error: lastError, event: event)
     }
 
     /// Reports the parked event to the server, until it takes it (the event is not done before).
-    private func park(_ job: EventSchedule.Job, function: RegisteredFunction, attempts: Int, error: String) async {
-        let event: [String: Any] = [
-            "id": job.event.id, "position": job.event.position, "type": job.event.kind.rawValue, "path": "/" + job.event.location.description,
-            "params": job.event.parameters, "authType": job.event.authType, "authId": job.event.authId ?? NSNull(), "time": job.event.time,
-        ]
+    private func park(function: String, id: String, position: Int64, attempts: Int, error: String, event: [String: Any]) async {
         var failures = 0
         while true {
             do {
-                return try await endpoint.park(function: function.name, id: job.event.id, position: job.event.position, attempts: attempts, error: error, event: event)
+                return try await endpoint.park(function: function, id: id, position: position, attempts: attempts, error: error, event: event)
             } catch {
                 failures += 1
-                if failures % 10 == 1 { log("\(endpoint.name): could not park \(job.event.id) yet: \(error)") }
+                if failures % 10 == 1 { log("\(endpoint.name): could not park \(id) yet: \(error)") }
                 try? await Task.sleep(nanoseconds: UInt64(min(5.0, 0.2 * Double(failures))) * 1_000_000_000 + 200_000_000)
+            }
+        }
+    }
+
+    // MARK: User functions
+
+    /// How often the auth feed is read while nothing happens.
+    static let authPollNanoseconds: UInt64 = 500_000_000
+
+    /// Follows the auth feed from `start` (nil: its head, the first time): each event to the user
+    /// functions of its kind, one at a time, in order; the cursor saved after each.
+    private func followAuthEvents(from start: Int64?) async {
+        var cursor = start
+        while cursor == nil && !isStopping {
+            do {
+                let head = try await endpoint.authEvents(after: Int64.max, limit: 0).head
+                try await endpoint.saveAuthCursor(head)
+                cursor = head
+            } catch {
+                log("\(endpoint.name): the auth feed cannot be read yet: \(error)")
+                try? await Task.sleep(nanoseconds: 2_000_000_000)
+            }
+        }
+        guard var position = cursor else { return }
+        while !isStopping {
+            let page: [[String: Any]]
+            do {
+                page = try await endpoint.authEvents(after: position, limit: 100).events
+            } catch let failure as ConsumerEndpoint.Failure where failure.status == 410 {
+                let trimmed = failure.trimmedThrough?.int64Value ?? position
+                log("\(endpoint.name): \(failure.description) User events in between were not handled; going on from what the feed kept.")
+                position = max(position, trimmed)
+                continue
+            } catch {
+                log("\(endpoint.name): \(error)")
+                try? await Task.sleep(nanoseconds: 2_000_000_000)
+                continue
+            }
+            if page.isEmpty {
+                try? await Task.sleep(nanoseconds: Self.authPollNanoseconds)
+                continue
+            }
+            for json in page {
+                guard !isStopping else { return }
+                guard let eventPosition = (json["position"] as? NSNumber)?.int64Value else { continue }
+                await handleUserEvent(json, at: eventPosition)
+                position = eventPosition
+                await saveAuthCursor(position)
+            }
+        }
+    }
+
+    private var isStopping: Bool { state.withLock { $0.stopping } }
+
+    private func handleUserEvent(_ json: [String: Any], at position: Int64) async {
+        guard let type = json["type"] as? String, let kind = RegisteredUserFunction.Kind(rawValue: type),
+            let user = (json["user"] as? [String: Any]).flatMap(UserRecord.init(json:))
+        else { return }
+        let time = Date(timeIntervalSince1970: ((json["time"] as? NSNumber)?.doubleValue ?? 0) / 1000)
+        let event = UserEvent(
+            data: user, id: "auth-\(position)", time: time,
+            type: "providers/firebase.auth/eventTypes/user.\(kind == .created ? "create" : "delete")", database: database, position: position)
+        let described: [String: Any] = ["id": event.id, "position": position, "type": type, "uid": user.uid, "path": "(auth) \(user.uid)"]
+        for function in userFunctions where function.kind == kind {
+            await attempt(function.name, attempts: function.attempts, id: event.id, position: position, at: "user \(user.uid)", event: described) {
+                try await function.handler(event)
+            }
+        }
+    }
+
+    private func saveAuthCursor(_ position: Int64) async {
+        var failures = 0
+        while !isStopping {
+            do { return try await endpoint.saveAuthCursor(position) } catch {
+                failures += 1
+                if failures % 10 == 1 { log("\(endpoint.name): the auth cursor could not be saved yet: \(error)") }
+                try? await Task.sleep(nanoseconds: 500_000_000)
             }
         }
     }

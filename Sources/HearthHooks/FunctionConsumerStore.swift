@@ -16,15 +16,18 @@ struct FunctionConsumerStore: Sendable {
         try database.executeScript(
             """
             CREATE TABLE IF NOT EXISTS consumers(namespace TEXT NOT NULL, name TEXT NOT NULL, paths TEXT NOT NULL,
-                after INTEGER NOT NULL, seen_at INTEGER NOT NULL, PRIMARY KEY(namespace, name));
+                after INTEGER NOT NULL, seen_at INTEGER NOT NULL, auth_after INTEGER, PRIMARY KEY(namespace, name));
             CREATE TABLE IF NOT EXISTS parked(namespace TEXT NOT NULL, consumer TEXT NOT NULL, function TEXT NOT NULL,
                 event_id TEXT NOT NULL, position INTEGER NOT NULL, event TEXT NOT NULL, attempts INTEGER NOT NULL,
                 error TEXT NOT NULL, parked_at INTEGER NOT NULL, PRIMARY KEY(namespace, consumer, function, event_id));
             """)
+        // Files from before auth triggers.
+        let columns = try database.query("PRAGMA table_info(consumers)").compactMap { $0[1].text }
+        if !columns.contains("auth_after") { try database.executeScript("ALTER TABLE consumers ADD COLUMN auth_after INTEGER;") }
     }
 
     func consumers(_ namespace: String? = nil) throws -> [FunctionConsumer] {
-        var sql = "SELECT namespace, name, paths, after, seen_at FROM consumers"
+        var sql = "SELECT namespace, name, paths, after, seen_at, auth_after FROM consumers"
         var parameters: [SQLiteValue] = []
         if let namespace {
             sql += " WHERE namespace = ?1"
@@ -35,7 +38,7 @@ struct FunctionConsumerStore: Sendable {
 
     func consumer(_ namespace: String, _ name: String) throws -> FunctionConsumer? {
         try database.query(
-            "SELECT namespace, name, paths, after, seen_at FROM consumers WHERE namespace = ?1 AND name = ?2", [.text(namespace), .text(name)]
+            "SELECT namespace, name, paths, after, seen_at, auth_after FROM consumers WHERE namespace = ?1 AND name = ?2", [.text(namespace), .text(name)]
         ).first.flatMap(FunctionConsumer.init(row:))
     }
 
@@ -49,13 +52,17 @@ struct FunctionConsumerStore: Sendable {
             [.text(consumer.namespace), .text(consumer.name), .text(consumer.pathsJSON), .integer(consumer.after), .integer(consumer.seenAt)])
     }
 
-    /// Moves the cursor forward (never back: a late save from an older run must not replay events);
-    /// false when there is no such consumer.
-    func advance(_ namespace: String, _ name: String, to after: Int64, at time: Int64) throws -> Bool {
+    /// Moves the cursors forward (never back: a late save from an older run must not replay events),
+    /// the feed's to `after` and the auth feed's to `authAfter` (nil: leave it); false when there is no
+    /// such consumer.
+    func advance(_ namespace: String, _ name: String, to after: Int64?, authAfter: Int64? = nil, at time: Int64) throws -> Bool {
         try database.transaction { run in
             _ = try run(
-                "UPDATE consumers SET after = max(after, ?3), seen_at = ?4 WHERE namespace = ?1 AND name = ?2",
-                [.text(namespace), .text(name), .integer(after), .integer(time)])
+                """
+                UPDATE consumers SET after = max(after, coalesce(?3, after)), auth_after = max(coalesce(auth_after, 0), coalesce(?4, auth_after, 0)),
+                    seen_at = ?5 WHERE namespace = ?1 AND name = ?2
+                """,
+                [.text(namespace), .text(name), after.map(SQLiteValue.integer) ?? .null, authAfter.map(SQLiteValue.integer) ?? .null, .integer(time)])
             return (try run("SELECT changes()", [])[0][0].integer ?? 0) > 0
         }
     }
@@ -125,18 +132,22 @@ struct FunctionConsumer: Sendable, Equatable {
     var after: Int64
     /// When it last registered or saved its cursor (milliseconds since the epoch).
     var seenAt: Int64
+    /// Where it is in the auth feed (its user functions'), nil before it first says.
+    var authAfter: Int64?
 
     var pathsJSON: String { "[" + patterns.map { Node($0.description).json() }.joined(separator: ",") + "]" }
 
-    init(namespace: String, name: String, patterns: [TriggerPattern], after: Int64, seenAt: Int64) {
-        (self.namespace, self.name, self.patterns, self.after, self.seenAt) = (namespace, name, patterns, after, seenAt)
+    init(namespace: String, name: String, patterns: [TriggerPattern], after: Int64, seenAt: Int64, authAfter: Int64? = nil) {
+        (self.namespace, self.name, self.patterns, self.after, self.seenAt, self.authAfter) = (namespace, name, patterns, after, seenAt, authAfter)
     }
 
     init?(row: [SQLiteValue]) {
         guard let namespace = row[0].text, let name = row[1].text, let paths = row[2].text, let after = row[3].integer, let seenAt = row[4].integer,
             let list = try? JSONSerialization.jsonObject(with: Data(paths.utf8)) as? [String]
         else { return nil }
-        self.init(namespace: namespace, name: name, patterns: list.compactMap { try? TriggerPattern($0) }, after: after, seenAt: seenAt)
+        self.init(
+            namespace: namespace, name: name, patterns: list.compactMap { try? TriggerPattern($0) }, after: after, seenAt: seenAt,
+            authAfter: row.count > 5 ? row[5].integer : nil)
     }
 }
 

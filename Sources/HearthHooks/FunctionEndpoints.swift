@@ -11,8 +11,8 @@ import HearthTriggers
 /// patterns (so that writes keep the earlier values its functions need, even while it is away), its
 /// cursor, and the events it parked.
 ///
-///     PUT    functions/NAME          {"paths": ["/jokes/{jokeId}", …]}  → {"after": P}  (registers; where to read from)
-///     PUT    functions/NAME/cursor   {"after": P}                       → every entry through P is handled
+///     PUT    functions/NAME          {"paths": ["/jokes/{jokeId}", …]}  → {"after": P, "authAfter": Q|null}  (registers; where to read from)
+///     PUT    functions/NAME/cursor   {"after": P, "authAfter": Q}       → every entry through P (auth event through Q) is handled
 ///     POST   functions/NAME/parked   {"function", "id", "position", "attempts", "error", "event"}
 ///     GET    functions/NAME/parked, DELETE functions/NAME/parked[?id=ID]
 ///     GET    functions               → each process: paths, cursor, when last seen, parked count; the feed's head
@@ -57,8 +57,8 @@ extension HookDeliveryService {
     /// Registers the process's patterns and answers where it reads from: its saved cursor, or, the first
     /// time, the feed's head once the namespace keeps what the patterns need.
     private func register(_ name: String, _ request: HookRequest) throws -> HTTPResponse {
-        guard let body = try? Node(jsonBytes: request.body), body.child("paths").hasChildren else {
-            return Self.error(400, #"register a functions process with {"paths": ["/jokes/{jokeId}", …]}: the patterns of its functions"#)
+        guard let body = try? Node(jsonBytes: request.body), body.child("paths").hasChildren || body.child("auth").boolValue == true else {
+            return Self.error(400, #"register a functions process with {"paths": ["/jokes/{jokeId}", …]}: the patterns of its functions (and "auth": true for user functions)"#)
         }
         var patterns: [TriggerPattern] = []
         for (_, child) in body.child("paths").children {
@@ -75,9 +75,10 @@ extension HookDeliveryService {
             let document = (try? store.document(request.namespace)) ?? HooksDocument()
             switch activate(document, in: request.namespace) {
             case .success(let head):
-                if let known { return Self.json(200, "{\"after\":\(known.after),\"head\":\(head)}") }
+                let authAfter = known?.authAfter.map(String.init) ?? "null"
+                if let known { return Self.json(200, "{\"after\":\(known.after),\"head\":\(head),\"authAfter\":\(authAfter)}") }
                 _ = try consumers.advance(request.namespace, name, to: head, at: now)
-                return Self.json(200, "{\"after\":\(head),\"head\":\(head)}")
+                return Self.json(200, "{\"after\":\(head),\"head\":\(head),\"authAfter\":null}")
             case .failure(let error):
                 _ = try consumers.remove(request.namespace, name)
                 return Self.error(503, "the functions process could not be registered: \(error.message)")
@@ -95,13 +96,21 @@ extension HookDeliveryService {
     }
 
     private func saveCursor(_ name: String, _ request: HookRequest) throws -> HTTPResponse {
-        guard let body = try? Node(jsonBytes: request.body), case .integer(let after)? = body.child("after").leafValue, after >= 0 else {
-            return Self.error(400, #"save a cursor with {"after": POSITION}: every feed entry through POSITION is handled"#)
+        func position(_ key: String) -> Int64?? {
+            guard let body = try? Node(jsonBytes: request.body) else { return .some(nil) }
+            let value = body.child(ChildKey(key))
+            if value.isEmpty { return .none }
+            guard case .integer(let number)? = value.leafValue, number >= 0 else { return .some(nil) }
+            return .some(number)
         }
-        guard try consumers.advance(request.namespace, name, to: after, at: settings.clock()) else {
+        let after = position("after"), authAfter = position("authAfter")
+        guard after != .some(nil), authAfter != .some(nil), after != nil || authAfter != nil else {
+            return Self.error(400, #"save a cursor with {"after": POSITION} (every feed entry through POSITION is handled) or {"authAfter": POSITION} (every auth event)"#)
+        }
+        guard try consumers.advance(request.namespace, name, to: after ?? nil, authAfter: authAfter ?? nil, at: settings.clock()) else {
             return Self.error(404, "no functions process \"\(name)\" in \(request.namespace): register it first (PUT /.settings/functions/\(name).json)")
         }
-        return Self.json(200, "{\"after\":\(after)}")
+        return Self.json(200, #"{"status":"saved"}"#)
     }
 
     private func park(_ name: String, _ request: HookRequest) throws -> HTTPResponse {
@@ -131,7 +140,7 @@ extension HookDeliveryService {
 
     private func statusJSON(of namespace: String) throws -> String {
         let rows = try consumers.consumers(namespace).map { consumer in
-            "{\"name\":\(Node(consumer.name).json()),\"paths\":\(consumer.pathsJSON),\"after\":\(consumer.after),"
+            "{\"name\":\(Node(consumer.name).json()),\"paths\":\(consumer.pathsJSON),\"after\":\(consumer.after),\"authAfter\":\(consumer.authAfter.map(String.init) ?? "null"),"
                 + "\"seenAt\":\(consumer.seenAt),\"parked\":\(try consumers.parkedCount(namespace, consumer.name))}"
         }
         return "{\"functions\":[" + rows.joined(separator: ",") + "]}"

@@ -185,3 +185,30 @@ func phoneNumbersAndLinkedProvidersAreUniqueAndFound(_ kind: AccountStoreKind) a
     try store.modify(id: "old") { $0.phoneNumber = "+447700900123" }
     #expect(try store.user(phoneNumber: "+447700900123")?.localId == "old")
 }
+
+@Test(arguments: AccountStoreKind.available)
+func accountChangesAreAuthEventsInOrderWithoutSecrets(_ kind: AccountStoreKind) async throws {
+    try await onBlockingThreads {
+        let store = try await kind.makeStore().store
+        let start = try store.authEvents(after: 0, limit: 100).head
+        var ada = UserRecord(localId: "ada", createdAt: 1)
+        ada.email = "ada@example.com"
+        ada.password = .argon2id("$argon2id$v=19$m=65536,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g")
+        try store.insert(ada)
+        try store.modify(id: "ada") { $0.displayName = "Ada" }  // not an event: nothing the feed tracks
+        try store.modify(id: "ada") { $0.disabled = true }
+        try store.modify(id: "ada") { $0.disabled = false }
+        #expect(try store.delete(id: "ada"))
+        #expect(try !store.delete(id: "ada"))
+        let page = try store.authEvents(after: start, limit: 100)
+        #expect(page.events.map(\.kind) == [.created, .disabled, .enabled, .deleted])
+        #expect(page.events.allSatisfy { $0.uid == "ada" })
+        #expect(page.events.map(\.position) == page.events.map(\.position).sorted())
+        #expect(page.head == page.events.last?.position)
+        #expect(page.events[0].userJSON.contains("\"email\":\"ada@example.com\""))
+        #expect(page.events[3].userJSON.contains("\"displayName\":\"Ada\""), "a deletion shows the account as it was")
+        #expect(!page.events.contains { $0.userJSON.contains("argon2id") }, "no password hash in an event")
+        let rest = try store.authEvents(after: page.events[1].position, limit: 1)
+        #expect(rest.events.map(\.kind) == [.enabled])
+    }
+}

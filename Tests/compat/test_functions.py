@@ -118,6 +118,42 @@ def test_each_trigger_kind_with_params_writer_and_both_sides(hearth_binary, prob
         server.communicate(timeout=30)
 
 
+def test_user_functions_see_accounts_made_and_deleted_and_resume_after_a_restart(hearth_binary, probe_binary, tmp_path):
+    server, url, _ = serve(hearth_binary, tmp_path / "data")
+    probe = Probe(probe_binary, url, tmp_path / "events.jsonl", tmp_path / "probe.log")
+    try:
+        wait_registered(url, probe)
+        probe.wait_for(lambda _: registered(url)[0]["authAfter"] is not None, "the probe's place in the auth feed")
+        uid, _ = sign_up(url)
+        probe.wait_for(lambda p: p.events("userCreated"), "onUserCreated")
+        [created] = probe.events("userCreated")
+        assert created["uid"] == uid and created["email"] == "ada@example.com" and created["providers"] == ["password"]
+        assert created["type"] == "providers/firebase.auth/eventTypes/user.create" and created["id"].startswith("auth-")
+        deadline = time.monotonic() + 10
+        while requests.get(f"{url}/profiles/{uid}.json?ns={NS}", headers=OWNER, timeout=10).json() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert requests.get(f"{url}/profiles/{uid}.json?ns={NS}", headers=OWNER, timeout=10).json() == {"email": "ada@example.com"}
+        # The auth feed over REST, for admins only, without secrets.
+        events = requests.get(f"{url}/hearth/v1/auth/events?after=0", headers=OWNER, timeout=10).json()
+        assert [e["type"] for e in events["events"]] == ["created"] and "passwordHash" not in json.dumps(events)
+        assert requests.get(f"{url}/hearth/v1/auth/events?after=0", timeout=10).status_code == 401
+
+        # Deleted while the process is down: handled once it is back, from the cursor the server kept.
+        probe.stop()
+        deleted = requests.post(f"{url}/identitytoolkit.googleapis.com/v1/accounts:delete?key=k", json={"localId": uid},
+                                headers=OWNER, timeout=10)
+        assert deleted.status_code == 200, deleted.text
+        probe.start()
+        probe.wait_for(lambda p: p.events("userDeleted"), "onUserDeleted after the restart")
+        assert [e["uid"] for e in probe.events("userDeleted")] == [uid] and len(probe.events("userCreated")) == 1
+        probe.wait_for(lambda _: requests.get(f"{url}/profiles/{uid}.json?ns={NS}", headers=OWNER, timeout=10).json() is None,
+                       "the profile removed by onUserDeleted")
+    finally:
+        probe.stop()
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=30)
+
+
 def test_a_throwing_handler_is_retried_then_parked_and_the_rest_goes_on(hearth_binary, probe_binary, tmp_path):
     server, url, _ = serve(hearth_binary, tmp_path / "data")
     probe = Probe(probe_binary, url, tmp_path / "events.jsonl", tmp_path / "probe.log")

@@ -50,4 +50,23 @@ functions.onValueWritten("/fail/{id}", name: "failing", attempts: 3) { event in
     record("failing", event)
     throw Refused()
 }
+func record(_ function: String, _ event: UserEvent) {
+    let line: [String: Any] = [
+        "function": function, "id": event.id, "type": event.type, "uid": event.data.uid, "email": event.data.email ?? NSNull(),
+        "providers": event.data.providerIDs, "disabled": event.data.disabled, "time": event.time.timeIntervalSince1970,
+    ]
+    let data = try! JSONSerialization.data(withJSONObject: line, options: [.sortedKeys]) + Data("\n".utf8)
+    logLock.lock()
+    log.write(data)
+    logLock.unlock()
+}
+functions.onUserCreated { event in
+    record("userCreated", event)
+    // A profile for every new account, written with admin access.
+    try await event.database.reference(withPath: "profiles/\(event.data.uid)").setValue(["email": event.data.email ?? ""])
+}
+functions.onUserDeleted { event in
+    record("userDeleted", event)
+    try await event.database.reference(withPath: "profiles/\(event.data.uid)").removeValue()
+}
 functions.run()
