@@ -62,9 +62,11 @@ public final class PostgresNamespaceCatalogue: Sendable {
         self.log = log
         self.namesInterval = namesInterval
         state = Mutex(Answers())
-        let first = try openConnection()
+        // The first read gets a longer deadline: a server starting beside a loaded PostgreSQL should wait
+        // for it rather than exit, while a stopped or unreachable one still fails at once (refused).
+        let first = try openConnection(within: Self.startDeadline)
         defer { first.close() }
-        do { try refresh(on: first) } catch { throw namespaces.endpoint.storageError(error, doing: Self.doing) }
+        do { try refresh(on: first, within: Self.startDeadline) } catch { throw namespaces.endpoint.storageError(error, doing: Self.doing) }
         NamedThread.start("hearth.catalogue") { [self] in
             keepFresh()
             finished.signal()
@@ -168,10 +170,13 @@ public final class PostgresNamespaceCatalogue: Sendable {
     private static let doing = "reading the namespace catalogue"
 
     /// A connection for the calling thread's refreshes, set up for background scans.
-    private func openConnection() throws(StorageError) -> PostgresConnection {
+    /// Longest the reads at start may take (later ones: `PostgresTimeouts.commit`).
+    static let startDeadline: Duration = .seconds(30)
+
+    private func openConnection(within deadline: Duration = PostgresTimeouts.commit) throws(StorageError) -> PostgresConnection {
         let connection = try namespaces.endpoint.connectPrepared(doing: Self.doing)
         do {
-            _ = try connection.run(PostgresSchema.catalogueSession, deadline: .at(.now + PostgresTimeouts.commit))
+            _ = try connection.run(PostgresSchema.catalogueSession, deadline: .at(.now + deadline))
         } catch {
             connection.close()
             throw StorageError(error, at: namespaces.endpoint, doing: Self.doing)
@@ -183,10 +188,10 @@ public final class PostgresNamespaceCatalogue: Sendable {
     /// namespaces meanwhile (then reads again at once). The names must come within
     /// `PostgresTimeouts.commit` (a short query: a server that stopped answering is noticed soon); the
     /// scan for the bytes may take long, so it is bounded by silence only.
-    private func refresh(on connection: PostgresConnection) throws {
+    private func refresh(on connection: PostgresConnection, within deadline: Duration = PostgresTimeouts.commit) throws {
         while true {
             let (changesBefore, measureBytes) = state.withLock { ($0.localChanges, ContinuousClock.now >= $0.bytesDue) }
-            let names = try Self.names(connection.run([PostgresSchema.selectNamespaces], deadline: .at(.now + PostgresTimeouts.commit)))
+            let names = try Self.names(connection.run([PostgresSchema.selectNamespaces], deadline: .at(.now + deadline)))
             var measured: (bytes: [String: Int], took: Duration)?
             if measureBytes {
                 let started = ContinuousClock.now

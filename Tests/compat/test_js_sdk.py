@@ -10,6 +10,7 @@ so that they run in every CI run. They skip, saying what is missing, only when n
 
 import json
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -82,14 +83,27 @@ def test_js_sdk_compat_bundles_in_headless_chromium(chromium, hearth_server):
 def test_the_seed_tutorials_apps_run_on_the_js_sdk(js_sdk, hearth_binary, hearth_server):
     """The apps of ../shared/seeds (jokes with votes, profiles with followers and a username index,
     verified-only per-user posts with server timestamps, a message board's events), as the JS SDK runs
-    them, under Examples/rules/seed-apps.bolt deployed with `hearth rules deploy`."""
+    them, under Examples/rules/seed-apps.bolt deployed with `hearth rules deploy`, with the seed
+    functions (vote totals, the board, follower counts) running beside the server."""
     rules = Path(__file__).resolve().parents[2] / "Examples" / "rules" / "seed-apps.bolt"
     deployed = subprocess.run(
         [str(hearth_binary), "rules", "deploy", "jsseeds", str(rules), "--url", hearth_server.url],
         capture_output=True, text=True, timeout=60)
     assert deployed.returncode == 0, deployed.stderr
-    result = js_sdk.run("seed_apps.cjs", hearth_server.host, str(hearth_server.port), "jsseeds", "demo-test",
-                        timeout=120)
+    functions = subprocess.Popen(
+        [str(hearth_binary.parent / "seed-functions"), "--url", f"{hearth_server.url}?ns=jsseeds", "--token", "owner"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not requests.get(f"{hearth_server.url}/.settings/functions.json?ns=jsseeds", headers={"Authorization": "Bearer owner"},
+                               timeout=10).json().get("functions"):
+            assert functions.poll() is None and time.monotonic() < deadline, "seed-functions did not register"
+            time.sleep(0.05)
+        result = js_sdk.run("seed_apps.cjs", hearth_server.host, str(hearth_server.port), "jsseeds", "demo-test",
+                            timeout=120)
+    finally:
+        functions.terminate()
+        functions.wait(timeout=30)
     assert result["ok"], result["error"]
 
 
