@@ -15,10 +15,10 @@ import Testing
 /// A real `hearth serve --emulator` on a free port with a temporary data directory, for one test (or a
 /// suite); stopped by ``stop()`` (SIGTERM, then SIGKILL after 10 s).
 final class TestServer: @unchecked Sendable {
-    let port: Int
+    private(set) var port: Int
     let dataDirectory: String
     private(set) var process: Process
-    private let arguments: [String]
+    private var arguments: [String]
 
     static var binary: String {
         if let path = ProcessInfo.processInfo.environment["HEARTH_BINARY"] { return path }
@@ -29,10 +29,20 @@ final class TestServer: @unchecked Sendable {
     init(emulator: Bool = true, extraArguments: [String] = []) throws {
         port = Loopback.freePort()
         dataDirectory = NSTemporaryDirectory() + "hearth-client-test-\(UUID().uuidString)"
-        arguments = ["serve", "--port", String(port), "--data", dataDirectory, "--project", "demo-client"]
-            + (emulator ? ["--emulator"] : []) + extraArguments
+        let settings = ["--data", dataDirectory, "--project", "demo-client"] + (emulator ? ["--emulator"] : []) + extraArguments
+        arguments = ["serve", "--port", String(port)] + settings
         process = Process()
-        try launch()
+        // The port was free when chosen; another test's server or client may take it before this one
+        // binds it (it then exits at once): start again on another, as often as five times.
+        for attempt in 1...5 {
+            do {
+                try launch()
+                return
+            } catch let failure as ServerFailed where failure.exited && attempt < 5 {
+                port = Loopback.freePort()
+                arguments = ["serve", "--port", String(port)] + settings
+            }
+        }
     }
 
     private func launch() throws {
@@ -48,7 +58,7 @@ final class TestServer: @unchecked Sendable {
     private func waitUntilListening() throws {
         for _ in 0..<400 {
             if Loopback.canConnect(port) { return }
-            guard process.isRunning else { throw ServerFailed(message: "hearth serve exited with \(process.terminationStatus)") }
+            guard process.isRunning else { throw ServerFailed(message: "hearth serve exited with \(process.terminationStatus)", exited: true) }
             usleep(25_000)
         }
         throw ServerFailed(message: "hearth serve did not listen on \(port) within 10 s")
@@ -56,6 +66,8 @@ final class TestServer: @unchecked Sendable {
 
     struct ServerFailed: Error, CustomStringConvertible {
         let message: String
+        /// The process ended before it listened (rather than not listening in time).
+        var exited = false
         var description: String { message }
     }
 
