@@ -78,7 +78,7 @@ let package = Package(
         /// What the server sends out: email over SMTP and bounded HTTPS requests (provider keys and user APIs).
         .target(name: "HearthOutbound", dependencies: ["CCurl"], swiftSettings: strict),
         /// Firebase Auth's accounts, tokens and REST API (no C; SQLite through HearthSQLite).
-        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthCore", "HearthProtocol", "HearthSupport", "HearthOutbound"], swiftSettings: strict),
+        .target(name: "HearthAuth", dependencies: ["HearthCrypto", "HearthCore", "HearthProtocol", "HearthSupport", "HearthOutbound", "HearthTriggers"], swiftSettings: strict),
         /// The accounts of HearthAuth in SQLite (`auth.sqlite`), and the service opened over a data directory.
         .target(name: "HearthAuthSQLite", dependencies: ["HearthAuth", "HearthSQL", "HearthSQLite", "HearthCrypto"], swiftSettings: strict),
         /// The accounts, signing key and sign-in methods of HearthAuth in PostgreSQL, shared by a cluster's

@@ -82,6 +82,7 @@ extension AuthService {
                 user.lastLoginAt = time
                 user.lastRefreshAt = time
                 attach(&user)
+                try beforeCreate(&user, call, provider: "password")
                 try store.insert(user)
             }
         } catch is AccountStoreConflict {
@@ -91,7 +92,7 @@ extension AuthService {
             "kind": "identitytoolkit#SignupNewUserResponse", "localId": user.localId, "email": canonical,
         ]
         if let name = user.displayName { response["displayName"] = name }
-        response.merge(try issueTokens(for: user, provider: "password")) { $1 }
+        response.merge(try signInTokens(for: user, call, provider: "password", isNewUser: linked == nil)) { $1 }
         return response
     }
 
@@ -219,7 +220,7 @@ extension AuthService {
             "kind": "identitytoolkit#VerifyPasswordResponse", "localId": user.localId, "email": email,
             "displayName": user.displayName ?? "", "registered": true,
         ]
-        response.merge(try issueTokens(for: user, provider: "password")) { $1 }
+        response.merge(try signInTokens(for: user, call, provider: "password", isNewUser: false)) { $1 }
         return response
     }
 

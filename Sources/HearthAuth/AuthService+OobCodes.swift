@@ -286,6 +286,7 @@ extension AuthService {
                 user.usesEmailLink = true
                 user.lastLoginAt = time
                 user.lastRefreshAt = time
+                try beforeCreate(&user, call, provider: "password")
                 try store.insert(user)
                 isNew = true
             }
@@ -296,7 +297,7 @@ extension AuthService {
         var response: [String: Any] = [
             "kind": "identitytoolkit#EmailLinkSigninResponse", "email": email, "localId": user.localId, "isNewUser": isNew,
         ]
-        response.merge(try issueTokens(for: user, provider: "password")) { $1 }
+        response.merge(try signInTokens(for: user, call, provider: "password", isNewUser: isNew)) { $1 }
         return response
     }
 

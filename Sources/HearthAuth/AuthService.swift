@@ -52,6 +52,10 @@ public struct AuthConfiguration: Sendable {
             responseBytesMax: ServerLimits.providerResponseBytesMax))
     /// Where the built-in providers' keys and APIs are (the real ones unless an admin says otherwise).
     public var providerEndpoints = ProviderEndpoints()
+    /// Where blocking auth hooks may post besides public addresses (`--hooks-allow`, as webhooks).
+    public var hookAddresses = OutboundAddresses()
+    /// Where the service reports what its operator should see (a blocking hook that failed).
+    public var log: Log = .silent
     /// Delivers verification and reset emails (SMTP in `hearth serve`); called on a background queue.
     /// Without it, codes only reach the outbox (`/emulator/v1/projects/{p}/oobCodes`).
     public var deliverEmail: (@Sendable (OutgoingEmail) -> Void)?
@@ -101,6 +105,10 @@ public final class AuthService: Sendable {
     let signInMethodsSetting: SharedSetting<SignInMethods>
     /// The identity providers configured (``IdentityProviderConfigs``); changed by an admin at runtime.
     let identityProvidersSetting: SharedSetting<IdentityProviderConfigs>
+    /// The blocking auth hooks (``BlockingHooks``); changed by an admin at runtime.
+    let blockingHooksSetting: SharedSetting<BlockingHooks>
+    /// How the blocking hooks have answered on this node.
+    let blockingStatus = BlockingHookStatus()
     /// Providers' published keys, and OpenID providers' discovery documents, by URL.
     let providerKeys: ProviderDocuments<JSONWebKeySet>
     let providerDiscovery: ProviderDocuments<OIDCDiscovery>
@@ -138,6 +146,9 @@ public final class AuthService: Sendable {
         identityProvidersSetting = try SharedSetting(
             .identityProviders, storage: configuration.settingsStorage, fallback: IdentityProviderConfigs(),
             decode: IdentityProviderConfigs.init(storedJSON:), encode: \.storedJSON)
+        blockingHooksSetting = try SharedSetting(
+            .blockingHooks, storage: configuration.settingsStorage, fallback: BlockingHooks(),
+            decode: BlockingHooks.init(storedJSON:), encode: \.storedJSON)
         // On the service's clock, so tests can move time past a cache's lifetime.
         let seconds: @Sendable () -> Double = { Double(clock()) / 1000 }
         providerKeys = ProviderDocuments(fetcher: configuration.fetcher, clock: seconds) { bytes in try JSONWebKeySet(json: bytes) }

@@ -8,6 +8,8 @@ public enum AuthSettingName: String, Sendable, CaseIterable {
     /// ``IdentityProviderConfigs``: built-in providers, OIDC and SAML configurations, client secrets
     /// included (so the storage is owner-only).
     case identityProviders = "identity_providers"
+    /// ``BlockingHooks``: URLs and their secrets (so the storage is owner-only).
+    case blockingHooks = "blocking_hooks"
 }
 
 /// Where settings are kept between restarts and, for a cluster, shared by its nodes: a file each in the

@@ -67,17 +67,47 @@ extension AuthService {
         }
         switch request.method {
         case .get:
-            return .json(200, signInMethods.config)
+            return .json(200, projectConfigJSON(signInMethods, blockingHooks))
         case .patch:
             let body = try RequestBody(bytes: request.body, form: false)
+            var hooks = blockingHooks
+            if let blocking = body.fields["blockingFunctions"] {
+                guard let fields = blocking as? [String: Any] else { throw AuthError.invalid("INVALID_CONFIG", "blockingFunctions must be an object") }
+                let time = now
+                let addresses = configuration.hookAddresses
+                hooks = try blockingHooksSetting.update { hooks in
+                    try hooks.apply(fields, now: time)
+                    for event in BlockingHooks.Event.allCases {
+                        guard let url = hooks[event]?.url, let refusal = addresses.refusal(of: url) else { continue }
+                        throw AuthError.invalid("INVALID_CONFIG", "\(event.rawValue): \(refusal)")
+                    }
+                    return hooks
+                }
+            }
             let changed = try signInMethodsSetting.update { methods in
                 methods.apply(body.fields)
                 return methods
             }
-            return .json(200, changed.config)
+            return .json(200, projectConfigJSON(changed, hooks))
         default:
             throw AuthError.notFound
         }
+    }
+
+    /// The config as Firebase answers it, with each blocking hook's status on this node beside it.
+    private func projectConfigJSON(_ methods: SignInMethods, _ hooks: BlockingHooks) -> [String: Any] {
+        var config = methods.config
+        var blocking = hooks.config
+        if var triggers = blocking["triggers"] as? [String: Any] {
+            for event in BlockingHooks.Event.allCases {
+                guard var trigger = triggers[event.rawValue] as? [String: Any] else { continue }
+                trigger["status"] = blockingStatus.json(event)
+                triggers[event.rawValue] = trigger
+            }
+            blocking["triggers"] = triggers
+        }
+        config["blockingFunctions"] = blocking
+        return config
     }
 
     /// The methods in force (re-read from the storage at most once a second, ``SharedSetting``).

@@ -366,6 +366,8 @@ extension HearthCommand {
         authConfiguration.authorizedDomains += settings.authorizedDomains
         authConfiguration.trustedProxies = TrustedProxies(settings.trustedProxies)
         authConfiguration.providerEndpoints = settings.providerEndpoints
+        authConfiguration.hookAddresses = settings.hookAddresses
+        authConfiguration.log = .standardError
         if let url = settings.smtpURL, let from = settings.smtpFrom {
             let mailer = SMTPMailer(configuration: SMTPConfiguration(
                 url: url, username: settings.smtpUser, password: settings.smtpPassword, from: from))

@@ -170,25 +170,8 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
         return Array(root.json().utf8)
     }
 
-    /// Why the server may not post to `url`, when that shows in the URL itself (an address or a local
-    /// name); names that resolve to a refused address are refused when delivering (the delivery log says so).
-    private func refusal(of url: String) -> String? {
-        guard let host = URLComponents(string: url)?.host?.lowercased(), !host.isEmpty else { return "\(url) has no host" }
-        let plainHTTP = url.lowercased().hasPrefix("http://")
-        let literal = host == "localhost" ? "127.0.0.1" : host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        let isLiteral = literal == "127.0.0.1" || OutboundAddresses.kind(of: literal) != .nonPublic || Self.isNumeric(literal)
-        if isLiteral && !settings.addresses.allows(address: literal, host: host) {
-            return "\(host) is a private or loopback address; allow it with hearth serve --hooks-allow \(host) (or --emulator for loopback)"
-        }
-        if plainHTTP && !HTTPFetcher.allows(url, plainHTTPHosts: settings.addresses.allowedHosts) {
-            return "\(url) is plain http: use https, or allow the host with hearth serve --hooks-allow \(host)"
-        }
-        return nil
-    }
-
-    private static func isNumeric(_ host: String) -> Bool {
-        host.allSatisfy { $0.isNumber || $0 == "." } || host.contains(":")
-    }
+    /// Why the server may not post to `url` (``OutboundAddresses/refusal(of:)``).
+    private func refusal(of url: String) -> String? { settings.addresses.refusal(of: url) }
 
     private func statusJSON(_ namespace: String) throws -> String {
         let document = try store.document(namespace) ?? HooksDocument()

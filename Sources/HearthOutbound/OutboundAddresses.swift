@@ -33,6 +33,24 @@ public struct OutboundAddresses: Sendable, Equatable {
         }
     }
 
+    /// Why a request to `url` would be refused, when that shows in the URL itself (an address or a
+    /// local name), as an admin configuring a webhook or a blocking hook should read it; names that
+    /// resolve to a refused address are refused when connecting (``HTTPFetcher``).
+    public func refusal(of url: String) -> String? {
+        guard let host = URLComponents(string: url)?.host?.lowercased(), !host.isEmpty else { return "\(url) has no host" }
+        let plainHTTP = url.lowercased().hasPrefix("http://")
+        let literal = host == "localhost" ? "127.0.0.1" : host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let isNumeric = literal.allSatisfy { $0.isNumber || $0 == "." } || literal.contains(":")
+        let isLiteral = literal == "127.0.0.1" || Self.kind(of: literal) != .nonPublic || isNumeric
+        if isLiteral && !allows(address: literal, host: host) {
+            return "\(host) is a private or loopback address; allow it with hearth serve --hooks-allow \(host) (or --emulator for loopback)"
+        }
+        if plainHTTP && !HTTPFetcher.allows(url, plainHTTPHosts: allowedHosts) {
+            return "\(url) is plain http: use https, or allow the host with hearth serve --hooks-allow \(host)"
+        }
+        return nil
+    }
+
     /// What kind of address a numeric IPv4 or IPv6 address is; anything unparsable counts as non-public.
     public static func kind(of address: String) -> Kind {
         var v4 = in_addr()

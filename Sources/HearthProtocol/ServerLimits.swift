@@ -120,4 +120,8 @@ public enum ServerLimits {
     /// (`GET /.feed.json`, docs/feed.md).
     public static let feedPageEntriesDefault = 1_000
     public static let feedPageEntriesMax = 10_000
+
+    /// The most a blocking auth hook's answer may hold (docs/functions.md, "Blocking auth hooks"): its
+    /// changes are a few fields and claims of at most 1,000 characters each.
+    public static let blockingHookResponseBytesMax = 64 * 1024
 }

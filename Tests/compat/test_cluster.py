@@ -211,6 +211,32 @@ def test_accounts_are_shared_by_every_node(cluster):
     assert duplicate.status_code == 400 and "EMAIL_EXISTS" in duplicate.text
 
 
+def test_blocking_auth_hooks_set_on_one_node_are_asked_by_every_node(cluster):
+    from test_blocking_hooks import SECRET, BlockingReceiver, policy
+
+    _postgres, (a, b, c), _balancer = cluster
+    receiver = BlockingReceiver(policy)
+    config = f"{a.endpoint.url}/identitytoolkit.googleapis.com/admin/v2/projects/demo-cluster/config"
+    hook = {"functionUri": receiver.url, "secret": SECRET}
+    owner = {"Authorization": "Bearer owner"}
+    try:
+        assert requests.patch(config, json={"blockingFunctions": {"triggers": {"beforeCreate": hook}}}, headers=owner,
+                              timeout=10).status_code == 200
+
+        def sign_up(node, email):
+            return requests.post(f"{node.endpoint.url}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",
+                                 json={"email": email, "password": "secret123", "returnSecureToken": True}, timeout=30)
+
+        # Each node re-reads the shared setting within a second.
+        assert eventually(lambda: sign_up(c, f"{namespace()}@evil.test").status_code == 400, 5)
+        allowed = sign_up(b, f"{namespace()}@example.com")
+        assert allowed.status_code == 200, allowed.text
+        assert "beforeCreate" in receiver.events()
+    finally:
+        requests.patch(config, json={"blockingFunctions": {"triggers": {"beforeCreate": None}}}, headers=owner, timeout=10)
+        receiver.close()
+
+
 def test_a_namespace_deleted_on_one_node_is_closed_on_the_others(cluster):
     _postgres, (a, b, _c), _balancer = cluster
     ns = namespace()

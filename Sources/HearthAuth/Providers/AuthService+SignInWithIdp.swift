@@ -22,8 +22,8 @@ extension AuthService {
         }
         let identity = try identity(for: credential)
         do {
-            if let idToken = body.string("idToken") { return try link(identity, toUserOf: idToken) }
-            return try signIn(identity, autoCreate: body.bool("autoCreate") ?? true)
+            if let idToken = body.string("idToken") { return try link(identity, toUserOf: idToken, call) }
+            return try signIn(identity, autoCreate: body.bool("autoCreate") ?? true, call)
         } catch let error as AuthError where body.bool("returnIdpCredential") == true && Self.answeredWithCredential.contains(error.code) {
             // The SDKs read the provider's credential from this answer, so the app can sign in with it.
             var response = identity.responseFields
@@ -36,12 +36,12 @@ extension AuthService {
     static let answeredWithCredential: Set<String> = ["FEDERATED_USER_ID_ALREADY_LINKED", "EMAIL_EXISTS"]
 
     /// Signing in (or up) as whoever the provider says the user is.
-    private func signIn(_ identity: ProviderIdentity, autoCreate: Bool) throws -> [String: Any] {
+    private func signIn(_ identity: ProviderIdentity, autoCreate: Bool, _ call: AuthCall) throws -> [String: Any] {
         let time = now
         if let known = try store.user(providerId: identity.providerId, rawId: identity.rawId) {
             // A returning user: only the provider's own entry is refreshed, never the account's profile.
             let user = try modifyForSignIn(known.localId, time) { user in user.upsert(identity.linkedProvider) }
-            return try signedIn(user, identity, isNew: false)
+            return try signedIn(user, identity, isNew: false, call)
         }
         if let email = identity.email, let owner = try store.user(email: email) {
             guard identity.emailVerified else {
@@ -70,7 +70,7 @@ extension AuthService {
                 user.upsert(identity.linkedProvider)
             }
             if revoked { try store.revokeRefreshTokens(uid: user.localId) }
-            var response = try signedIn(user, identity, isNew: false)
+            var response = try signedIn(user, identity, isNew: false, call)
             if recycled { response["emailRecycled"] = true }
             return response
         }
@@ -83,16 +83,17 @@ extension AuthService {
         user.linkedProviders = [identity.linkedProvider]
         user.lastLoginAt = time
         user.lastRefreshAt = time
+        try beforeCreate(&user, call, provider: identity.providerId)
         do {
             try store.insert(user)
         } catch let conflict as AccountStoreConflict {
             throw Self.conflictError(conflict)  // the same identity or address, signed up a moment ago
         }
-        return try signedIn(user, identity, isNew: true)
+        return try signedIn(user, identity, isNew: true, call)
     }
 
     /// Linking the provider's user to the signed-in account of `idToken`.
-    private func link(_ identity: ProviderIdentity, toUserOf idToken: String) throws -> [String: Any] {
+    private func link(_ identity: ProviderIdentity, toUserOf idToken: String, _ call: AuthCall) throws -> [String: Any] {
         let (context, found) = try authenticateUser(idToken: idToken)
         if try store.user(providerId: identity.providerId, rawId: identity.rawId) != nil {
             throw AuthError.invalid("FEDERATED_USER_ID_ALREADY_LINKED")
@@ -123,7 +124,7 @@ extension AuthService {
         var response = identity.responseFields
         response["localId"] = user.localId
         if user.email == identity.email { response["emailVerified"] = user.emailVerified }
-        response.merge(try issueTokens(for: user, provider: identity.providerId, authTime: context.authTime)) { $1 }
+        response.merge(try signInTokens(for: user, call, provider: identity.providerId, isNewUser: false, authTime: context.authTime)) { $1 }
         return response
     }
 
@@ -144,12 +145,12 @@ extension AuthService {
         return updated
     }
 
-    private func signedIn(_ user: UserRecord, _ identity: ProviderIdentity, isNew: Bool) throws -> [String: Any] {
+    private func signedIn(_ user: UserRecord, _ identity: ProviderIdentity, isNew: Bool, _ call: AuthCall) throws -> [String: Any] {
         var response = identity.responseFields
         response["localId"] = user.localId
         if user.email == identity.email { response["emailVerified"] = user.emailVerified }
         if isNew { response["isNewUser"] = true }
-        response.merge(try issueTokens(for: user, provider: identity.providerId)) { $1 }
+        response.merge(try signInTokens(for: user, call, provider: identity.providerId, isNewUser: isNew)) { $1 }
         return response
     }
 }
