@@ -280,3 +280,9 @@ def test_an_email_link_sign_up_asks_both_hooks(server, receiver):
     refused = server.call("signInWithEmailLink", {"email": "mallory@evil.test", "oobCode": code["mallory@evil.test"]})
     assert refused.status_code == 400 and "may not sign up here" in refused.json()["error"]["message"]
     assert [user["email"] for user in server.users()] == ["grace@example.com"]
+
+
+def test_the_official_js_sdk_sees_the_refusal_and_the_claims(js_sdk, server, receiver):
+    configure_both(server, receiver)
+    result = js_sdk.run("blocking.cjs", "127.0.0.1", server.url.rsplit(":", 1)[1], PROJECT, timeout=90)
+    assert result["ok"], result["error"]
