@@ -20,7 +20,7 @@ let scenarios: [Scenario] = [
     .coreQuery,
     .storageWrite,
     .storageWriteFeed,
-    .functionsThroughput,
+    .functionsThroughput, .hooksLatency,
     .storageLoad,
     .wsFanout,
     .wsLatency,

@@ -53,7 +53,7 @@ enum BlockingConfigFuzzing {
             guard let trigger = hooks[event] else { continue }
             let url = trigger.url.lowercased()
             fuzzCheck(url.hasPrefix("http://") || url.hasPrefix("https://"), "a hook URL that is not http(s)")
-            fuzzCheck(!trigger.secret.isEmpty && trigger.secret.utf8.count <= BlockingHooks.secretBytesMax, "a secret out of bounds")
+            fuzzCheck((BlockingHooks.secretBytesMin...BlockingHooks.secretBytesMax).contains(trigger.secret.utf8.count), "a secret out of bounds")
             fuzzCheck(BlockingHooks.timeoutSecondsRange.contains(trigger.timeoutSeconds), "a timeout out of range")
         }
         fuzzCheck(BlockingHooks(storedJSON: hooks.storedJSON) == hooks, "accepted blocking hooks do not read back as themselves")

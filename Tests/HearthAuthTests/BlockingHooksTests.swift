@@ -51,18 +51,18 @@ import Testing
 
     @Test func configurationIsCheckedKeptAndReadBack() throws {
         var hooks = BlockingHooks()
-        try hooks.apply(["triggers": ["beforeCreate": ["functionUri": "https://hooks.example.com/c", "secret": "s", "timeoutSeconds": 3]]], now: 5)
-        #expect(hooks.beforeCreate == BlockingHooks.Trigger(url: "https://hooks.example.com/c", secret: "s", timeoutSeconds: 3, updateTime: 5))
+        try hooks.apply(["triggers": ["beforeCreate": ["functionUri": "https://hooks.example.com/c", "secret": "sixteen-byte-key!", "timeoutSeconds": 3]]], now: 5)
+        #expect(hooks.beforeCreate == BlockingHooks.Trigger(url: "https://hooks.example.com/c", secret: "sixteen-byte-key!", timeoutSeconds: 3, updateTime: 5))
         // A change without a secret keeps the one the hook had.
         try hooks.apply(["triggers": ["beforeCreate": ["functionUri": "https://hooks.example.com/d", "failOpen": true]]], now: 6)
-        #expect(hooks.beforeCreate?.secret == "s" && hooks.beforeCreate?.failOpen == true && hooks.beforeCreate?.timeoutSeconds == 7)
+        #expect(hooks.beforeCreate?.secret == "sixteen-byte-key!" && hooks.beforeCreate?.failOpen == true && hooks.beforeCreate?.timeoutSeconds == 7)
         #expect(BlockingHooks(storedJSON: hooks.storedJSON) == hooks)
         for bad: [String: Any] in [
-            ["triggers": ["beforeSignIn": ["functionUri": "ftp://x", "secret": "s"]]],
-            ["triggers": ["beforeSignIn": ["functionUri": "https://x", "secret": ""]]],
-            ["triggers": ["beforeSignIn": ["functionUri": "https://x", "secret": "s", "timeoutSeconds": 0]]],
-            ["triggers": ["beforeSignIn": ["functionUri": "https://x", "secret": "s", "failOpen": "no"]]],
-            ["triggers": ["afterSignIn": ["functionUri": "https://x", "secret": "s"]]], ["triggers": 1],
+            ["triggers": ["beforeSignIn": ["functionUri": "ftp://x", "secret": "sixteen-byte-key!"]]],
+            ["triggers": ["beforeSignIn": ["functionUri": "https://x", "secret": "too short"]]],
+            ["triggers": ["beforeSignIn": ["functionUri": "https://x", "secret": "sixteen-byte-key!", "timeoutSeconds": 0]]],
+            ["triggers": ["beforeSignIn": ["functionUri": "https://x", "secret": "sixteen-byte-key!", "failOpen": "no"]]],
+            ["triggers": ["afterSignIn": ["functionUri": "https://x", "secret": "sixteen-byte-key!"]]], ["triggers": 1],
         ] {
             var copy = hooks
             #expect(throws: AuthError.self) { try copy.apply(bad, now: 7) }

@@ -18,7 +18,7 @@ from conftest import start_hearth
 from hook_receiver import verify
 
 KEY = "fake-api-key"
-SECRET = "blocking-secret"
+SECRET = "blocking-hook-secret"
 PROJECT = "blocking"
 
 

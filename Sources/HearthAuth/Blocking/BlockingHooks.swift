@@ -39,6 +39,8 @@ public struct BlockingHooks: Equatable, Sendable {
     /// Firebase's deadline for a blocking function, and the default here.
     public static let defaultTimeoutSeconds = 7
     public static let timeoutSecondsRange = 1...10
+    /// As a webhook's secret.
+    public static let secretBytesMin = 16
     public static let secretBytesMax = 256
     public static let urlBytesMax = 2048
 
@@ -84,8 +86,8 @@ public struct BlockingHooks: Equatable, Sendable {
             scheme == "https" || scheme == "http", !(parsed.host ?? "").isEmpty
         else { throw AuthError.invalid("INVALID_CONFIG", "\(event.rawValue).functionUri must be an http or https URL") }
         let secret = (fields["secret"] as? String) ?? (old?.secret ?? "")
-        guard !secret.isEmpty, secret.utf8.count <= secretBytesMax else {
-            throw AuthError.invalid("INVALID_CONFIG", "\(event.rawValue).secret must be a string of 1 to \(secretBytesMax) bytes (the key of Hearth-Signature)")
+        guard (secretBytesMin...secretBytesMax).contains(secret.utf8.count) else {
+            throw AuthError.invalid("INVALID_CONFIG", "\(event.rawValue).secret must be a string of \(secretBytesMin) to \(secretBytesMax) bytes (the key of Hearth-Signature)")
         }
         var timeout = defaultTimeoutSeconds
         if let given = fields["timeoutSeconds"] {

@@ -45,6 +45,9 @@ final class FanoutClient: @unchecked Sendable {
 
     func markSent(_ sequence: Int) { sendTimes[sequence] = nowNanoseconds() }
 
+    /// When `sequence` was marked sent, on ``nowNanoseconds()``'s clock (0: never).
+    func sentAt(_ sequence: Int) -> Int64 { sequence > 0 && sequence < sequenceCapacity ? sendTimes[sequence] : 0 }
+
     /// Opens `count` connections to `port`, sends `request` on each and watches them.
     func open(count: Int, port: Int, request: String) throws(ServerHarness.Failure) {
         let bytes = Array(request.utf8)
@@ -342,46 +345,13 @@ extension Scenario {
         client.start()
         try client.waitForInitialEvents(streamCount, seconds: 120)
         print("   \(streamCount) streams open and past their first event in \(rounded((clock.now - opening).seconds, places: 2)) s; \(writesPerRun) writes per run, \(writesPerSecond) a second")
-        // Open loop: a write every 10 ms whether or not earlier ones were answered, each on an idle
-        // keep-alive connection (a new one when all are busy: hearth serve does not handle pipelined
-        // requests, see docs/server.md), so a slow answer does not slow the write rate.
-        var writers: [Int32] = []
-        defer { for fd in writers { close(fd) } }
-        var outstanding: [Int] = []
-        var response = [UInt8](repeating: 0, count: 65536)
-        /// Reads whatever answers have arrived; each is a 204 head (print=silent) with no body.
-        func drainAnswers(wait: Bool) throws(ServerHarness.Failure) {
-            var watched = writers.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            guard watched.withUnsafeMutableBufferPointer({ poll($0.baseAddress, nfds_t($0.count), wait ? 100 : 0) }) > 0 else { return }
-            for index in watched.indices where watched[index].revents != 0 {
-                let count = response.withUnsafeMutableBytes { recv(writers[index], $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-                guard count > 0 else { throw ServerHarness.Failure("a writer's connection closed") }
-                let text = String(decoding: response[..<count], as: UTF8.self)
-                let answers = text.components(separatedBy: "HTTP/1.1 ").count - 1
-                let noContent = text.components(separatedBy: "HTTP/1.1 204").count - 1
-                guard answers == noContent else { throw ServerHarness.Failure("a PUT was answered \(text.prefix(60))") }
-                outstanding[index] -= answers
-            }
-        }
+        // Open loop: a write every 1/writesPerSecond s whether or not earlier ones were answered.
+        let writer = OpenLoopWriter(port: hearth.port)
         var sequence = 1
         let hearthRuns = try measure("Hearth (durable PUT → SSE)", client: client, nextSequence: &sequence) { value in
-            try drainAnswers(wait: false)
-            var index = outstanding.firstIndex(of: 0) ?? -1
-            if index < 0 {
-                let fd = ServerHarness.connectLoopback(port: hearth.port)
-                guard fd >= 0, writers.count < 4_000 else { throw ServerHarness.Failure("cannot open another writer connection") }
-                writers.append(fd)
-                outstanding.append(0)
-                index = writers.count - 1
-            }
-            let body = String(value)
-            let request = Array("PUT /fan/v.json?ns=bench&print=silent HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)".utf8)
-            guard request.withUnsafeBytes({ Glibc.write(writers[index], $0.baseAddress, $0.count) }) == request.count else {
-                throw ServerHarness.Failure("a writer's connection failed")
-            }
-            outstanding[index] += 1
+            try writer.put("/fan/v.json?ns=bench&print=silent", body: String(value))
         }
-        while outstanding.contains(where: { $0 > 0 }) { try drainAnswers(wait: true) }
+        try writer.finish()
         client.stop()
         ServerHarness.stop(hearth.process)
 
