@@ -6,7 +6,7 @@ import HearthCore
 ///                               "url": "https://example.com/hearth", "secret": "at least 16 characters"}}}
 ///
 /// Optional per hook: `attempts` (deliveries tried before the event is parked as a dead letter, 1–100,
-/// default 10) and `timeoutSeconds` (how long one delivery may take, 1–30, default 10).
+/// default 12: at least 90 s of retries, RetrySchedule) and `timeoutSeconds` (how long one delivery may take, 1–30, default 10).
 public struct HooksDocument: Sendable, Equatable {
     public var hooks: [HookDefinition]
 
@@ -21,7 +21,7 @@ public struct HooksDocument: Sendable, Equatable {
         public static let secretBytesMin = 16
         public static let secretBytesMax = 256
         public static let attemptsMax = 100
-        public static let attemptsDefault = 10
+        public static let attemptsDefault = 12
         public static let timeoutSecondsMax = 30
         public static let timeoutSecondsDefault = 10
     }

@@ -150,6 +150,36 @@ def test_a_receiver_that_is_down_gets_every_event_in_order_once_it_is_back(heart
         receiver.close()
 
 
+def test_a_receiver_down_for_a_minute_gets_everything_after_it_returns(hearth_binary, tmp_path):
+    """The issue's fault: the receiver's port refuses connections for a whole minute while writes go on;
+    with the default attempts nothing is parked, and once it is back every event arrives, in order."""
+    import time
+
+    receiver = Receiver()
+    port = receiver.port
+    process, url, _ = serve(hearth_binary, tmp_path)
+    try:
+        assert deploy(hearth_binary, url, tmp_path, {"h": hook(receiver)}).returncode == 0
+        put(url, "jokes/before", 0)
+        receiver.wait_for(lambda r: len(r.accepted()) >= 1)
+        receiver.close()
+        went_down = time.monotonic()
+        written = 0
+        # Writes throughout the minute (the condition under test is the minute itself, not a wait).
+        while time.monotonic() - went_down < 60:
+            written += 1
+            put(url, f"jokes/j{written:04d}", written)
+            time.sleep(0.5)
+        receiver = Receiver(port)
+        receiver.wait_for(lambda r: len(r.accepted()) >= written, timeout=90)
+        assert [e["after"] for e in receiver.accepted()] == list(range(1, written + 1))
+        status = json.loads(hooks_cli(hearth_binary, url, "status", NS).stdout)["hooks"][0]
+        assert status["deadLetters"] == 0, status
+    finally:
+        stop(process)
+        receiver.close()
+
+
 def test_nothing_is_lost_or_reordered_across_a_sigkill(hearth_binary, tmp_path):
     receiver = Receiver()
     process, url, port = serve(hearth_binary, tmp_path)
