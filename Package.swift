@@ -107,6 +107,11 @@ let package = Package(
         .target(name: "HearthTriggers", dependencies: ["HearthCore"], swiftSettings: strict),
         /// Webhook delivery (docs/functions.md): one worker per hook following the feed from a stored
         /// cursor, signed POSTs through libcurl, retries, dead letters and the delivery log in SQLite.
+        /// Webhooks and functions processes in a cluster: HearthHooks' stores in the shared PostgreSQL, and
+        /// which node delivers each hook (a lease).
+        .target(
+            name: "HearthHooksPostgres", dependencies: ["HearthHooks", "HearthPostgres", "HearthTriggers", "HearthStorage", "HearthCore", "HearthProtocol"],
+            swiftSettings: strict),
         .target(
             name: "HearthHooks",
             dependencies: ["HearthTriggers", "HearthServer", "HearthStorage", "HearthCore", "HearthSupport", "HearthOutbound", "HearthCrypto", "HearthSQL", "HearthProtocol"],
@@ -124,7 +129,7 @@ let package = Package(
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQL", "HearthSQLite", "HearthPostgres", "HearthServer", "HearthTransport",
                 "HearthBolt", "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthOutbound",
-                "HearthProtocol", "HearthHooks", "HearthTriggers",
+                "HearthProtocol", "HearthHooks", "HearthHooksPostgres", "HearthTriggers",
             ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.

@@ -3,6 +3,8 @@ import HearthAuth
 import HearthAuthPostgres
 import HearthAuthSQLite
 import HearthHooks
+import HearthHooksPostgres
+import HearthPostgres
 import HearthOutbound
 import HearthProtocol
 import HearthServer
@@ -391,15 +393,25 @@ extension HearthCommand {
             print("hearth serve: cannot open the accounts\(settings.storageURL == nil ? " in \(directory)" : ""): \(error).", to: &errorOutput)
             return .failure
         }
-        // Webhooks keep their documents, cursors and dead letters in the data directory: a single node's.
-        var hooks: HookDeliveryService?
-        if settings.storageURL == nil {
-            do {
-                hooks = try HookDeliveryService(directory: directory, settings: HookSettings(addresses: settings.hookAddresses))
-            } catch {
-                print("hearth serve: cannot open the webhooks' store in \(directory): \(error).", to: &errorOutput)
-                return .failure
+        // Webhooks keep their documents, cursors and dead letters in the data directory on a single node, in
+        // PostgreSQL for a cluster (where one node at a time delivers each hook).
+        let hooks: HookDeliveryService
+        do {
+            var hookSettings = HookSettings(addresses: settings.hookAddresses)
+            if let url = settings.storageURL {
+                let database = try PostgresDatabase(url: url, connectionsMax: 2, log: .standardError)
+                let node = settings.node + "#" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+                // Renewed well inside the lease, so a node that is alive never loses its hooks.
+                hookSettings.reconcileMilliseconds = min(1000, settings.leaseSeconds * 1000 / 4)
+                hooks = HookDeliveryService(
+                    store: try PostgresHookStore(database: database, node: node, leaseSeconds: settings.leaseSeconds),
+                    consumers: try PostgresFunctionConsumerStore(database: database), settings: hookSettings)
+            } else {
+                hooks = try HookDeliveryService(directory: directory, settings: hookSettings)
             }
+        } catch {
+            print("hearth serve: cannot open the webhooks' store\(settings.storageURL == nil ? " in \(directory)" : ""): \(error).", to: &errorOutput)
+            return .failure
         }
         let server = DatabaseServer(
             configuration: ServerConfiguration(
@@ -471,7 +483,7 @@ extension HearthCommand {
         print("hearth serve: \(received == SIGINT ? "SIGINT" : "SIGTERM") received; closing connections and committing queued writes.",
               to: &errorOutput)
         // Before the loop stops: a hook's worker reads the feed through it.
-        hooks?.stop()
+        hooks.stop()
         transport.stop()
         server.close()
         // After the connections ran their own operations: the lease and this node's rows go.

@@ -77,7 +77,7 @@ extension HookDeliveryService {
             case .success(let head):
                 let authAfter = known?.authAfter.map(String.init) ?? "null"
                 if let known { return Self.json(200, "{\"after\":\(known.after),\"head\":\(head),\"authAfter\":\(authAfter)}") }
-                _ = try consumers.advance(request.namespace, name, to: head, at: now)
+                _ = try consumers.advance(request.namespace, name, to: head, authAfter: nil, at: now)
                 return Self.json(200, "{\"after\":\(head),\"head\":\(head),\"authAfter\":null}")
             case .failure(let error):
                 _ = try consumers.remove(request.namespace, name)

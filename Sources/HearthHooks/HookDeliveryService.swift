@@ -12,26 +12,36 @@ import HearthTriggers
 /// (`/.settings/hooks.json`, `hooks/status`, `hooks/log`, `hooks/dead`, `hooks/redeliver`); and keeps what
 /// the server holds for functions processes (`/.settings/functions…`, FunctionEndpoints.swift).
 public final class HookDeliveryService: HookService, @unchecked Sendable {  // mutable state in `state`
-    let store: HookStore
-    let consumers: FunctionConsumerStore
+    let store: any HookStorage
+    let consumers: any FunctionConsumerStorage
     let settings: HookSettings
     private struct State {
         var host: (any TriggerHost)?
         /// Running workers by namespace, then hook name.
         var workers: [String: [String: HookWorker]] = [:]
+        /// What each namespace was last activated with (its document and its processes' patterns), and
+        /// the feed's head then: where a hook taken over without a cursor starts.
+        var activated: [String: (signature: String, head: Int64)] = [:]
         var stopped = false
     }
     private let state = Locked(State())
     /// Deploys, registrations and start-up activation, one at a time, off the loop.
     let queue = DispatchQueue(label: "hearth.hooks")
 
-    /// Opens (creating) `hooks.sqlite` in `directory`.
-    public init(directory: String, settings: HookSettings) throws {
-        store = try HookStore(path: directory + "/hooks.sqlite")
+    /// A single node's: opens (creating) `hooks.sqlite` in `directory`.
+    public convenience init(directory: String, settings: HookSettings) throws {
+        let store = try SQLiteHookStore(path: directory + "/hooks.sqlite")
         // A crash (not a power loss) loses nothing in WAL mode with NORMAL; cursors are saved often, and
         // what a lost save would replay is delivered again with the same ids.
         try store.database.executeScript("PRAGMA synchronous=NORMAL;")
-        consumers = try FunctionConsumerStore(database: store.database)
+        self.init(store: store, consumers: try SQLiteFunctionConsumerStore(database: store.database), settings: settings)
+    }
+
+    /// Over any storage: a cluster's shared one makes every node follow the others' deploys and
+    /// registrations, and deliver only the hooks it holds (``HookStorage/claim(_:_:)``).
+    public init(store: any HookStorage, consumers: any FunctionConsumerStorage, settings: HookSettings) {
+        self.store = store
+        self.consumers = consumers
         self.settings = settings
     }
 
@@ -43,15 +53,16 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
                 for (namespace, document) in try store.documents() { documents[namespace] = document }
                 // A namespace with only functions processes still keeps the earlier values they need
                 // while they are away.
-                for consumer in try consumers.consumers() where documents[consumer.namespace] == nil { documents[consumer.namespace] = HooksDocument() }
+                for consumer in try consumers.consumers(nil) where documents[consumer.namespace] == nil { documents[consumer.namespace] = HooksDocument() }
             } catch {
-                return settings.log("hearth: webhooks are not delivered: \(store.database) could not be read: \(error)")
+                return settings.log("hearth: webhooks are not delivered: their store could not be read: \(error)")
             }
             for (namespace, document) in documents.sorted(by: { $0.key < $1.key }) {
                 if case .failure(let error) = activate(document, in: namespace) {
                     settings.log("hearth: the triggers of '\(namespace)' are not running: \(error.message)")
                 }
             }
+            if store.isShared { scheduleReconcile() }
         }
     }
 
@@ -60,7 +71,11 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
             state.stopped = true
             return state.workers.values.flatMap(\.values)
         }
-        for worker in workers { worker.stop(waitingSeconds: 2) }
+        for worker in workers {
+            worker.stop(waitingSeconds: 2)
+            // Another node may take it at once rather than when this node's lease lapses.
+            store.release(worker.namespace, worker.hook.name)
+        }
         queue.sync {}
     }
 
@@ -95,22 +110,99 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
             if case .failure(let error) = answered { return .failure(error) }
             return .failure(StorageError(.io, "the namespace did not answer"))
         }
+        let signature = Self.signature(document, functionPatterns)
+        state.withLock { $0.activated[namespace] = (signature, position) }
         for hook in document.hooks where state.withLock({ $0.workers[namespace]?[hook.name] == nil }) {
-            let start: HookCursor
             do {
-                if let saved = try store.cursor(namespace, hook.name) {
-                    start = saved
-                } else {
-                    start = .after(position)
-                    try store.saveCursor(start, namespace, hook.name)
-                }
+                // In a cluster, only the node that holds the hook delivers it.
+                guard try store.claim(namespace, hook.name) else { continue }
+                try startWorker(hook, in: namespace, head: position, host: host)
             } catch {
                 return .failure(StorageError(.io, "the cursor of hook '\(hook.name)' could not be read or saved: \(error)"))
             }
-            let worker = HookWorker(namespace: namespace, hook: hook, start: start, store: store, host: host, settings: settings)
-            state.withLock { $0.workers[namespace, default: [:]][hook.name] = worker }
         }
         return .success(position)
+    }
+
+    /// Starts delivering `hook` from its saved cursor, or from `head` (saved first) when it has none.
+    private func startWorker(_ hook: HookDefinition, in namespace: String, head: Int64, host: any TriggerHost) throws {
+        let start: HookCursor
+        if let saved = try store.cursor(namespace, hook.name) {
+            start = saved
+        } else {
+            start = .after(head)
+            try store.saveCursor(start, namespace, hook.name)
+        }
+        let worker = HookWorker(namespace: namespace, hook: hook, start: start, store: store, host: host, settings: settings)
+        state.withLock { $0.workers[namespace, default: [:]][hook.name] = worker }
+    }
+
+    /// What an activation depends on: the document (secrets included) and the processes' patterns.
+    private static func signature(_ document: HooksDocument, _ functionPatterns: [TriggerPattern]) -> String {
+        document.json(revealingSecrets: true) + "\n" + functionPatterns.map(\.description).sorted().joined(separator: "\n")
+    }
+
+    // MARK: In a cluster
+
+    /// Every ``HookSettings/reconcileMilliseconds``, on `queue`, while the server runs: follows what the
+    /// other nodes deployed and registered (so this node's writes keep the earlier values their patterns
+    /// need), keeps the hooks this node holds, takes over those whose node stopped, and stops delivering
+    /// those another node took.
+    private func scheduleReconcile() {
+        queue.asyncAfter(deadline: .now() + .milliseconds(settings.reconcileMilliseconds)) { [weak self] in
+            guard let self, !state.withLock({ $0.stopped }) else { return }
+            reconcile()
+            scheduleReconcile()
+        }
+    }
+
+    private func reconcile() {
+        guard let host = state.withLock({ $0.stopped ? nil : $0.host }) else { return }
+        var documents: [String: HooksDocument] = [:]
+        var patterns: [String: [TriggerPattern]] = [:]
+        do {
+            for (namespace, document) in try store.documents() { documents[namespace] = document }
+            for consumer in try consumers.consumers(nil) {
+                patterns[consumer.namespace, default: []] += consumer.patterns
+                if documents[consumer.namespace] == nil { documents[consumer.namespace] = HooksDocument() }
+            }
+        } catch {
+            // The store is out of reach: the workers cannot save their cursors either; they stop
+            // delivering until it answers again (another node may take their hooks meanwhile).
+            return stopAllWorkers(because: "the hooks' store could not be read: \(error)")
+        }
+        for (namespace, document) in documents.sorted(by: { $0.key < $1.key }) {
+            let activation = state.withLock { $0.activated[namespace] }
+            if activation?.signature != Self.signature(document, patterns[namespace] ?? []) {
+                if case .failure(let error) = activate(document, in: namespace) {
+                    settings.log("hearth: the triggers of '\(namespace)' are not running: \(error.message)")
+                }
+                continue
+            }
+            guard let head = activation?.head else { continue }
+            for hook in document.hooks {
+                let worker = state.withLock { $0.workers[namespace]?[hook.name] }
+                let holds = (try? store.claim(namespace, hook.name)) ?? false
+                if holds && worker == nil {
+                    do { try startWorker(hook, in: namespace, head: head, host: host) } catch {
+                        settings.log("hearth: hook '\(hook.name)' of '\(namespace)' could not start: \(error)")
+                    }
+                } else if !holds, let worker {
+                    worker.stop(waitingSeconds: Double(worker.hook.timeoutSeconds) + 1)
+                    state.withLock { _ = $0.workers[namespace]?.removeValue(forKey: hook.name) }
+                }
+            }
+        }
+    }
+
+    private func stopAllWorkers(because reason: String) {
+        let workers = state.withLock { state in
+            defer { state.workers = [:] }
+            return state.workers.values.flatMap(\.values)
+        }
+        guard !workers.isEmpty else { return }
+        settings.log("hearth: webhooks paused on this node: \(reason)")
+        for worker in workers { worker.stop(waitingSeconds: Double(worker.hook.timeoutSeconds) + 1) }
     }
 
     private func wake(_ namespace: String) {
@@ -182,20 +274,23 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
             let status = workers[hook.name]?.status.withLock { $0 }
             let stored = try store.cursor(namespace, hook.name)
             let cursor = status?.cursor ?? stored
+            // In a cluster: the node delivering it (this one or another), whose own counts these are.
+            let owner = try store.owner(namespace, hook.name)
             var fields = [
                 "\"name\":\(Node(hook.name).json())", "\"path\":\(Node(hook.pattern.description).json())", "\"url\":\(Node(hook.url).json())",
-                "\"running\":\(status != nil)", "\"position\":\(cursor?.readAfter ?? 0)", "\"deliveredSinceStart\":\(status?.delivered ?? 0)",
+                "\"running\":\(status != nil || owner != nil)", "\"position\":\(cursor?.readAfter ?? 0)", "\"deliveredSinceStart\":\(status?.delivered ?? 0)",
                 "\"failingAttempts\":\(status?.failures ?? 0)", "\"deadLetters\":\(counts.dead)",
                 "\"loggedSuccesses\":\(counts.delivered)", "\"loggedFailures\":\(counts.failed)",
             ]
             if let error = status?.lastError { fields.append("\"lastError\":\(Node(error).json())") }
+            if let owner { fields.append("\"node\":\(Node(owner).json())") }
             hooks.append("{" + fields.joined(separator: ",") + "}")
         }
         return "{\"hooks\":[" + hooks.joined(separator: ",") + "]}"
     }
 
     private func logJSON(_ request: HookRequest) throws -> String {
-        let limit = min(max(Int(request.parameters["limit"] ?? "") ?? 100, 1), HookStore.logRowsMax)
+        let limit = min(max(Int(request.parameters["limit"] ?? "") ?? 100, 1), ServerLimits.hookLogRowsMax)
         let rows = try store.deliveries(request.namespace, hook: request.parameters["hook"], limit: limit).map { hook, attempt in
             "{\"hook\":\(Node(hook).json()),\"id\":\(Node(attempt.eventId).json()),\"attempt\":\(attempt.attempt),\"status\":\(attempt.status),"
                 + "\"latencyMs\":\(attempt.latencyMilliseconds),\"response\":\(Node(attempt.excerpt).json()),\"time\":\(attempt.time)}"

@@ -9,6 +9,9 @@ public struct HookSettings: Sendable {
     public var schedule: RetrySchedule
     public var clock: @Sendable () -> Int64
     public var log: Log
+    /// In a cluster, how often each node looks at the shared hooks (deploys and registrations made on
+    /// other nodes, hooks whose node stopped) and renews the hooks it holds: well inside their lease.
+    public var reconcileMilliseconds = 1000
 
     public init(
         addresses: OutboundAddresses, schedule: RetrySchedule = RetrySchedule(),

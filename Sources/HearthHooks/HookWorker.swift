@@ -15,7 +15,7 @@ import HearthTriggers
 final class HookWorker: @unchecked Sendable {  // `control`'s fields under its lock; `status` is Locked
     let namespace: String
     let hook: HookDefinition
-    private let store: HookStore
+    private let store: any HookStorage
     private let host: any TriggerHost
     private let settings: HookSettings
     private let control = NSCondition()
@@ -27,7 +27,7 @@ final class HookWorker: @unchecked Sendable {  // `control`'s fields under its l
     static let pageEntries = 500
     static let cursorSaveMilliseconds: Int64 = 100
 
-    init(namespace: String, hook: HookDefinition, start: HookCursor, store: HookStore, host: any TriggerHost, settings: HookSettings) {
+    init(namespace: String, hook: HookDefinition, start: HookCursor, store: any HookStorage, host: any TriggerHost, settings: HookSettings) {
         self.namespace = namespace
         self.hook = hook
         self.store = store

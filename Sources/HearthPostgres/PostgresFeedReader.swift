@@ -35,12 +35,13 @@ final class PostgresFeedReader: @unchecked Sendable {  // `closed` is touched on
                 [PostgresSchema.feedTrimmed(namespace: namespace),
                  // One row more than entries wanted: the first row may hold only entries at or before `position`,
                  // and every other row holds at least one.
-                 PostgresSchema.feedRows(namespace: namespace, from: ChangeFeedPosition.commit(of: max(0, position)), limit: limit + 1)],
+                 PostgresSchema.feedRows(namespace: namespace, from: ChangeFeedPosition.commit(of: max(0, position)), limit: limit + 1),
+                 PostgresSchema.feedNewest(namespace: namespace)],
                 deadline: .at(.now + PostgresTimeouts.commit))
         } catch {
             throw StorageError(error, at: endpoint, doing: doing)
         }
-        guard results.count == 2, let trimmedRow = results[0].rowCount > 0 ? PostgresRow(result: results[0], index: 0) : nil,
+        guard results.count == 3, let trimmedRow = results[0].rowCount > 0 ? PostgresRow(result: results[0], index: 0) : nil,
               let trimmed = trimmedRow.bytes(0).flatMap(PostgresBinary.decodeInt64)
         else { throw StorageError(.corrupt, "the change feed of namespace '\(namespace)' at \(endpoint) answered in an unexpected shape.") }
         var entries: [ChangeFeedPage.Entry] = []
@@ -52,7 +53,15 @@ final class PostgresFeedReader: @unchecked Sendable {  // `closed` is touched on
             try ChangeFeedRows.read(
                 row: number, count: Int(clamping: count), bytes: UnsafeRawBufferPointer(bytes), after: position, limit: limit, into: &entries)
         }
-        return ChangeFeedPage(entries: entries, trimmedThrough: trimmed)
+        // Where the feed ends, for readers that start from now (webhooks and functions processes).
+        var head = trimmed
+        if results[2].rowCount > 0 {
+            let newest = PostgresRow(result: results[2], index: 0)
+            guard let number = newest.bytes(0).flatMap(PostgresBinary.decodeInt64), let count = newest.bytes(1).flatMap(PostgresBinary.decodeInt64)
+            else { throw StorageError(.corrupt, "the newest change-feed row of namespace '\(namespace)' at \(endpoint) does not decode.") }
+            head = ChangeFeedPosition.of(commit: number, index: Int(clamping: count) - 1)
+        }
+        return ChangeFeedPage(entries: entries, trimmedThrough: trimmed, head: head)
     }
 
     func close() {

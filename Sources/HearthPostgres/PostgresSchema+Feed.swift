@@ -35,6 +35,12 @@ extension PostgresSchema {
             [.text(namespace), .int8(sequence)])
     }
 
+    /// The newest row's commit number and entry count (no row: an empty feed).
+    static func feedNewest(namespace: String) -> PostgresStatement {
+        PostgresStatement(
+            "SELECT seq, count::bigint FROM hearth_feed WHERE namespace = $1 ORDER BY seq DESC LIMIT 1", [.text(namespace)])
+    }
+
     static func feedTrimmed(namespace: String) -> PostgresStatement {
         PostgresStatement(
             "SELECT coalesce((SELECT through FROM hearth_feed_trimmed WHERE namespace = $1), 0)", [.text(namespace)])

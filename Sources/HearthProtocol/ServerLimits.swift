@@ -124,4 +124,9 @@ public enum ServerLimits {
     /// The most a blocking auth hook's answer may hold (docs/functions.md, "Blocking auth hooks"): its
     /// changes are a few fields and claims of at most 1,000 characters each.
     public static let blockingHookResponseBytesMax = 64 * 1024
+
+    /// Delivery log rows kept per webhook, and parked events kept per functions process (docs/functions.md):
+    /// older ones go.
+    public static let hookLogRowsMax = 1000
+    public static let parkedFunctionEventsMax = 1000
 }

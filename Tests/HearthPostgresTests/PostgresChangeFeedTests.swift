@@ -37,6 +37,11 @@ struct PostgresChangeFeedTests {
         #expect(fromFirst.entries.map(\.position) == fromFirst.entries.map(\.position).sorted())
         let rest = try await second.readFeed(after: fromFirst.entries[0].position, limit: 1)
         #expect(rest.entries == [fromFirst.entries[1]])
+        // Where the feed ends, on every node: what a webhook deployed now starts after.
+        #expect(rest.head == fromFirst.entries.last?.position && fromSecond.head == rest.head)
+        let empty = try PostgresStorageEngine(url: server.url, namespace: PostgresFixture.uniqueNamespace("feed-empty"))
+        defer { empty.close() }
+        #expect(try await empty.readFeed(after: 0, limit: 0).head == 0)
     }
 
     @Test func retentionTrimsAndAnImportMakesReadersResync() async throws {

@@ -237,6 +237,87 @@ def test_blocking_auth_hooks_set_on_one_node_are_asked_by_every_node(cluster):
         receiver.close()
 
 
+def hook_status(node, ns):
+    response = requests.get(f"{node.endpoint.url}/.settings/hooks/status.json?ns={ns}", headers={"Authorization": "Bearer owner"}, timeout=10)
+    assert response.status_code == 200, response.text
+    return response.json()["hooks"]
+
+
+def test_a_webhook_deployed_on_one_node_is_delivered_once_by_one_node_and_taken_over_when_it_dies(cluster):
+    from hook_receiver import Receiver
+
+    _postgres, nodes, _balancer = cluster
+    a, b, c = nodes
+    ns = namespace()
+    receiver = Receiver()
+    document = {"hooks": {"h": {"path": "/jokes/{jokeId}", "events": ["written"], "url": receiver.url, "secret": "a-secret-of-sixteen-plus"}}}
+    try:
+        deployed = requests.put(f"{a.endpoint.url}/.settings/hooks.json?ns={ns}", json=document, headers={"Authorization": "Bearer owner"}, timeout=30)
+        assert deployed.status_code == 200, deployed.text
+        # Every node says which one delivers it, and it is the same one.
+        assert eventually(lambda: all(hook_status(node, ns)[0].get("node") for node in nodes), 10)
+        owners = {hook_status(node, ns)[0]["node"] for node in nodes}
+        assert len(owners) == 1, owners
+        (owner,) = owners
+        for n in range(30):
+            endpoint = (b, c)[n % 2].endpoint  # writes land on every node
+            requests.put(f"{endpoint.url}/jokes/j{n:02d}.json?ns={ns}", json=n, timeout=10).raise_for_status()
+        receiver.wait_for(lambda r: len(r.accepted()) >= 30, timeout=30)
+        delivered = receiver.accepted()
+        assert [event["after"] for event in delivered] == list(range(30)), "each write once, in the cluster's commit order"
+        assert len({event["id"] for event in delivered}) == 30
+
+        # The delivering node dies: another takes the hook once its lease lapses, from the saved cursor.
+        dead = next(node for node in nodes if owner.startswith(node.name + "#"))
+        survivors = [node for node in nodes if node is not dead]
+        dead.kill()
+        for n in range(30, 40):
+            requests.put(f"{survivors[n % 2].endpoint.url}/jokes/j{n:02d}.json?ns={ns}", json=n, timeout=10).raise_for_status()
+        receiver.wait_for(lambda r: {event["after"] for event in r.accepted()} >= set(range(40)), timeout=LEASE_SECONDS * 5 + 20)
+        after = [event for event in receiver.accepted() if event["after"] >= 30]
+        first_seen = list(dict.fromkeys(event["after"] for event in after))
+        assert first_seen == list(range(30, 40)), "in order after the takeover"
+        by_id = {}
+        for event in receiver.accepted():
+            assert by_id.setdefault(event["id"], event) == event, "a repeat carries the same id and content"
+        new_owner = hook_status(survivors[0], ns)[0]["node"]
+        assert not new_owner.startswith(dead.name + "#"), new_owner
+        dead.start(port=dead.port)
+    finally:
+        receiver.close()
+
+
+def test_a_functions_process_registers_and_reads_through_any_node(cluster, hearth_binary, tmp_path):
+    import subprocess
+
+    _postgres, (a, b, c), _balancer = cluster
+    ns = namespace()
+    probe = hearth_binary.parent / "hearth-functions-probe"
+    log = tmp_path / "probe.log"
+    process = subprocess.Popen(
+        [str(probe), "--url", f"{b.endpoint.url}?ns={ns}", "--token", "owner", "--name", "probe"],
+        env={**os.environ, "HEARTH_PROBE_LOG": str(log)}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(tmp_path / "probe.err", "w"))
+    try:
+        listed = lambda node: requests.get(f"{node.endpoint.url}/.settings/functions.json?ns={ns}", headers={"Authorization": "Bearer owner"},
+                                           timeout=10).json().get("functions", [])
+        assert eventually(lambda: listed(c), 30), (tmp_path / "probe.err").read_text()
+        requests.put(f"{c.endpoint.url}/inbox/m1.json?ns={ns}", json={"text": "hi"}, timeout=10).raise_for_status()
+        requests.put(f"{a.endpoint.url}/inbox/m2.json?ns={ns}", json={"text": "ho"}, timeout=10).raise_for_status()
+
+        def created():
+            if not log.exists():
+                return set()
+            events = [json.loads(line) for line in log.read_text().splitlines() if line.endswith("}")]
+            return {event["params"]["messageId"] for event in events if event["function"] == "created"}
+
+        assert eventually(lambda: created() >= {"m1", "m2"}, 30), created()
+        # Its writes back, with admin access through node b, reach every node.
+        assert eventually(lambda: get(a.endpoint, "processed", ns) == {"m1": "HI", "m2": "HO"}, 10)
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
 def test_a_namespace_deleted_on_one_node_is_closed_on_the_others(cluster):
     _postgres, (a, b, _c), _balancer = cluster
     ns = namespace()

@@ -14,7 +14,7 @@ extension DatabaseServer: TriggerHost {
         guard let hooks else {
             throw RESTError(
                 501,
-                "Webhooks and functions are not available on this server: they run on a single node with SQLite storage (hearth serve without --storage postgresql://…).")
+                "Webhooks and functions are not available on this server: it was started without a hooks service.")
         }
         var parameters: [String: String] = [:]
         for (name, value) in request.queryItems where name == "hook" || name == "limit" || name == "id" { parameters[name] = value }

@@ -1,15 +1,12 @@
 import Foundation
 import HearthCore
 import HearthSQL
+import HearthProtocol
 import HearthTriggers
 
-/// What the server keeps for each functions process (docs/functions.md, "Functions in Swift"): the
-/// patterns its functions watch, its cursor in the feed, when it was last heard from, and the events
-/// whose handler ran out of attempts. In `hooks.sqlite`, beside the webhooks' tables.
-struct FunctionConsumerStore: Sendable {
+/// ``FunctionConsumerStorage`` on a single node: in `hooks.sqlite`, beside the webhooks' tables.
+struct SQLiteFunctionConsumerStore: FunctionConsumerStorage {
     let database: SQLiteDatabase
-    /// Parked events kept per consumer; older ones go.
-    static let parkedRowsMax = 1000
 
     init(database: SQLiteDatabase) throws {
         self.database = database
@@ -26,7 +23,7 @@ struct FunctionConsumerStore: Sendable {
         if !columns.contains("auth_after") { try database.executeScript("ALTER TABLE consumers ADD COLUMN auth_after INTEGER;") }
     }
 
-    func consumers(_ namespace: String? = nil) throws -> [FunctionConsumer] {
+    func consumers(_ namespace: String?) throws -> [FunctionConsumer] {
         var sql = "SELECT namespace, name, paths, after, seen_at, auth_after FROM consumers"
         var parameters: [SQLiteValue] = []
         if let namespace {
@@ -55,7 +52,7 @@ struct FunctionConsumerStore: Sendable {
     /// Moves the cursors forward (never back: a late save from an older run must not replay events),
     /// the feed's to `after` and the auth feed's to `authAfter` (nil: leave it); false when there is no
     /// such consumer.
-    func advance(_ namespace: String, _ name: String, to after: Int64?, authAfter: Int64? = nil, at time: Int64) throws -> Bool {
+    func advance(_ namespace: String, _ name: String, to after: Int64?, authAfter: Int64?, at time: Int64) throws -> Bool {
         try database.transaction { run in
             _ = try run(
                 """
@@ -93,7 +90,7 @@ struct FunctionConsumerStore: Sendable {
                 DELETE FROM parked WHERE namespace = ?1 AND consumer = ?2 AND rowid NOT IN
                     (SELECT rowid FROM parked WHERE namespace = ?1 AND consumer = ?2 ORDER BY parked_at DESC LIMIT ?3)
                 """,
-                [.text(namespace), .text(consumer), .integer(Int64(Self.parkedRowsMax))])
+                [.text(namespace), .text(consumer), .integer(Int64(ServerLimits.parkedFunctionEventsMax))])
         }
     }
 
@@ -123,50 +120,16 @@ struct FunctionConsumerStore: Sendable {
     }
 }
 
-/// A functions process as the server knows it: its name, the patterns of its functions, and where it
-/// is in the namespace's feed (every entry up to `after` handled or parked).
-struct FunctionConsumer: Sendable, Equatable {
-    var namespace: String
-    var name: String
-    var patterns: [TriggerPattern]
-    var after: Int64
-    /// When it last registered or saved its cursor (milliseconds since the epoch).
-    var seenAt: Int64
-    /// Where it is in the auth feed (its user functions'), nil before it first says.
-    var authAfter: Int64?
-
-    var pathsJSON: String { "[" + patterns.map { Node($0.description).json() }.joined(separator: ",") + "]" }
-
-    init(namespace: String, name: String, patterns: [TriggerPattern], after: Int64, seenAt: Int64, authAfter: Int64? = nil) {
-        (self.namespace, self.name, self.patterns, self.after, self.seenAt, self.authAfter) = (namespace, name, patterns, after, seenAt, authAfter)
-    }
-
+extension FunctionConsumer {
     init?(row: [SQLiteValue]) {
         guard let namespace = row[0].text, let name = row[1].text, let paths = row[2].text, let after = row[3].integer, let seenAt = row[4].integer,
-            let list = try? JSONSerialization.jsonObject(with: Data(paths.utf8)) as? [String]
+            let patterns = Self.patterns(pathsJSON: paths)
         else { return nil }
-        self.init(
-            namespace: namespace, name: name, patterns: list.compactMap { try? TriggerPattern($0) }, after: after, seenAt: seenAt,
-            authAfter: row.count > 5 ? row[5].integer : nil)
+        self.init(namespace: namespace, name: name, patterns: patterns, after: after, seenAt: seenAt, authAfter: row.count > 5 ? row[5].integer : nil)
     }
 }
 
-/// An event whose handler threw on every attempt, as its functions process reported it.
-struct ParkedEvent: Sendable, Equatable {
-    var function: String
-    var eventId: String
-    var position: Int64
-    /// The event as the process described it (a JSON object).
-    var eventJSON: String
-    var attempts: Int
-    var error: String
-    var parkedAt: Int64
-
-    init(function: String, eventId: String, position: Int64, eventJSON: String, attempts: Int, error: String, parkedAt: Int64) {
-        (self.function, self.eventId, self.position, self.eventJSON, self.attempts, self.error, self.parkedAt) =
-            (function, eventId, position, eventJSON, attempts, error, parkedAt)
-    }
-
+extension ParkedEvent {
     init?(row: [SQLiteValue]) {
         guard let function = row[0].text, let eventId = row[1].text, let position = row[2].integer, let event = row[3].text,
             let attempts = row[4].integer, let error = row[5].text, let parkedAt = row[6].integer

@@ -1,14 +1,12 @@
 import Foundation
 import HearthSQL
+import HearthProtocol
 import HearthTriggers
 
-/// Where webhooks keep what must survive a restart: each namespace's hooks document, each hook's cursor
-/// in the feed, its dead letters, and the recent delivery log. `hooks.sqlite` in the data directory.
-/// Thread-safe (one connection behind ``SQLiteDatabase``'s lock).
-final class HookStore: Sendable {
+/// ``HookStorage`` on a single node: `hooks.sqlite` in the data directory. Thread-safe (one connection
+/// behind ``SQLiteDatabase``'s lock); every hook is this node's to deliver.
+final class SQLiteHookStore: HookStorage {
     let database: SQLiteDatabase
-    /// Delivery log rows kept per hook; older ones go.
-    static let logRowsMax = 1000
 
     init(path: String) throws {
         database = try SQLiteDatabase(path: path)
@@ -28,6 +26,13 @@ final class HookStore: Sendable {
     }
 
     func close() { database.close() }
+
+    // MARK: One node: every hook is this node's
+
+    var isShared: Bool { false }
+    func claim(_ namespace: String, _ hook: String) throws -> Bool { true }
+    func release(_ namespace: String, _ hook: String) {}
+    func owner(_ namespace: String, _ hook: String) throws -> String? { nil }
 
     // MARK: Documents
 
@@ -144,7 +149,7 @@ final class HookStore: Sendable {
             if id % 100 == 0 {
                 _ = try run(
                     "DELETE FROM deliveries WHERE namespace = ?1 AND hook = ?2 AND id <= (SELECT id FROM deliveries WHERE namespace = ?1 AND hook = ?2 ORDER BY id DESC LIMIT 1 OFFSET ?3)",
-                    [.text(namespace), .text(hook), .integer(Int64(Self.logRowsMax))])
+                    [.text(namespace), .text(hook), .integer(Int64(ServerLimits.hookLogRowsMax))])
             }
         }
     }
@@ -174,61 +179,11 @@ final class HookStore: Sendable {
     }
 }
 
-/// Where a hook is in its namespace's feed: the events of entries before `position` are delivered (or
-/// parked), and of the entry at `position` those with an index below `nextIndex`.
-struct HookCursor: Sendable, Equatable {
-    var position: Int64
-    var nextIndex: Int
-
-    /// Every event of the entry at `position` and before it is done: a new hook starts at the feed's head so.
-    static func after(_ position: Int64) -> HookCursor { HookCursor(position: position, nextIndex: Int(Int32.max)) }
-
-    /// The position to read the feed after.
-    var readAfter: Int64 { nextIndex == Int(Int32.max) ? position : position - 1 }
-
-    /// Whether the event `index` of the entry at `position` is still to deliver.
-    func isDue(_ position: Int64, index: Int) -> Bool { position > self.position || (position == self.position && index >= nextIndex) }
-}
-
-/// An event whose attempts ran out: kept, with the body it was sent with, until redelivered.
-struct DeadLetter: Sendable, Equatable {
-    var hook: String
-    var eventId: String
-    var position: Int64
-    var body: [UInt8]
-    var attempts: Int
-    var error: String
-    var parkedAt: Int64
-    var redeliver: Bool
-
-    init(hook: String, eventId: String, position: Int64, body: [UInt8], attempts: Int, error: String, parkedAt: Int64, redeliver: Bool = false) {
-        self.hook = hook
-        self.eventId = eventId
-        self.position = position
-        self.body = body
-        self.attempts = attempts
-        self.error = error
-        self.parkedAt = parkedAt
-        self.redeliver = redeliver
-    }
-
+extension DeadLetter {
     init?(row: [SQLiteValue]) {
         guard let hook = row[0].text, let eventId = row[1].text, let position = row[2].integer, let body = row[3].blob,
             let attempts = row[4].integer, let error = row[5].text, let parkedAt = row[6].integer, let redeliver = row[7].integer
         else { return nil }
         self.init(hook: hook, eventId: eventId, position: position, body: body, attempts: Int(attempts), error: error, parkedAt: parkedAt, redeliver: redeliver != 0)
     }
-}
-
-/// One try at delivering an event, as the log shows it: the receiver's status (0: no answer) and what
-/// it said, or why there was no answer.
-struct DeliveryAttempt: Sendable, Equatable {
-    var eventId: String
-    var attempt: Int
-    var status: Int
-    var latencyMilliseconds: Int64
-    var excerpt: String
-    var time: Int64
-
-    var succeeded: Bool { (200...299).contains(status) }
 }
