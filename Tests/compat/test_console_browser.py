@@ -406,6 +406,38 @@ def test_sign_in_providers_are_set_up_and_users_show_how_they_sign_in(server, br
     screenshots(browser, "auth-providers")
 
 
+def test_a_blocking_hook_is_set_up_and_its_refusals_are_counted(server, browser):
+    from test_blocking_hooks import BlockingReceiver, policy
+
+    receiver = BlockingReceiver(policy)
+    try:
+        go(browser, "#/auth")
+        wait(browser).until(lambda d: d.find_element(By.ID, "configure-beforeCreate")).click()
+        wait(browser).until(lambda d: d.find_element(By.ID, "hook-url").is_displayed())
+        browser.find_element(By.ID, "hook-url").send_keys(receiver.url)
+        browser.find_element(By.ID, "hook-secret").send_keys("console-hook-secret")
+        browser.find_element(By.ID, "hook-save").click()
+        state = lambda d: d.find_element(By.ID, "hook-beforeCreate-state").text  # noqa: E731
+        wait(browser).until(lambda d: state(d) == f"{receiver.url} · 7 s · fails closed")
+        assert "console-hook-secret" not in browser.page_source
+        # A sign-up the hook refuses, then the screen again: the refusal is counted.
+        signed_up = requests.post(f"{server.url}/identitytoolkit.googleapis.com/v1/accounts:signUp?key=k",
+                                  json={"email": "mallory@evil.test", "password": "secret-pass"}, timeout=30)
+        assert signed_up.status_code == 400 and "BLOCKING_FUNCTION_ERROR_RESPONSE" in signed_up.text
+        browser.refresh()  # the same route: the page is read again
+        calls = lambda d: d.find_element(By.CSS_SELECTOR, '[data-hook="beforeCreate"] [data-status="calls"]').text  # noqa: E731
+        wait(browser).until(lambda d: calls(d).startswith("1 call · 1 refused · 0 failed"))
+        browser.execute_script("document.querySelector('.blocking-panel').scrollIntoView({block: 'start'})")
+        screenshots(browser, "auth-blocking")
+        # Removed from the screen, the hook is asked no more.
+        browser.find_element(By.ID, "remove-beforeCreate").click()
+        wait(browser).until(lambda d: d.find_element(By.ID, "confirm-ok").is_displayed())
+        browser.find_element(By.ID, "confirm-ok").click()
+        wait(browser).until(lambda d: state(d) == "Not set")
+    finally:
+        receiver.close()
+
+
 def test_the_usage_chart_moves_under_load(server, browser):
     go(browser, "#/usage")
     chart = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, "#chart-writes path.series"))

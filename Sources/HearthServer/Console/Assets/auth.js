@@ -1,11 +1,12 @@
 // The Authentication screen: the users table with paging, lookup, creation and per-user actions, and
-// beside it the sign-in methods, the identity providers and the outbox (auth-methods.js,
-// auth-providers.js, auth-outbox.js).
+// beside it the sign-in methods, the identity providers, the blocking hooks and the outbox
+// (auth-methods.js, auth-providers.js, auth-blocking.js, auth-outbox.js).
 
 import { api, authUrl } from './api.js';
 import { confirmAction, field, formDialog } from './dialog.js';
 import { emptyState, h, toast } from './dom.js';
 import { formatDate, formatDateTime, formatNumber, relativeTime } from './format.js';
+import { createBlockingHooks } from './auth-blocking.js';
 import { createMethods } from './auth-methods.js';
 import { createOutbox } from './auth-outbox.js';
 import { createProviders } from './auth-providers.js';
@@ -29,6 +30,7 @@ export function mount(container, route, context) {
   const outbox = createOutbox(project);
   const methods = createMethods(project);
   const providers = createProviders(project);
+  const blocking = createBlockingHooks(project);
   const search = h('input', { id: 'user-search', type: 'search', placeholder: 'Exact email or UID', autocomplete: 'off', spellcheck: 'false' });
   const searchForm = h('form', { class: 'search-form', role: 'search' },
     h('label', { for: 'user-search', class: 'visually-hidden' }, 'Find a user by exact email or UID'), search,
@@ -60,7 +62,7 @@ export function mount(container, route, context) {
       searchNote,
       h('div', { class: 'table-scroll' }, table),
       pager),
-    h('div', { class: 'auth-grid' }, h('div', { class: 'auth-column' }, methods.element, providers.element), outbox.element),
+    h('div', { class: 'auth-grid' }, h('div', { class: 'auth-column' }, methods.element, providers.element, blocking.element), outbox.element),
     create.dialog));
 
   async function loadPage() {
@@ -219,6 +221,7 @@ export function mount(container, route, context) {
   loadPage();
   methods.load();
   providers.load();
+  blocking.load();
   outbox.reload();
   return {};
 }
