@@ -192,15 +192,7 @@ final class RawFanout: @unchecked Sendable {
     private let lock = NSLock()
 
     init() throws(ServerHarness.Failure) {
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        port = Loopback.freePort()
-        var address = Loopback.address(port: port, host: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 4096) == 0 else { throw ServerHarness.Failure("raw fan-out: cannot listen") }
+        (listener, port) = try ServerHarness.listenLoopback(backlog: 4096, for: "raw fan-out")
     }
 
     /// Accepts `count` connections on a thread of its own (the client connects meanwhile).

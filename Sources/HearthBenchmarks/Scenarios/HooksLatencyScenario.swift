@@ -1,6 +1,4 @@
-import CEpoll  // SOCK_STREAM (through <sys/socket.h>)
 import Foundation
-import HearthTesting
 import Synchronization
 
 #if canImport(Glibc)
@@ -20,15 +18,7 @@ final class HookReceiver: @unchecked Sendable {
 
     init(timingWith client: FanoutClient) throws(ServerHarness.Failure) {
         self.client = client
-        listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var one: Int32 = 1
-        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        port = Loopback.freePort()
-        var address = Loopback.address(port: port, host: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 1024) == 0 else { throw ServerHarness.Failure("hook receiver: cannot listen") }
+        (listener, port) = try ServerHarness.listenLoopback(backlog: 1024, for: "hook receiver")
         let thread = Thread { [self] in acceptLoop() }
         thread.name = "hook.receiver"
         self.thread = thread

@@ -35,6 +35,24 @@ enum ServerHarness {
         throw Failure("'\(command)' is not installed: run scripts/setup (or 'apt-get install \(package)') and try again")
     }
 
+    /// A socket listening on a free loopback port, for a scenario's own server side (`what` names it in
+    /// the error).
+    static func listenLoopback(backlog: Int32, for what: String) throws(Failure) -> (fd: Int32, port: Int) {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var one: Int32 = 1
+        setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        let port = Loopback.freePort()
+        var address = Loopback.address(port: port, host: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(listener, backlog) == 0 else {
+            close(listener)
+            throw Failure("\(what): cannot listen on a loopback port")
+        }
+        return (listener, port)
+    }
+
     /// A blocking TCP connection to 127.0.0.1:`port`, or -1.
     static func connectLoopback(port: Int, source: UInt32? = nil) -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
