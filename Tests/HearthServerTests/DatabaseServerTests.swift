@@ -305,13 +305,13 @@ final class SlowLoadingEngine: StorageEngine, @unchecked Sendable {
     for request in 1...3 { #expect(patientSink.frames.contains { $0.contains(#""r":\#(request),"#) }) }
 }
 
-/// A server without webhook delivery (a cluster's nodes today) says so instead of pretending; and only
-/// admins reach the hooks endpoints at all.
+/// A server made without webhook delivery (an embedding that gives it no hooks service) says so instead
+/// of pretending; and only admins reach the hooks endpoints at all.
 @Test func hooksWithoutADeliveryServiceAnswerNotImplemented() async throws {
     let server = makeServer()
     let owner = ["authorization": "Bearer owner"]
     let answer = try await send(server, .put, "/.settings/hooks.json", body: #"{"hooks":{}}"#, headers: owner)
     #expect(answer.status == 501)
-    #expect(answer.bodyText.contains("single node"))
+    #expect(answer.bodyText.contains("without a hooks service"))
     #expect(try await send(server, .get, "/.settings/hooks/status.json").status == 401)
 }
