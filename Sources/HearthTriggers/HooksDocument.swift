@@ -61,8 +61,11 @@ public struct HooksDocument: Sendable, Equatable {
     public func json(revealingSecrets: Bool) -> String {
         var hooks = Node.empty
         for hook in self.hooks { hooks.setChild(ChildKey(hook.name), to: hook.node(revealingSecret: revealingSecrets)) }
-        // Written by hand: an empty Node writes as null, and no hooks is still an object.
-        return "{\"hooks\":\(hooks.isEmpty ? "{}" : hooks.json())}"
+        // The outer object by hand: no hooks is still an object (an empty Node writes as null), and hooks
+        // named 0, 1, … stay an object (a Node of index keys writes as an array). Each hook as a Node:
+        // its events are a list.
+        let members = hooks.children.map { name, hook in Node(name.string).json() + ":" + hook.json() }
+        return "{\"hooks\":{" + members.joined(separator: ",") + "}}"
     }
 
     public static let redactedSecret = "(hidden)"

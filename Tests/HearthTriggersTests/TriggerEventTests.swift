@@ -103,6 +103,16 @@ struct HooksDocumentTests {
         #expect(try HooksDocument(json: Array(document.json(revealingSecrets: true).utf8)) == document)
     }
 
+    /// Found by the fuzzer: hooks named 0, 1, … were written as a JSON array, which did not read back.
+    @Test func hooksNamedByIndicesStayAnObject() throws {
+        let json = #"{"hooks":{"1":{"path":"/a/{b}","events":["deleted"],"url":"https://h","secret":"0123456789abcdef"}}}"#
+        let document = try HooksDocument(json: Array(json.utf8))
+        let written = document.json(revealingSecrets: true)
+        #expect(written.hasPrefix(#"{"hooks":{"1":{"#) && written.contains(#""events":["deleted"]"#))
+        #expect(try HooksDocument(json: Array(written.utf8)) == document)
+        #expect(HooksDocument().json(revealingSecrets: false) == #"{"hooks":{}}"#)
+    }
+
     @Test(arguments: [
         #"[]"#, #"{"hookz":{}}"#, #"{"hooks":{"a b":{}}}"#,
         #"{"hooks":{"h":{"path":"/","events":["created"],"url":"https://x","secret":"0123456789abcdef"}}}"#,
