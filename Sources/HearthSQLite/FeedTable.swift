@@ -25,6 +25,7 @@ struct FeedTable {
     /// When retention last looked at the oldest rows' age (ms).
     private var lastAgeCheck: Int64 = 0
     private var framed: [UInt8] = []
+    private var scratch: [UInt8] = []
 
     /// How often retention looks at the oldest entries' age, besides whenever the size is over.
     static let ageCheckMilliseconds: Int64 = 60_000
@@ -44,7 +45,7 @@ struct FeedTable {
     mutating func append(_ batches: ArraySlice<WriteBatch>, now: Int64, statements: SQLiteStorageEngine.Statements) throws(SQLiteError) {
         var added: Int64 = 0
         do {
-            try ChangeFeedRows.frame(batches, beforeBytesMax: retention.beforeBytesMax, framed: &framed) { count, bytes in
+            try ChangeFeedRows.frame(batches, beforeBytesMax: retention.beforeBytesMax, framed: &framed, scratch: &scratch) { count, bytes in
                 statements.appendFeed.bind(1, int64: now)
                 statements.appendFeed.bind(2, int64: Int64(count))
                 statements.appendFeed.bind(3, blob: bytes)
@@ -58,6 +59,7 @@ struct FeedTable {
         }
         byteCount += added
         if framed.capacity > 4 << 20 { framed = [] }
+        if scratch.capacity > 4 << 20 { scratch = [] }
         if byteCount > retention.maxBytes || now - lastAgeCheck >= Self.ageCheckMilliseconds {
             lastAgeCheck = now
             try trim(now: now, statements: statements)

@@ -37,7 +37,13 @@ extension ChangeFeedRecord {
     public func encode(into bytes: inout [UInt8], beforeBytesMax: Int, scratch: inout [UInt8]) {
         var flags: UInt8 = 0
         if case .update = note.data { flags |= Flag.update }
-        flags |= UInt8(Self.authTypes.firstIndex(of: note.authType) ?? 2) << Flag.authShift
+        let authIndex: UInt8
+        switch note.authType {
+        case .appUser: authIndex = 0
+        case .admin: authIndex = 1
+        case .unauthenticated: authIndex = 2
+        }
+        flags |= authIndex << Flag.authShift
         if note.authId != nil { flags |= Flag.hasAuthId }
 
         bytes.append(Self.encodingVersion)

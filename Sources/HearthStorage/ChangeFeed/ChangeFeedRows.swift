@@ -5,28 +5,32 @@
 public enum ChangeFeedRows {
     /// Frames the feed records of `batches`, in order, into rows of at most
     /// ``ChangeFeedPosition/entriesPerCommitMax`` entries, handing each to `row` with its entry count.
-    /// `framed` is a buffer the caller keeps between commits.
+    /// `framed` and `scratch` are buffers the caller keeps between commits. A plain loop over the slice:
+    /// this runs on the storage thread, which every write waits for, and a lazy chain over a generic
+    /// sequence looked its types up at run time on every commit.
     public static func frame(
-        _ batches: some Sequence<WriteBatch>, beforeBytesMax: Int, framed: inout [UInt8],
+        _ batches: ArraySlice<WriteBatch>, beforeBytesMax: Int, framed: inout [UInt8], scratch: inout [UInt8],
         row: (_ count: Int, _ bytes: [UInt8]) throws -> Void
     ) rethrows {
-        var scratch: [UInt8] = []
-        var records = batches.lazy.compactMap(\.feed).makeIterator()
-        var next = records.next()
-        while next != nil {
+        var index = batches.startIndex
+        while index < batches.endIndex {
             framed.removeAll(keepingCapacity: true)
             var count = 0
-            while let record = next, count < ChangeFeedPosition.entriesPerCommitMax {
+            while index < batches.endIndex, count < ChangeFeedPosition.entriesPerCommitMax {
+                defer { index += 1 }
+                guard let record = batches[index].feed else { continue }
                 // Encoded in place after room for its length, which is filled in once known.
                 let lengthAt = framed.count
-                framed.append(contentsOf: [0, 0, 0, 0])
+                framed.append(0)
+                framed.append(0)
+                framed.append(0)
+                framed.append(0)
                 record.encode(into: &framed, beforeBytesMax: beforeBytesMax, scratch: &scratch)
                 let length = UInt32(framed.count - lengthAt - 4)
                 for shift in 0..<4 { framed[lengthAt + shift] = UInt8(truncatingIfNeeded: length >> (8 * shift)) }
                 count += 1
-                next = records.next()
             }
-            try row(count, framed)
+            if count > 0 { try row(count, framed) }
         }
     }
 
