@@ -129,4 +129,9 @@ public enum ServerLimits {
     /// older ones go.
     public static let hookLogRowsMax = 1000
     public static let parkedFunctionEventsMax = 1000
+
+    /// A location's history (`GET /.history.json`, docs/feed.md): changes one page holds at most, and
+    /// the feed entries one request looks at before it answers with where to go on from.
+    public static let historyPageChangesMax = 1_000
+    public static let historyScanEntriesMax = 100_000
 }

@@ -264,6 +264,15 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             return
         }
         let caller = try caller(of: request, target: target)
+        if target.path == Path(".history") {
+            guard caller.isAdmin else { throw .permissionDenied }
+            guard let executor else { throw RESTError(503, "The server is not running") }
+            let endpoint = HistoryEndpoint(executor: executor)
+            withNamespace(namespaceName, responder: responder) { namespace throws(RESTError) in
+                try endpoint.serve(request, namespace: namespace, responder: responder)
+            }
+            return
+        }
         if target.path == Path(".feed") {
             guard caller.isAdmin else { throw .permissionDenied }
             guard let executor else { throw RESTError(503, "The server is not running") }

@@ -55,9 +55,10 @@ public struct RESTTarget: Sendable {
         }
         path = Path(String(rawPath.dropLast(".json".count)))
         let keys = path.keys
-        // The server's reserved endpoints (§6.1, §8): `/.settings/…`, `/.inspect/…`, `/.info`, `/.feed` (docs/feed.md).
+        // The server's reserved endpoints (§6.1, §8): `/.settings/…`, `/.inspect/…`, `/.info`, `/.feed` and
+        // `/.history` (docs/feed.md).
         let first = keys.first?.string
-        let reserved = first == ".settings" || first == ".inspect" || first == ".info" || first == ".feed"
+        let reserved = first == ".settings" || first == ".inspect" || first == ".info" || first == ".feed" || first == ".history"
         for (index, key) in keys.enumerated() {
             // `.priority` may end a write path (PUT /a/.priority.json sets a priority).
             if index == keys.count - 1 && key.string == ".priority" { continue }
@@ -73,6 +74,7 @@ public struct RESTTarget: Sendable {
         // …webhooks' log and dead letters are asked for by hook, a functions process's parked event by id (docs/functions.md).
         let feedParameters: Set<String> =
             first == ".feed" && keys.count == 1 ? ["after", "limit"]
+            : first == ".history" && keys.count == 1 ? ["path", "before", "limit"]
             : first == ".settings" && keys.count >= 2 && (keys[1] == "hooks" || keys[1] == "functions") ? ["hook", "limit", "id"] : []
         for (name, _) in queryItems where !Self.knownParameters.contains(name) && !feedParameters.contains(name) {
             throw RESTError(400, "Invalid parameter: \(name)")

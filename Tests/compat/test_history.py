@@ -1,0 +1,84 @@
+"""The history of a location (docs/feed.md, "History of a location") through the real server: writes at,
+above and below a location by REST and by a signed-in realtime client, listed newest first with who made
+each and the values before and after (narrowed to the location for writes above it), paged with `next`
+down to the oldest entry retention kept; admins only; bad parameters answered plainly."""
+
+import pytest
+import requests
+
+from conftest import start_hearth
+from test_realtime import Client
+
+OWNER = {"Authorization": "Bearer owner"}
+NS = "history-test"
+
+
+@pytest.fixture
+def server(hearth_binary, tmp_path):
+    process, port = start_hearth(hearth_binary, "--emulator", "--data", str(tmp_path), "--project", "history")
+    assert process.poll() is None, process.communicate()[1]
+    yield f"http://127.0.0.1:{port}", port
+    process.terminate()
+    process.wait(30)
+
+
+def put(url, path, value):
+    response = requests.put(f"{url}/{path}.json?ns={NS}", json=value, headers=OWNER, timeout=10)
+    assert response.status_code == 200, response.text
+
+
+def history(url, path, **parameters):
+    response = requests.get(f"{url}/.history.json", params={"ns": NS, "path": path, **parameters}, headers=OWNER, timeout=30)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_locations_changes_newest_first_with_who_and_before_and_after(server):
+    url, port = server
+    put(url, "jokes/j1", {"text": "first", "votes": 0})                    # at the location
+    put(url, "jokes/j2", {"text": "elsewhere"})                            # a sibling: not listed
+    put(url, "jokes/j1/votes", 1)                                          # below it
+    requests.patch(f"{url}/jokes.json?ns={NS}", json={"j1/text": "second", "j2/text": "x"}, headers=OWNER, timeout=10).raise_for_status()
+    put(url, "jokes", {"j1": {"text": "third", "votes": 1}})               # above it: narrowed to j1
+    put(url, "jokes", {"j1": {"text": "third", "votes": 1}, "j3": {}})     # above it, j1 unchanged: not listed
+    client = Client(type("Endpoint", (), {"host": "127.0.0.1", "port": port})(), ns=NS)
+    assert client.call("p", {"p": "/jokes/j1", "d": None})[1]["s"] == "ok"  # deleted over realtime
+
+    changes = history(url, "/jokes/j1")["changes"]
+    assert [(c["path"], c["before"], c["after"]) for c in changes] == [
+        ("/jokes/j1", {"text": "third", "votes": 1}, None),
+        ("/jokes/j1", {"text": "second", "votes": 1}, {"text": "third", "votes": 1}),  # written above: narrowed
+        ("/jokes/j1/text", "first", "second"),  # written below (an update): shown where written
+        ("/jokes/j1/votes", 0, 1),
+        ("/jokes/j1", None, {"text": "first", "votes": 0}),
+    ]
+    positions = [c["position"] for c in changes]
+    assert positions == sorted(positions, reverse=True), "newest first"
+    assert changes[0]["protocol"] == "realtime" and changes[2]["type"] == "update" and changes[-1]["protocol"] == "rest"
+    assert changes[-1]["authType"] == "admin" and all(c["time"] > 0 for c in changes)
+
+
+def test_pages_go_back_to_the_oldest_entry_kept(server):
+    url, _ = server
+    for n in range(25):
+        put(url, "counter", n)
+    first = history(url, "/counter", limit=10)
+    assert [c["after"] for c in first["changes"]] == list(range(24, 14, -1))
+    second = history(url, "/counter", limit=10, before=first["next"])
+    third = history(url, "/counter", limit=10, before=second["next"])
+    assert [c["after"] for c in second["changes"]] == list(range(14, 4, -1))
+    assert [c["after"] for c in third["changes"]] == [4, 3, 2, 1, 0] and third["next"] is None
+    assert third["changes"][-1]["before"] is None and first["changes"][0]["before"] == 23
+
+
+def test_only_admins_and_plain_errors(server):
+    url, _ = server
+    put(url, "a", 1)
+    assert requests.get(f"{url}/.history.json", params={"ns": NS, "path": "/a"}, timeout=10).status_code == 401
+    no_path = requests.get(f"{url}/.history.json", params={"ns": NS}, headers=OWNER, timeout=10)
+    assert no_path.status_code == 400 and "path=" in no_path.json()["error"]
+    bad_key = requests.get(f"{url}/.history.json", params={"ns": NS, "path": "/a/b#c"}, headers=OWNER, timeout=10)
+    assert bad_key.status_code == 400
+    bad_limit = requests.get(f"{url}/.history.json", params={"ns": NS, "path": "/a", "limit": "0"}, headers=OWNER, timeout=10)
+    assert bad_limit.status_code == 400 and "limit" in bad_limit.json()["error"]
+    assert history(url, "/nothing/here")["changes"] == []
