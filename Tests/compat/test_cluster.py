@@ -318,6 +318,18 @@ def test_a_functions_process_registers_and_reads_through_any_node(cluster, heart
         process.wait(30)
 
 
+def test_a_locations_history_is_the_clusters_on_every_node(cluster):
+    _postgres, (a, b, c), _balancer = cluster
+    ns = namespace()
+    for n, node in enumerate((a, b, c, a)):
+        requests.put(f"{node.endpoint.url}/score.json?ns={ns}", json=n, timeout=10).raise_for_status()
+    for node in (a, b, c):
+        response = requests.get(f"{node.endpoint.url}/.history.json", params={"ns": ns, "path": "/score"},
+                                headers={"Authorization": "Bearer owner"}, timeout=30)
+        assert response.status_code == 200, response.text
+        assert [change["after"] for change in response.json()["changes"]] == [3, 2, 1, 0]
+
+
 def test_a_namespace_deleted_on_one_node_is_closed_on_the_others(cluster):
     _postgres, (a, b, _c), _balancer = cluster
     ns = namespace()

@@ -438,6 +438,26 @@ def test_a_blocking_hook_is_set_up_and_its_refusals_are_counted(server, browser)
         receiver.close()
 
 
+def test_a_nodes_history_lists_who_changed_it_newest_first(server, browser):
+    admin = server.admin()
+    for text in ("first", "second", "third"):
+        assert requests.put(f"{server.url}/story/title.json", json=text, headers=admin, timeout=10).status_code == 200
+    assert requests.put(f"{server.url}/story.json", json={"title": "fourth", "by": "ada"}, headers=admin, timeout=10).status_code == 200
+    go(browser, f"#/data/{NS}/")
+    story = wait(browser).until(lambda d: row(d, "/story"))
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", story)
+    story.find_element(By.CSS_SELECTOR, ".history-node").click()
+    rows = lambda d: d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")  # noqa: E731
+    wait(browser).until(lambda d: len(rows(d)) == 4)
+    cells = [[cell.text for cell in r.find_elements(By.TAG_NAME, "td")] for r in rows(browser)]
+    assert [c[2] for c in cells] == ["/story", "/story/title", "/story/title", "/story/title"], cells
+    assert cells[0][3] == '{"title":"third"}' and cells[0][4] == '{"by":"ada","title":"fourth"}', cells[0]
+    assert cells[-1][3] == "null" and cells[-1][4] == '"first"' and "admin · rest" in cells[-1][1]
+    assert "4 changes, back to the oldest entry" in browser.find_element(By.ID, "history-status").text
+    screenshots(browser, "data-history")
+    browser.find_element(By.ID, "history-close").click()
+
+
 def test_the_usage_chart_moves_under_load(server, browser):
     go(browser, "#/usage")
     chart = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, "#chart-writes path.series"))

@@ -7,6 +7,7 @@ import { parseInput } from './format.js';
 import { childPath, invalidKeyReason, normalizePath } from './paths.js';
 import { routeHash } from './router.js';
 import { exportNode, ImportDialog } from './transfer.js';
+import { HistoryDialog } from './history.js';
 import { DataTree } from './tree.js';
 
 export function mount(container, route, context) {
@@ -20,6 +21,7 @@ export function mount(container, route, context) {
   let tree;
   const add = addChildDialog(ns, () => tree);
   const importer = new ImportDialog(ns, { onImported: (path) => tree.changed([path]) });
+  const historyDialog = new HistoryDialog(ns);
   tree = new DataTree(list, {
     ns,
     actions: {
@@ -28,6 +30,7 @@ export function mount(container, route, context) {
       remove: (node) => removeNode(ns, tree, node),
       exportNode: (node) => exportNode(ns, node.path),
       importInto: (node) => importer.open(node.path),
+      history: (node) => historyDialog.open(node.path),
     },
   });
 
@@ -39,7 +42,7 @@ export function mount(container, route, context) {
     h('p', { class: 'hint' }, 'Click a value, or focus it and press Enter, to edit it: Enter saves, Escape cancels. '
       + 'Values are read as JSON when they parse (12, true, {"a": 1}), otherwise as text. Rows flash green when added, '
       + 'yellow when changed and red when removed.'),
-    add.dialog, importer.dialog));
+    add.dialog, importer.dialog, historyDialog.dialog));
 
   jumpForm.addEventListener('submit', (event) => {
     event.preventDefault();

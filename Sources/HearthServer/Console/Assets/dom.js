@@ -51,6 +51,7 @@ const iconPaths = {
   chevron: 'M9 6l6 6-6 6',
   close: 'M6 6l12 12M18 6L6 18',
   refresh: 'M20 11a8 8 0 1 0-2.3 6.3M20 5v6h-6',
+  history: 'M4 12a8 8 0 1 0 2.3-5.7M4 4v4h4M12 8v4l3 2',
 };
 
 export function icon(name) {

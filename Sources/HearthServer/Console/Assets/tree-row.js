@@ -68,7 +68,8 @@ function rowActions(node, actions) {
     action('add-child', 'plus', 'Add a child to', actions.addChild),
     action('delete-node', 'trash', 'Delete', actions.remove),
     action('export-node', 'download', 'Export', actions.exportNode),
-    action('import-node', 'upload', 'Import JSON into', actions.importInto));
+    action('import-node', 'upload', 'Import JSON into', actions.importInto),
+    action('history-node', 'history', 'History of', actions.history));
 }
 
 /// Marks a row added, changed or removed for FLASH_MS; flashing again restarts the animation.

@@ -16,7 +16,7 @@ const REFRESH_GAP_MS = 200;
 const FLASH_MS = 2000;
 
 export class DataTree {
-  /// `actions`: save(node, value), addChild(node), remove(node), exportNode(node), importInto(node).
+  /// `actions`: save(node, value), addChild(node), remove(node), exportNode(node), importInto(node), history(node).
   constructor(list, { ns, actions }) {
     this.list = list;
     this.ns = ns;
