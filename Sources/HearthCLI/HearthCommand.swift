@@ -66,6 +66,8 @@ public enum HearthCommand {
             return FeedCommand.run(rest, output: &output, errorOutput: &errorOutput)
         case "hooks":
             return HooksCommand.run(rest, output: &output, errorOutput: &errorOutput)
+        case "restore":
+            return RestoreCommand.run(rest, output: &output, errorOutput: &errorOutput)
         default:
             let kind = command.hasPrefix("-") ? "option" : "command"
             print("hearth: unknown \(kind) '\(command)'.", to: &errorOutput)
@@ -119,6 +121,9 @@ public enum HearthCommand {
                        (takes --after POSITION, --limit N, --url URL, --data DIR or --token TOKEN)
           hooks ...    Webhooks on the running server: deploy NS FILE, get, status, log, dead, redeliver
                        (see 'hearth hooks --help')
+          restore NS   Namespace NS as it was at a time (--at) or before a feed position (--before-position),
+                       rebuilt from the change feed on the running server into NS-restored-<time>
+                       (or --into NEW_NS, or --in-place; see 'hearth restore --help')
           console link Print a one-time link that signs a browser in to the running server's console
                        (see 'hearth console --help')
           help         Show this help (also -h, --help)

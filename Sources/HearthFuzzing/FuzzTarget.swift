@@ -19,7 +19,7 @@ public struct FuzzTarget: Sendable {
         HTTPFramingFuzzing.target, TokenFuzzing.target, AuthFuzzing.target, RulesFuzzing.target, BoltFuzzing.target,
         StaticPathFuzzing.target, ForwardedFuzzing.target, IdentityProviderFuzzing.target, IdentityProviderConfigFuzzing.target,
         FeedEntryFuzzing.target, HooksDocumentFuzzing.target, FeedEventFuzzing.target, EventStreamFuzzing.target,
-        BlockingAnswerFuzzing.target, BlockingConfigFuzzing.target,
+        BlockingAnswerFuzzing.target, BlockingConfigFuzzing.target, FeedPageFuzzing.target,
     ]
 
     public static func named(_ name: String) -> FuzzTarget? { all.first { $0.name == name } }

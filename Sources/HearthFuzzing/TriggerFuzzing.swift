@@ -46,3 +46,23 @@ enum FeedEventFuzzing {
         }
     }
 }
+
+/// A page of `/.feed.json` as `hearth restore` reads it from the server (``FeedEntry/page(json:)``),
+/// then undone on empty data (``FeedRestore``). Properties: nothing crashes; an accepted page's entries
+/// keep the page's order; undoing them on an empty tree either gives a tree or says which entry kept no
+/// earlier values.
+///
+/// Input: the page's JSON.
+enum FeedPageFuzzing {
+    static let target = FuzzTarget(name: "feed-page", input: "a page of /.feed.json (JSON)", run: run)
+
+    static func run(_ bytes: [UInt8]) {
+        guard let page = try? FeedEntry.page(json: bytes) else { return }
+        fuzzCheck(page.entries.count <= bytes.count, "more entries than bytes")
+        do {
+            _ = try FeedRestore.undo(page.entries[...], on: .empty)
+        } catch {
+            fuzzCheck(page.entries.contains { $0.beforeOmitted }, "a restore refused without an entry whose earlier values were left out")
+        }
+    }
+}

@@ -24,6 +24,12 @@ struct JSONMembers: Sequence {
 
     func makeIterator() -> IndexingIterator<[Member]> { members.makeIterator() }
 
+    /// The elements of the array spanning `range` of `bytes`, each left as its byte range.
+    static func elements(_ bytes: [UInt8], in range: Range<Int>) throws(DataError) -> [Range<Int>] {
+        var scanner = Scanner(bytes: bytes, index: range.lowerBound, end: range.upperBound)
+        return try scanner.array()
+    }
+
     /// Whether `range` holds the literal `null`.
     static func isNull(_ bytes: [UInt8], _ range: Range<Int>) -> Bool {
         range.count == 4 && bytes[range].elementsEqual("null".utf8)
@@ -46,6 +52,30 @@ struct JSONMembers: Sequence {
             skipWhitespace()
             guard index < end, bytes[index] == byte else { throw error("expected '\(Character(UnicodeScalar(byte)))'") }
             index += 1
+        }
+
+        mutating func array() throws(DataError) -> [Range<Int>] {
+            try expect(UInt8(ascii: "["))
+            var elements: [Range<Int>] = []
+            skipWhitespace()
+            if index < end, bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return elements
+            }
+            while true {
+                skipWhitespace()
+                let start = index
+                try skipValue(nesting: 0)
+                elements.append(start..<index)
+                skipWhitespace()
+                guard index < end else { throw error("an unfinished array") }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                    continue
+                }
+                try expect(UInt8(ascii: "]"))
+                return elements
+            }
         }
 
         mutating func object() throws(DataError) -> [Member] {

@@ -1,0 +1,136 @@
+"""Point-in-time restore (docs/operations.md) through the real server and `hearth restore`: a random load of
+sets, updates with removals, deletes, priorities and server values, over REST and a realtime client, with
+the namespace's export recorded after every write; restoring to the moment before a write, or to a time,
+gives back exactly the export recorded then; in place, the restore is itself in the history and can be
+undone the same way; a subtree alone; and moments the command cannot serve are refused plainly."""
+
+import json
+import random
+import subprocess
+import time
+from datetime import datetime, timezone
+
+import pytest
+import requests
+
+from conftest import start_hearth
+from test_realtime import Client
+
+OWNER = {"Authorization": "Bearer owner"}
+NS = "restore-test"
+
+
+@pytest.fixture
+def server(hearth_binary, tmp_path):
+    process, port = start_hearth(hearth_binary, "--emulator", "--data", str(tmp_path), "--project", "restore")
+    assert process.poll() is None, process.communicate()[1]
+    yield f"http://127.0.0.1:{port}", port
+    process.terminate()
+    process.wait(30)
+
+
+def export(url, ns=NS, path=""):
+    response = requests.get(f"{url}/{path}.json", params={"ns": ns, "format": "export"}, headers=OWNER, timeout=30)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def feed_after(url, after):
+    response = requests.get(f"{url}/.feed.json", params={"ns": NS, "after": after}, headers=OWNER, timeout=30)
+    assert response.status_code == 200, response.text
+    return response.json()["entries"]
+
+
+def restore(hearth_binary, url, *arguments):
+    return subprocess.run([str(hearth_binary), "restore", NS, *arguments, "--url", url, "--token", "owner"],
+                          capture_output=True, text=True, timeout=120)
+
+
+def random_load(url, port, writes, seed):
+    """Makes `writes` random writes, one at a time; returns [(position, time, export after it)]."""
+    rng = random.Random(seed)
+    client = Client(type("Endpoint", (), {"host": "127.0.0.1", "port": port})(), ns=NS)
+    keys = [f"k{n}" for n in range(6)]
+    recorded, last = [], 0
+    for _ in range(writes):
+        a, b = rng.choice(keys), rng.choice(keys)
+        kind = rng.choice(["set", "set-deep", "update", "delete", "priority", "server-value", "realtime"])
+        if kind == "set":
+            body = {"n": rng.randint(0, 99), "tags": {t: True for t in rng.sample(keys, 2)}}
+            requests.put(f"{url}/items/{a}.json?ns={NS}", json=body, headers=OWNER, timeout=10).raise_for_status()
+        elif kind == "set-deep":
+            requests.put(f"{url}/items/{a}/n.json?ns={NS}", json=rng.randint(100, 199), headers=OWNER, timeout=10).raise_for_status()
+        elif kind == "update":
+            body = {f"{a}/n": rng.randint(200, 299), f"{b}/tags": None if rng.random() < 0.5 else {"x": 1}}
+            requests.patch(f"{url}/items.json?ns={NS}", json=body, headers=OWNER, timeout=10).raise_for_status()
+        elif kind == "delete":
+            requests.delete(f"{url}/items/{a}.json?ns={NS}", headers=OWNER, timeout=10).raise_for_status()
+        elif kind == "priority":
+            body = {".value": rng.randint(0, 9), ".priority": rng.choice([1, 2.5, "p"])}
+            requests.put(f"{url}/ranked/{a}.json?ns={NS}", json=body, headers=OWNER, timeout=10).raise_for_status()
+        elif kind == "server-value":
+            requests.put(f"{url}/stamps/{a}.json?ns={NS}", json={".sv": "timestamp"}, headers=OWNER, timeout=10).raise_for_status()
+        else:
+            assert client.call("p", {"p": f"/live/{a}", "d": {"v": rng.randint(0, 9)}})[1]["s"] == "ok"
+        entries = feed_after(url, last)
+        assert len(entries) == 1, entries
+        last = entries[0]["position"]
+        recorded.append((last, entries[0]["time"], export(url)))
+    return recorded
+
+
+def test_every_moment_comes_back_exactly(server, hearth_binary):
+    url, port = server
+    recorded = random_load(url, port, writes=120, seed=7)
+    rng = random.Random(11)
+    for k in sorted(rng.sample(range(len(recorded) - 1), 12)) + [len(recorded) - 2]:
+        target = f"{NS}-k{k}"
+        done = restore(hearth_binary, url, "--before-position", str(recorded[k + 1][0]), "--into", target)
+        assert done.returncode == 0, done.stderr
+        assert export(url, target) == recorded[k][2], f"restored before write {k + 1} differs from the export after write {k}"
+    # Before the first write: nothing.
+    assert restore(hearth_binary, url, "--before-position", str(recorded[0][0]), "--into", f"{NS}-empty").returncode == 0
+    assert export(url, f"{NS}-empty") is None
+    # By time: the last write taken at or before that millisecond.
+    times = [t for _, t, _ in recorded]
+    k = max(index for index in range(len(times) - 1) if times[index] < times[index + 1] and index < len(times) // 2)
+    at = datetime.fromtimestamp(times[k] / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    done = restore(hearth_binary, url, "--at", at, "--into", f"{NS}-at")
+    assert done.returncode == 0, done.stderr
+    assert export(url, f"{NS}-at") == recorded[k][2]
+    # Without --into, a new namespace named after the time.
+    default = restore(hearth_binary, url, "--at", at)
+    assert default.returncode == 0 and f"{NS}-restored-" in default.stdout, default.stdout
+
+
+def test_in_place_is_in_the_history_and_undone_the_same_way_and_a_subtree_alone(server, hearth_binary):
+    url, port = server
+    recorded = random_load(url, port, writes=30, seed=3)
+    latest = recorded[-1][2]
+    done = restore(hearth_binary, url, "--before-position", str(recorded[10][0]), "--in-place")
+    assert done.returncode == 0, done.stderr
+    assert export(url) == recorded[9][2]
+    # The restore is a write of its own: undone by restoring to just before it.
+    (restore_write,) = feed_after(url, recorded[-1][0])
+    assert restore_write["authType"] == "admin" and restore_write["protocol"] == "rest"
+    undone = restore(hearth_binary, url, "--before-position", str(restore_write["position"]), "--in-place")
+    assert undone.returncode == 0, undone.stderr
+    assert export(url) == latest
+    # One subtree, into a new namespace: only it is written there.
+    sub = restore(hearth_binary, url, "--before-position", str(recorded[20][0]), "--path", "/items", "--into", f"{NS}-items")
+    assert sub.returncode == 0, sub.stderr
+    assert export(url, f"{NS}-items") == ({"items": recorded[19][2]["items"]} if recorded[19][2] and "items" in recorded[19][2] else None)
+
+
+def test_moments_it_cannot_serve_are_refused_plainly(server, hearth_binary):
+    url, _ = server
+    requests.put(f"{url}/a.json?ns={NS}", json=1, headers=OWNER, timeout=10).raise_for_status()
+    usage = subprocess.run([str(hearth_binary), "restore", NS, "--url", url], capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 64 and "--at TIME or --before-position" in usage.stderr
+    bad_time = restore(hearth_binary, url, "--at", "yesterday")
+    assert bad_time.returncode == 64 and "2026-12-05T10:02:00.123Z" in bad_time.stderr
+    both = restore(hearth_binary, url, "--at", "2026-12-05T10:02:00Z", "--in-place", "--into", "x")
+    assert both.returncode == 64
+    down = subprocess.run([str(hearth_binary), "restore", NS, "--at", "2026-12-05T10:02:00Z", "--url", "http://127.0.0.1:9"],
+                          capture_output=True, text=True, timeout=60)
+    assert down.returncode == 1 and "Is 'hearth serve' running?" in down.stderr
