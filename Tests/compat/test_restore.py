@@ -2,7 +2,8 @@
 sets, updates with removals, deletes, priorities and server values, over REST and a realtime client, with
 the namespace's export recorded after every write; restoring to the moment before a write, or to a time,
 gives back exactly the export recorded then; in place, the restore is itself in the history and can be
-undone the same way; a subtree alone; and moments the command cannot serve are refused plainly."""
+undone the same way; a subtree alone; exact across a SIGKILL of the server, and a restore killed at any
+moment is all or nothing; and moments the command cannot serve are refused plainly."""
 
 import json
 import random
@@ -46,12 +47,13 @@ def restore(hearth_binary, url, *arguments):
                           capture_output=True, text=True, timeout=120)
 
 
-def random_load(url, port, writes, seed):
-    """Makes `writes` random writes, one at a time; returns [(position, time, export after it)]."""
+def random_load(url, port, writes, seed, after=0):
+    """Makes `writes` random writes, one at a time, the feed's last entry being at `after`; returns
+    [(position, time, export after it)]."""
     rng = random.Random(seed)
     client = Client(type("Endpoint", (), {"host": "127.0.0.1", "port": port})(), ns=NS)
     keys = [f"k{n}" for n in range(6)]
-    recorded, last = [], 0
+    recorded, last = [], after
     for _ in range(writes):
         a, b = rng.choice(keys), rng.choice(keys)
         kind = rng.choice(["set", "set-deep", "update", "delete", "priority", "server-value", "realtime"])
@@ -134,3 +136,44 @@ def test_moments_it_cannot_serve_are_refused_plainly(server, hearth_binary):
     down = subprocess.run([str(hearth_binary), "restore", NS, "--at", "2026-12-05T10:02:00Z", "--url", "http://127.0.0.1:9"],
                           capture_output=True, text=True, timeout=60)
     assert down.returncode == 1 and "Is 'hearth serve' running?" in down.stderr
+
+
+def test_exact_across_a_server_sigkill_and_a_killed_restore_is_all_or_nothing(hearth_binary, tmp_path):
+    import signal
+
+    process, port = start_hearth(hearth_binary, "--emulator", "--data", str(tmp_path), "--project", "restore")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        before_kill = random_load(url, port, writes=40, seed=5)
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+        process, _ = start_hearth(hearth_binary, "--emulator", "--data", str(tmp_path), "--project", "restore", port=port)
+        assert process.poll() is None
+        after_kill = random_load(url, port, writes=40, seed=6, after=before_kill[-1][0])
+        recorded = before_kill + after_kill
+        for k in (10, 38, 39, 45, 70):
+            done = restore(hearth_binary, url, "--before-position", str(recorded[k + 1][0]), "--into", f"{NS}-kill{k}")
+            assert done.returncode == 0, done.stderr
+            assert export(url, f"{NS}-kill{k}") == recorded[k][2], f"before write {k + 1}, across the kill"
+        # A restore in place killed at some moment: the namespace is either as it was or wholly restored.
+        latest, target, seen = recorded[-1][2], recorded[20][2], recorded[-1][0]
+        for delay in (0.0, 0.05, 0.15, 0.4):
+            command = subprocess.Popen(
+                [str(hearth_binary), "restore", NS, "--before-position", str(recorded[21][0]), "--in-place", "--url", url, "--token", "owner"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.monotonic() + delay
+            while time.monotonic() < deadline and command.poll() is None:
+                time.sleep(0.005)
+            command.send_signal(signal.SIGKILL)
+            command.wait(30)
+            now = export(url)
+            assert now in (latest, target), "a killed restore left the namespace half restored"
+            written = feed_after(url, seen)
+            assert len(written) == (1 if now == target else 0), "a restore is one write or none"
+            if written:  # it finished: put the latest back the same way for the next round
+                undo = restore(hearth_binary, url, "--before-position", str(written[0]["position"]), "--in-place")
+                assert undo.returncode == 0 and export(url) == latest
+                seen = feed_after(url, written[0]["position"])[-1]["position"]
+    finally:
+        process.terminate()
+        process.wait(30)
