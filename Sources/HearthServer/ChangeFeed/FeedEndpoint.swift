@@ -72,8 +72,9 @@ struct FeedEndpoint {
         return out
     }
 
-    /// A whole decimal query parameter within `range` (checked: a client's number), or `default`.
-    private static func integer(_ request: HTTPRequest, _ name: String, default value: Int64, range: ClosedRange<Int64>) throws(RESTError) -> Int64 {
+    /// A whole decimal query parameter within `range` (checked: a client's number), or `default`. Also
+    /// the history's (``HistoryEndpoint``).
+    static func integer(_ request: HTTPRequest, _ name: String, default value: Int64, range: ClosedRange<Int64>) throws(RESTError) -> Int64 {
         guard let text = request.queryItems.last(where: { $0.name == name })?.value else { return value }
         guard let number = Int64(text), range.contains(number) else {
             throw RESTError(400, "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")

@@ -23,8 +23,8 @@ struct HistoryEndpoint {
         }
         let location = Path(text)
         do { try KeyValidation.validate(readPath: location) } catch { throw RESTError(400, "path=\(text.prefix(200)): \(error.message)") }
-        let limit = Int(try Self.integer(request, "limit", default: 50, range: 1...Int64(ServerLimits.historyPageChangesMax)))
-        let before = try Self.integer(request, "before", default: Int64.max, range: 1...Int64.max)
+        let limit = Int(try FeedEndpoint.integer(request, "limit", default: 50, range: 1...Int64(ServerLimits.historyPageChangesMax)))
+        let before = try FeedEndpoint.integer(request, "before", default: Int64.max, range: 1...Int64.max)
         let scan = HistoryScan(location: location, limit: limit, budget: ServerLimits.historyScanEntriesMax, before: before)
         let pending = LoopBound(responder)
         let executor = executor
@@ -54,14 +54,5 @@ struct HistoryEndpoint {
     static func body(_ scan: HistoryScan, next: Int64?) -> [UInt8] {
         let changes = scan.found.map(\.json).joined(separator: ",")
         return Array(#"{"changes":[\#(changes)],"next":\#(next.map(String.init) ?? "null"),"scanned":\#(scan.scanned),"trimmedThrough":\#(scan.trimmedThrough)}"#.utf8)
-    }
-
-    /// A whole decimal query parameter within `range` (checked: a client's number), or `default`.
-    private static func integer(_ request: HTTPRequest, _ name: String, default value: Int64, range: ClosedRange<Int64>) throws(RESTError) -> Int64 {
-        guard let text = request.queryItems.last(where: { $0.name == name })?.value else { return value }
-        guard let number = Int64(text), range.contains(number) else {
-            throw RESTError(400, "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return number
     }
 }
