@@ -71,16 +71,16 @@ extension HookDeliveryService {
         return try queue.sync {
             let now = settings.clock()
             let known = try consumers.consumer(request.namespace, name)
-            try consumers.register(FunctionConsumer(namespace: request.namespace, name: name, patterns: patterns, after: known?.after ?? 0, seenAt: now))
             let document = (try? store.document(request.namespace)) ?? HooksDocument()
-            switch activate(document, in: request.namespace) {
+            // The namespace keeps what the patterns need first, and the feed's head is read after that;
+            // only then is the process stored, already at that head: anyone who sees it registered (on any
+            // node of a cluster) and writes gets those writes handed to it.
+            switch activate(document, in: request.namespace, adding: patterns) {
             case .success(let head):
+                try consumers.register(FunctionConsumer(namespace: request.namespace, name: name, patterns: patterns, after: known?.after ?? head, seenAt: now))
                 let authAfter = known?.authAfter.map(String.init) ?? "null"
-                if let known { return Self.json(200, "{\"after\":\(known.after),\"head\":\(head),\"authAfter\":\(authAfter)}") }
-                _ = try consumers.advance(request.namespace, name, to: head, authAfter: nil, at: now)
-                return Self.json(200, "{\"after\":\(head),\"head\":\(head),\"authAfter\":null}")
+                return Self.json(200, "{\"after\":\(known?.after ?? head),\"head\":\(head),\"authAfter\":\(known == nil ? "null" : authAfter)}")
             case .failure(let error):
-                _ = try consumers.remove(request.namespace, name)
                 return Self.error(503, "the functions process could not be registered: \(error.message)")
             }
         }

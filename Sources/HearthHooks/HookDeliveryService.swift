@@ -82,10 +82,11 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
     // MARK: Running hooks
 
     /// Makes `document` the running hooks of `namespace`: the namespace's writes keep what its patterns
-    /// and its functions processes' need, workers of removed or changed hooks stop (saving their cursors),
+    /// and its functions processes' need (and `extraPatterns`: those of a process about to be registered),
+    /// workers of removed or changed hooks stop (saving their cursors),
     /// new ones start at the feed's head and changed ones where they were. Waits for all that (on
     /// `queue`), and answers the head.
-    func activate(_ document: HooksDocument, in namespace: String) -> Result<Int64, StorageError> {
+    func activate(_ document: HooksDocument, in namespace: String, adding extraPatterns: [TriggerPattern] = []) -> Result<Int64, StorageError> {
         guard let host = state.withLock({ $0.stopped ? nil : $0.host }) else { return .failure(StorageError(.closed, "the server is stopping")) }
         let running = state.withLock { $0.workers[namespace] ?? [:] }
         for (name, worker) in running where document.hooks.first(where: { $0.name == name }) != worker.hook {
@@ -95,7 +96,7 @@ public final class HookDeliveryService: HookService, @unchecked Sendable {  // m
         let head = Locked<Result<Int64, StorageError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         let functionPatterns: [TriggerPattern]
-        do { functionPatterns = try consumers.consumers(namespace).flatMap(\.patterns) } catch {
+        do { functionPatterns = try consumers.consumers(namespace).flatMap(\.patterns) + extraPatterns } catch {
             return .failure(StorageError(.io, "the functions processes of '\(namespace)' could not be read: \(error)"))
         }
         let patterns = TriggerPatterns(document.hooks.map(\.pattern) + functionPatterns)
