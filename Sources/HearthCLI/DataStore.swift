@@ -58,4 +58,16 @@ enum DataStore: Equatable {
             return try PostgresStorageEngine(url: url, namespace: namespace)
         }
     }
+
+    /// An engine over `namespace`, made when there is none yet (restore into a new namespace).
+    func openCreating(_ namespace: String) throws(StorageError) -> any StorageEngine {
+        switch self {
+        case .sqlite(let directory):
+            return try SQLiteStorageEngine(directory: directory, namespace: namespace)
+        case .postgres(let url):
+            // Entered in the catalogue first, so the namespace exists (and is listed) even while empty.
+            try PostgresNamespaces(url: url).register(namespace)
+            return try PostgresStorageEngine(url: url, namespace: namespace)
+        }
+    }
 }

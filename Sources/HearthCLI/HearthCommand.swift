@@ -68,6 +68,8 @@ public enum HearthCommand {
             return HooksCommand.run(rest, output: &output, errorOutput: &errorOutput)
         case "restore":
             return RestoreCommand.run(rest, output: &output, errorOutput: &errorOutput)
+        case "backups":
+            return BackupsCommand.run(rest, output: &output, errorOutput: &errorOutput)
         default:
             let kind = command.hasPrefix("-") ? "option" : "command"
             print("hearth: unknown \(kind) '\(command)'.", to: &errorOutput)
@@ -122,8 +124,10 @@ public enum HearthCommand {
           hooks ...    Webhooks on the running server: deploy NS FILE, get, status, log, dead, redeliver
                        (see 'hearth hooks --help')
           restore NS   Namespace NS as it was at a time (--at) or before a feed position (--before-position),
-                       rebuilt from the change feed on the running server into NS-restored-<time>
+                       rebuilt from the change feed (and the backups) into NS-restored-<time>
                        (or --into NEW_NS, or --in-place; see 'hearth restore --help')
+          backups list The scheduled backups (hearth serve --backup-every) and what each can restore to;
+                       backups verify NS checks them again
           console link Print a one-time link that signs a browser in to the running server's console
                        (see 'hearth console --help')
           help         Show this help (also -h, --help)

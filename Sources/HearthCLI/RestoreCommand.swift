@@ -12,23 +12,27 @@ import HearthTriggers
 /// into another namespace by default (`NS-restored-<time>`), or in place, where the restore is itself a
 /// write in the history and can be undone the same way.
 enum RestoreCommand {
-    static let usage = "Usage: hearth restore NS (--at 2026-12-05T10:02:00.123Z | --before-position P) [--path /location] [--into NEW_NS | --in-place] [--url URL] [--data DIR] [--token TOKEN]"
+    static let usage = """
+        Usage: hearth restore NS (--at 2026-12-05T10:02:00.123Z | --before-position P | --backup NAME) [--path /location]
+                              [--into NEW_NS | --in-place] [--from-backups] [--backup-dir DIR]
+                              [--url URL] [--token TOKEN] [--data DIR | --storage URL]
+        """
 
     static func run<Output: TextOutputStream, ErrorOutput: TextOutputStream>(
         _ arguments: [String], output: inout Output, errorOutput: inout ErrorOutput
     ) -> ExitCode {
         if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
             print(usage, to: &output)
-            print("Rebuilds the data as it was from the change feed (as far back as its retention) and writes it into NEW_NS (default NS-restored-<time>) or, with --in-place, over NS (docs/operations.md).", to: &output)
+            print("Rebuilds the data as it was from the change feed (as far back as its retention), else from the newest backup before that moment and the writes after it (--from-backups: always so), and writes it into NEW_NS (default NS-restored-<time>) or, with --in-place, over NS. Through the running server at --url; with none running, directly in --data DIR or --storage URL (docs/operations.md).", to: &output)
             return .success
         }
         guard let parsed = CommandArguments.parse(
-            arguments, valueOptions: ["--at", "--before-position", "--path", "--into", "--url", "--data", "--token"], command: "restore",
+            arguments, valueOptions: ["--at", "--before-position", "--path", "--into", "--url", "--data", "--token", "--storage", "--backup", "--backup-dir"], command: "restore",
             errorOutput: &errorOutput)
         else { return .usageError }
         let options = parsed.options
         let inPlace = parsed.positional.contains("--in-place")
-        let positional = parsed.positional.filter { $0 != "--in-place" }
+        let positional = parsed.positional.filter { $0 != "--in-place" && $0 != "--from-backups" }
         guard positional.count == 1 else {
             print(usage, to: &errorOutput)
             return .usageError
@@ -48,8 +52,10 @@ enum RestoreCommand {
                 return .usageError
             }
             moment = .beforePosition(position)
+        case (nil, nil) where options["--backup"] != nil:
+            moment = .beforePosition(Int64.max)  // unused: a named backup is restored as it is
         default:
-            print("hearth restore: give the moment with --at TIME or --before-position P (one of them).", to: &errorOutput)
+            print("hearth restore: give the moment with --at TIME or --before-position P (one of them), or a backup with --backup NAME.", to: &errorOutput)
             return .usageError
         }
         if inPlace && options["--into"] != nil {
@@ -62,30 +68,39 @@ enum RestoreCommand {
             return .usageError
         }
         let path = Path(pathText)
-        let target = inPlace ? namespace : options["--into"] ?? defaultTarget(namespace, moment)
+        let target = inPlace ? namespace : options["--into"] ?? options["--backup"].map { "\(namespace)-restored-\($0)" } ?? defaultTarget(namespace, moment)
+        let dataDirectory = options["--data"] ?? "hearth-data"
         let server = Server(
             url: options["--url"] ?? "http://127.0.0.1:9000",
-            credential: AdminRequest.credential(token: options["--token"], dataDirectory: options["--data"] ?? "hearth-data"))
+            credential: AdminRequest.credential(token: options["--token"], dataDirectory: dataDirectory))
+        let backups = BackupDirectory(path: options["--backup-dir"] ?? BackupDirectory.standard(dataDirectory: dataDirectory))
+        let plan = Plan(
+            namespace: namespace, path: path, moment: moment, fromBackups: parsed.positional.contains("--from-backups"),
+            backup: options["--backup"], backups: backups)
 
         do {
-            // The data first, then the feed: every write the data holds is in the feed read after it.
-            let now = try server.data(namespace, at: path)
-            let (entries, trimmedThrough) = try server.feed(namespace)
-            if let refusal = coverage(entries, trimmedThrough: trimmedThrough, moment: moment) { throw Failure(refusal) }
-            let first = FeedRestore.firstUndone(entries, at: moment)
-            var root = Node.empty
-            _ = root.set(path, to: now)
-            let restored: Node
-            do { restored = try FeedRestore.undo(entries[(first ?? entries.endIndex)...], on: root).child(at: path) } catch {
-                throw Failure("cannot restore: \(error.description)")
+            func restore(with source: any RestoreSource) throws -> Plan.Result {
+                let restored = try plan.run(source)
+                try source.put(target, at: path, restored.value)
+                return restored
             }
-            try server.put(target, at: path, restored)
-            let undone = entries.count - (first ?? entries.count)
-            print("Restored \(path.slashed) of \(namespace) as it was \(describe(moment)) into \(target)\(inPlace ? " (in place: this restore is itself in the history)" : ""): \(undone) later write\(undone == 1 ? "" : "s") undone.", to: &output)
+            let restored: Plan.Result
+            do { restored = try restore(with: server) } catch let unreachable as Unreachable {
+                // No server (nothing was read or written through one): the storage itself, when the
+                // command says where it is.
+                guard options["--data"] != nil || options["--storage"] != nil else { throw Failure(unreachable.message) }
+                let store = try DataStore.choose(storage: options["--storage"], dataDirectory: dataDirectory)
+                print("No server answers at \(server.url): restoring in \(store.location) directly (keep the server stopped until this is done).", to: &output)
+                restored = try restore(with: Offline(store: store))
+            }
+            print("Restored \(path.slashed) of \(namespace) as it was \(restored.describe) into \(target)\(inPlace ? " (in place: this restore is itself in the history)" : "").", to: &output)
             return .success
         } catch let failure as Failure {
             print("hearth restore: \(failure.message)", to: &errorOutput)
             return .failure
+        } catch let invalid as DataStore.Invalid {
+            print("hearth restore: \(invalid.message).", to: &errorOutput)
+            return .usageError
         } catch {
             print("hearth restore: \(error)", to: &errorOutput)
             return .failure
@@ -143,69 +158,5 @@ enum RestoreCommand {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: Date(timeIntervalSince1970: Double(time) / 1000))
-    }
-
-    /// The running server, as its admin.
-    struct Server {
-        let url: String
-        let credential: String
-
-        func request(_ method: String, _ path: String, _ query: [URLQueryItem], body: Data? = nil) throws -> String {
-            guard var components = URLComponents(string: (url.hasSuffix("/") ? String(url.dropLast()) : url) + path) else {
-                throw Failure("'\(url)' is not a URL such as http://127.0.0.1:9000.")
-            }
-            components.queryItems = query
-            guard let target = components.url else { throw Failure("'\(url)' is not a URL such as http://127.0.0.1:9000.") }
-            var request = URLRequest(url: target)
-            request.httpMethod = method
-            request.httpBody = body
-            request.setValue("Bearer \(credential)", forHTTPHeaderField: "Authorization")
-            request.timeoutInterval = 300
-            switch AdminRequest.send(request) {
-            case .failure(let error):
-                throw Failure("could not reach \(url) (\(error.localizedDescription)). Is 'hearth serve' running? Pass its address with --url.")
-            case .success(let (status, text)):
-                guard status == 200 || status == 204 else {
-                    let message = (try? Node(json: text))?.child(at: Path("error")).stringValue ?? String(text.prefix(300))
-                    throw Failure("the server said \(status): \(message)\(status == 401 ? " (pass the admin token with --token or the server's --data directory with --data)" : "")")
-                }
-                return text
-            }
-        }
-
-        /// The data at `path` now, with priorities.
-        func data(_ namespace: String, at path: Path) throws -> Node {
-            let text = try request("GET", restPath(path), [URLQueryItem(name: "ns", value: namespace), URLQueryItem(name: "format", value: "export")])
-            do { return try Node(json: text) } catch { throw Failure("the data of \(namespace) did not parse: \(error)") }
-        }
-
-        /// Every entry the feed keeps, in order, and the last position retention removed.
-        func feed(_ namespace: String) throws -> ([FeedEntry], Int64) {
-            var entries: [FeedEntry] = []
-            var after: Int64 = 0
-            var trimmed: Int64 = 0
-            while true {
-                let text = try request(
-                    "GET", "/.feed.json",
-                    [URLQueryItem(name: "ns", value: namespace), URLQueryItem(name: "after", value: String(after)), URLQueryItem(name: "limit", value: "10000")])
-                let page = try FeedEntry.page(json: Array(text.utf8))
-                trimmed = page.trimmedThrough
-                entries += page.entries
-                guard let last = page.entries.last else { return (entries, trimmed) }
-                after = last.position
-            }
-        }
-
-        /// Writes `value` at `path` of `namespace` (null removes).
-        func put(_ namespace: String, at path: Path, _ value: Node) throws {
-            _ = try request(
-                "PUT", restPath(path), [URLQueryItem(name: "ns", value: namespace), URLQueryItem(name: "print", value: "silent")],
-                body: Data(value.json(.export).utf8))
-        }
-
-        private func restPath(_ path: Path) -> String {
-            "/" + path.keys.map { $0.string.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/?#%"))) ?? $0.string }
-                .joined(separator: "/") + ".json"
-        }
     }
 }

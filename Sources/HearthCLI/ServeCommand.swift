@@ -55,6 +55,10 @@ struct ServeSettings: Equatable {
     /// Where webhooks may post besides public addresses (`--hooks-allow`): host names or addresses, and
     /// the words `loopback` and `private` for those whole ranges. Emulator mode allows loopback.
     var hooksAllow: [String] = []
+    /// Scheduled backups (`--backup-every`, `--backup-keep`); none unless asked for.
+    var backupSchedule: BackupSchedule?
+    /// Where they go (`--backup-dir`); by default `backups` in the data directory.
+    var backupDirectory: String?
 
     /// The address policy of webhook deliveries.
     var hookAddresses: OutboundAddresses {
@@ -99,6 +103,10 @@ struct ServeSettings: Equatable {
          "How long each namespace's change feed keeps entries: 7d (the default), 12h, 30m, 90s; see docs/feed.md"),
         ("--feed-max-bytes", "HEARTH_FEED_MAX_BYTES", "feed-max-bytes",
          "Most bytes each namespace's change feed keeps, the oldest going first (default 1073741824, 1 GiB)"),
+        ("--backup-every", "HEARTH_BACKUP_EVERY", "backup-every",
+         "Back up every namespace this often, each copy verified: 1h, 30m, 1d (default: no scheduled backups); see docs/operations.md"),
+        ("--backup-keep", "HEARTH_BACKUP_KEEP", "backup-keep", "Backups kept per namespace, the newest (default 48)"),
+        ("--backup-dir", "HEARTH_BACKUP_DIR", "backup-dir", "Where scheduled backups go (default: backups in the data directory)"),
         ("--hooks-allow", "HEARTH_HOOKS_ALLOW", "hooks-allow",
          "Comma-separated hosts webhooks may post to although private or loopback (or the words 'private', 'loopback'); see docs/functions.md"),
         ("--provider-endpoints", "HEARTH_PROVIDER_ENDPOINTS", "provider-endpoints",
@@ -228,6 +236,23 @@ struct ServeSettings: Equatable {
                 throw .usage("feed-max-bytes must be a whole number of bytes from 1 to 2^50, not '\(bytes.prefix(20))'")
             }
             settings.feedRetention.maxBytes = number
+        }
+        if let every = values["backup-every"] {
+            guard let milliseconds = Self.milliseconds(every) else {
+                throw .usage("backup-every is a number and a unit (s, m, h or d), like 1h or 30m, not '\(every.prefix(20))'")
+            }
+            settings.backupSchedule = BackupSchedule(everyMilliseconds: milliseconds, keep: 48)
+        }
+        if let keep = values["backup-keep"] {
+            guard let count = Int(keep), (1...100_000).contains(count) else {
+                throw .usage("backup-keep is how many backups to keep per namespace, 1–100000, not '\(keep.prefix(20))'")
+            }
+            guard settings.backupSchedule != nil else { throw .usage("backup-keep needs backup-every (how often to back up)") }
+            settings.backupSchedule?.keep = count
+        }
+        if let directory = values["backup-dir"] {
+            guard settings.backupSchedule != nil else { throw .usage("backup-dir needs backup-every (how often to back up)") }
+            settings.backupDirectory = directory
         }
         settings.certificatePath = values["tls-cert"]
         settings.privateKeyPath = values["tls-key"]
@@ -425,6 +450,13 @@ extension HearthCommand {
             server.finishAuthRequests()
             auth.close(log: .standardError)
         }
+        // Backups read their own snapshots of the storage beside the server, on a thread of their own.
+        let backups = settings.backupSchedule.map { schedule in
+            ScheduledBackups(
+                schedule: schedule,
+                backups: BackupDirectory(path: settings.backupDirectory ?? BackupDirectory.standard(dataDirectory: absolute)),
+                store: settings.dataStore, names: storage.files.names, log: .standardError)
+        }
         storage.observeRules? { [server] namespace in server.rulesChanged(in: namespace) }
         storage.observeDeletions? { [server] namespace in server.namespaceDeleted(elsewhere: namespace) }
         var transportConfiguration = TransportConfiguration(
@@ -463,6 +495,11 @@ extension HearthCommand {
               JS SDK:     connectDatabaseEmulator(db, "\(hostForURL)", \(transport.boundPort)) or databaseURL \(scheme)://\(address)?ns=<namespace>
 
             """
+        if let schedule = settings.backupSchedule {
+            let every = schedule.everyMilliseconds
+            let period = every % 3_600_000 == 0 ? "\(every / 3_600_000)h" : every % 60_000 == 0 ? "\(every / 60_000)m" : "\(every / 1000)s"
+            banner += "  Backups:    every \(period), \(schedule.keep) kept per namespace, in \(settings.backupDirectory ?? BackupDirectory.standard(dataDirectory: absolute)) (hearth backups list)\n"
+        }
         banner += "  Metrics:    \(scheme)://\(address)/metrics (Prometheus text; admin only, as the Access line says)\n"
         if let site = server.site {
             banner += "  Web app:    \(scheme)://\(address)/ serves \(site.root) (any path not ending in .json)\n"
@@ -477,6 +514,7 @@ extension HearthCommand {
         }
         banner += "Stop with Ctrl-C (SIGINT) or SIGTERM.\n"
         print(banner, terminator: "", to: &output)
+        backups?.start()
 
         var received: Int32 = 0
         sigwait(&signals, &received)
@@ -484,6 +522,7 @@ extension HearthCommand {
               to: &errorOutput)
         // Before the loop stops: a hook's worker reads the feed through it.
         hooks.stop()
+        backups?.stop()
         transport.stop()
         server.close()
         // After the connections ran their own operations: the lease and this node's rows go.

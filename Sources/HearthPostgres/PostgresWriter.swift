@@ -179,8 +179,10 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
     func commit(_ batches: [WriteBatch]) -> Result<Void, StorageError> {
         let deadline = ContinuousClock.now + PostgresTimeouts.commit
         let carriedOut = batches.flatMap(\.carriesOut)
-        if batches.allSatisfy(\.isEmpty) {
+        if batches.allSatisfy({ $0.isEmpty && $0.feed == nil }) {
             // Nothing to store, nothing to log; ledger entries done by writes that changed nothing still go.
+            // A write that changed nothing but has a feed entry (deleting what is not there) is committed
+            // for its entry: the feed has every write the server took, as on SQLite.
             return carriedOut.isEmpty ? .success(()) : remove(carriedOut, by: deadline)
         }
         var changes = RecordChanges()

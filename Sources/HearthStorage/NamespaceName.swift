@@ -7,8 +7,9 @@ public enum NamespaceName {
     public static let lengthMax = 63
 
     /// Names whose files the server keeps for itself beside the namespaces': `auth` is the accounts
-    /// database (`auth.sqlite`), which a namespace of that name would open as its own.
-    public static let reserved: Set<String> = ["auth"]
+    /// database (`auth.sqlite`) and `hooks` the webhooks' and functions' (`hooks.sqlite`), which a
+    /// namespace of that name would open as its own (and which the namespace list would show as one).
+    public static let reserved: Set<String> = ["auth", "hooks"]
 
     public static func isValid(_ name: String) -> Bool {
         guard !name.isEmpty, name.utf8.count <= lengthMax, name.first != "-", !reserved.contains(name.lowercased()) else {

@@ -42,6 +42,27 @@ public enum FeedRestore {
         }
         return restored
     }
+    /// `root` with `entries` (in feed order) done again, oldest first: each location an entry wrote set to
+    /// the value it stored. The other direction from ``undo(_:on:)``: from a backup forward to a later
+    /// moment. Values are absolute, so doing an entry the data already holds again changes nothing, as
+    /// long as the entries after it are done too (a backup read while writes went on is caught up this
+    /// way). A server value the feed kept unresolved (a write that changed nothing) is resolved as the
+    /// server did, at the entry's time.
+    ///
+    /// - Throws: ``Failure`` when an entry holds a server value that does not resolve.
+    public static func redo(_ entries: ArraySlice<FeedEntry>, on root: Node) throws(Failure) -> Node {
+        var restored = root
+        for entry in entries {
+            for change in entry.changes {
+                let value: Node
+                do { value = try ServerValues.resolve(change.value, at: change.path, in: restored, now: entry.time) } catch {
+                    throw Failure("the write at position \(entry.position) (\(change.path.slashed)) holds a server value that does not resolve: \(error.message)")
+                }
+                _ = restored.set(change.path, to: value)
+            }
+        }
+        return restored
+    }
 }
 
 extension FeedEntry {

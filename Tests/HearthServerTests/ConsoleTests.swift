@@ -306,6 +306,8 @@ import Testing
         let headers = ["cookie": cookie, "x-hearth-csrf": csrf]
         #expect(try await send(server, .post, "/console/api/namespaces", body: #"{"name":"auth"}"#, headers: headers).status == 400)
         #expect(try await send(server, .post, "/console/api/namespaces", body: #"{"name":"AUTH"}"#, headers: headers).status == 400)
+        // hooks.sqlite is the webhooks' store, beside the namespaces' files.
+        #expect(try await send(server, .post, "/console/api/namespaces", body: #"{"name":"hooks"}"#, headers: headers).status == 400)
         #expect(try await send(server, .post, "/console/api/namespaces", body: #"{"name":"a.b"}"#, headers: headers).status == 400)
         #expect(try await send(server, .post, "/console/api/namespaces", body: #"{"name":"shop"}"#, headers: headers).status == 201)
         #expect(try await send(server, .post, "/console/api/namespaces", body: #"{"name":"shop"}"#, headers: headers).status == 409)
