@@ -134,4 +134,7 @@ public enum ServerLimits {
     /// the feed entries one request looks at before it answers with where to go on from.
     public static let historyPageChangesMax = 1_000
     public static let historyScanEntriesMax = 100_000
+    /// A restore through the server (`POST /.restore.json`, the console's): the feed entries after the
+    /// moment it undoes at most; further back, `hearth restore` (which has no such bound) does it.
+    public static let restoreUndoneEntriesMax = 100_000
 }

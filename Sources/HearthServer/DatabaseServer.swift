@@ -273,6 +273,17 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             }
             return
         }
+        if target.path == Path(".restore") {
+            guard caller.isAdmin else { throw .permissionDenied }
+            guard let executor else { throw RESTError(503, "The server is not running") }
+            let endpoint = RestoreEndpoint(executor: executor, writes: writes) { [self] name, body in
+                withNamespace(name, responder: responder, body)
+            }
+            withNamespace(namespaceName, responder: responder) { namespace throws(RESTError) in
+                try endpoint.serve(request, namespace: namespace, responder: responder)
+            }
+            return
+        }
         if target.path == Path(".feed") {
             guard caller.isAdmin else { throw .permissionDenied }
             guard let executor else { throw RESTError(503, "The server is not running") }

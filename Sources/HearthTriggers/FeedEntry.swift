@@ -19,7 +19,7 @@ public struct FeedEntry: Sendable, Equatable {
     /// `app_user`, `admin` or `unauthenticated`.
     public var authType: String
     public var authId: String?
-    /// `rest`, `realtime` or `on_disconnect`.
+    /// `rest`, `realtime`, `on_disconnect` or `restore`.
     public var channel: String
     /// Locations and what they held before the write: each changed location, and locations above
     /// them that a trigger watched when the write was taken. Empty when ``beforeOmitted``.

@@ -458,6 +458,42 @@ def test_a_nodes_history_lists_who_changed_it_newest_first(server, browser):
     browser.find_element(By.ID, "history-close").click()
 
 
+def test_a_node_is_restored_from_its_history_into_a_new_namespace_or_in_place(server, browser):
+    admin = server.admin()
+    for text in ("one", "two", "three"):
+        assert requests.put(f"{server.url}/poem/line.json", json=text, headers=admin, timeout=10).status_code == 200
+    go(browser, f"#/data/{NS}/")
+    poem = wait(browser).until(lambda d: row(d, "/poem"))
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", poem)
+    poem.find_element(By.CSS_SELECTOR, ".history-node").click()
+    rows = lambda d: d.find_elements(By.CSS_SELECTOR, "#history-table tbody tr")  # noqa: E731
+    wait(browser).until(lambda d: len(rows(d)) == 3)
+    # Just before "three": into a new namespace, the default; the confirmation names what is replaced.
+    second = rows(browser)[0]
+    position = second.get_attribute("data-position")
+    second.find_element(By.CSS_SELECTOR, ".history-restore").click()
+    wait(browser).until(lambda d: d.find_element(By.ID, "confirm-ok").is_displayed())
+    message = browser.find_element(By.ID, "confirm-message").text
+    assert "/poem and everything below it" in message and f"position {position}" in message, message
+    screenshots(browser, "data-history-restore")
+    browser.find_element(By.ID, "confirm-ok").click()
+    target = f"{NS}-restored-{position}"
+    wait(browser).until(lambda d: f"into the namespace {target}" in d.find_element(By.ID, "history-status").text)
+    assert requests.get(f"{server.url}/poem.json", params={"ns": target}, headers=admin, timeout=10).json() == {"line": "two"}
+    assert requests.get(f"{server.url}/poem.json", headers=admin, timeout=10).json() == {"line": "three"}
+    # In place, just before "two": the live data changes, and the restore is the newest change listed.
+    rows(browser)[1].find_element(By.CSS_SELECTOR, ".history-restore").click()
+    wait(browser).until(lambda d: d.find_element(By.ID, "confirm-ok").is_displayed())
+    browser.find_element(By.ID, "restore-in-place").click()
+    browser.find_element(By.ID, "confirm-ok").click()
+    wait(browser).until(lambda d: "in place" in d.find_element(By.ID, "history-status").text)
+    assert requests.get(f"{server.url}/poem.json", headers=admin, timeout=10).json() == {"line": "one"}
+    wait(browser).until(lambda d: len(rows(d)) == 4)
+    newest = [cell.text for cell in rows(browser)[0].find_elements(By.TAG_NAME, "td")]
+    assert newest[2] == "/poem" and "admin · rest" in newest[1], newest
+    browser.find_element(By.ID, "history-close").click()
+
+
 def test_the_usage_chart_moves_under_load(server, browser):
     go(browser, "#/usage")
     chart = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, "#chart-writes path.series"))

@@ -138,6 +138,45 @@ def test_moments_it_cannot_serve_are_refused_plainly(server, hearth_binary):
     assert down.returncode == 1 and "Is 'hearth serve' running?" in down.stderr
 
 
+def test_the_servers_restore_endpoint_the_consoles_is_exact_and_checks_what_it_is_asked(server, hearth_binary):
+    url, port = server
+    recorded = random_load(url, port, writes=40, seed=13)
+
+    def ask(body, headers=OWNER, ns=NS):
+        return requests.post(f"{url}/.restore.json", params={"ns": ns}, json=body, headers=headers, timeout=60)
+
+    for k in (0, 7, 21, 38):
+        target = f"{NS}-e{k}"
+        done = ask({"path": "/", "beforePosition": recorded[k + 1][0], "into": target})
+        assert done.status_code == 200, done.text
+        assert done.json() == {"path": "/", "into": target, "undone": len(recorded) - k - 1}
+        assert export(url, target) == recorded[k][2]
+    # One location, in place: the rest of the namespace stays; the restore is a write in the history.
+    done = ask({"path": "/items", "beforePosition": recorded[10][0], "inPlace": True})
+    assert done.status_code == 200, done.text
+    expected = dict(recorded[-1][2] or {})
+    expected.pop("items", None)
+    if (recorded[9][2] or {}).get("items") is not None:
+        expected["items"] = recorded[9][2]["items"]
+    assert export(url) == (expected or None)
+    (write,) = feed_after(url, recorded[-1][0])
+    assert write["path"] == "/items" and write["authType"] == "admin"
+    # What it refuses, and how.
+    for body, status, words in [
+        ({"path": "/", "beforePosition": 0, "into": "x"}, 400, "beforePosition"),
+        ({"path": "items", "beforePosition": 1, "into": "x"}, 400, "path is a location"),
+        ({"path": "/", "beforePosition": 1}, 400, "into (a namespace) or inPlace"),
+        ({"path": "/", "beforePosition": 1, "into": "x", "inPlace": True}, 400, "one of them"),
+        ({"path": "/", "beforePosition": 1, "into": "a.b"}, 400, "not a valid namespace name"),
+        ({"path": "/", "beforePosition": 1, "into": NS}, 400, "inPlace instead"),
+        ("not json", 400, "Send"),
+    ]:
+        refused = ask(body)
+        assert refused.status_code == status and words in refused.json()["error"], (body, refused.text)
+    assert ask({"path": "/", "beforePosition": 1, "into": "x"}, headers={}).status_code == 401
+    assert requests.get(f"{url}/.restore.json", params={"ns": NS}, headers=OWNER, timeout=10).status_code == 405
+
+
 def test_exact_across_a_server_sigkill_and_a_killed_restore_is_all_or_nothing(hearth_binary, tmp_path):
     import signal
 

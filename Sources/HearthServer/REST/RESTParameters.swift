@@ -55,10 +55,11 @@ public struct RESTTarget: Sendable {
         }
         path = Path(String(rawPath.dropLast(".json".count)))
         let keys = path.keys
-        // The server's reserved endpoints (§6.1, §8): `/.settings/…`, `/.inspect/…`, `/.info`, `/.feed` and
-        // `/.history` (docs/feed.md).
+        // The server's reserved endpoints (§6.1, §8): `/.settings/…`, `/.inspect/…`, `/.info`, `/.feed`,
+        // `/.history` (docs/feed.md) and `/.restore` (docs/operations.md).
         let first = keys.first?.string
         let reserved = first == ".settings" || first == ".inspect" || first == ".info" || first == ".feed" || first == ".history"
+            || first == ".restore"
         for (index, key) in keys.enumerated() {
             // `.priority` may end a write path (PUT /a/.priority.json sets a priority).
             if index == keys.count - 1 && key.string == ".priority" { continue }

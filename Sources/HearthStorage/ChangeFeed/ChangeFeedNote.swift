@@ -30,7 +30,7 @@ public struct ChangeFeedNote: Sendable, Equatable {
     public var authType: AuthType
     /// The writer's uid when `authType` is `appUser`.
     public var authId: String?
-    /// How the write came: `rest`, `realtime`, `on_disconnect`.
+    /// How the write came: `rest`, `realtime`, `on_disconnect`, `restore` (an offline `hearth restore`).
     public var channel: String
     /// Locations above the written ones whose earlier values the entry keeps too, because a trigger
     /// watches them (docs/functions.md): a hook on `/jokes/{jokeId}` sees the whole joke before and after

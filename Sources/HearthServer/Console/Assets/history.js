@@ -1,8 +1,11 @@
 // A location's history (docs/feed.md, "History of a location"): the changes at a node or below it,
 // newest first, from the change feed: when, who, over what, where, and the value before and after.
-// "Older" reads the next page; the feed reaches back as far as its retention.
+// "Older" reads the next page; the feed reaches back as far as its retention. "Restore" on a change puts
+// the location back as it was just before it (POST /.restore.json, docs/operations.md): into a new
+// namespace by default, or in place, after a confirmation that names what is replaced.
 
 import { api, apiUrl } from './api.js';
+import { confirmAction } from './dialog.js';
 import { h } from './dom.js';
 import { formatDateTime, relativeTime } from './format.js';
 
@@ -16,7 +19,7 @@ export class HistoryDialog {
     this.title = h('h2', { id: 'history-dialog-title' }, 'History');
     this.body = h('tbody');
     this.table = h('table', { id: 'history-table', class: 'data-table history-table' },
-      h('thead', {}, h('tr', {}, ['When', 'Who', 'Where', 'Before', 'After'].map((name) => h('th', { scope: 'col' }, name)))), this.body);
+      h('thead', {}, h('tr', {}, ['When', 'Who', 'Where', 'Before', 'After', ''].map((name) => h('th', { scope: 'col' }, name)))), this.body);
     this.status = h('p', { id: 'history-status', class: 'muted', role: 'status' });
     this.older = h('button', { type: 'button', class: 'button', id: 'history-older' }, 'Older changes');
     const close = h('button', { type: 'button', class: 'button', id: 'history-close' }, 'Close');
@@ -45,7 +48,7 @@ export class HistoryDialog {
     this.status.textContent = 'Reading the change feed…';
     try {
       const page = await api.get(apiUrl('/.history.json', { ns: this.ns, path: this.path, limit: PAGE, before: this.next }));
-      for (const change of page.changes) this.body.append(row(change));
+      for (const change of page.changes) this.body.append(row(change, () => this.restore(change)));
       this.next = page.next;
       this.older.hidden = page.next === null;
       const shown = this.body.children.length;
@@ -58,16 +61,54 @@ export class HistoryDialog {
       this.older.disabled = false;
     }
   }
+
+  // Asks, naming what is replaced and where the result goes, then restores this dialog's location as it
+  // was just before `change`.
+  async restore(change) {
+    const target = `${this.ns}-restored-${change.position}`.slice(0, 63);
+    const newNamespace = h('input', { type: 'radio', name: 'restore-where', value: 'into', id: 'restore-into', checked: true });
+    const inPlace = h('input', { type: 'radio', name: 'restore-where', value: 'in-place', id: 'restore-in-place' });
+    const when = formatDateTime(change.time);
+    const message = h('div', {},
+      h('p', {}, `${this.path} and everything below it in ${this.ns}, as it was just before the change at ${when} by ${who(change)} (position ${change.position}): every later change here or below is undone.`),
+      h('p', {}, h('label', { for: 'restore-into' }, newNamespace, ` Into a new namespace, ${target}: the live data stays as it is`)),
+      h('p', {}, h('label', { for: 'restore-in-place' }, inPlace, ` In place: replaces ${this.path} in ${this.ns} now (listeners see it; the restore is itself a change here and can be undone the same way)`)));
+    const confirmed = await confirmAction({ title: `Restore ${this.path}?`, message, okLabel: 'Restore', danger: false });
+    if (!confirmed) return;
+    const body = { path: this.path, beforePosition: change.position };
+    if (inPlace.checked) body.inPlace = true; else body.into = target;
+    this.status.textContent = 'Restoring…';
+    try {
+      const done = await api.post(apiUrl('/.restore.json', { ns: this.ns }), body);
+      const undone = `${done.undone} later change${done.undone === 1 ? '' : 's'} undone`;
+      if (inPlace.checked) {
+        this.next = null;
+        this.body.replaceChildren();
+        await this.load();
+        this.status.textContent = `Restored ${done.path} in place (${undone}); the restore is the newest change above.`;
+      } else {
+        this.status.textContent = `Restored ${done.path} into the namespace ${done.into} (${undone}).`;
+      }
+    } catch (failure) {
+      this.status.textContent = `The restore failed: ${failure.message}`;
+    }
+  }
 }
 
-function row(change) {
-  const who = change.authType === 'app_user' ? `user ${change.authId}` : change.authType;
+function who(change) {
+  return change.authType === 'app_user' ? `user ${change.authId}` : change.authType;
+}
+
+function row(change, restore) {
+  const button = h('button', { type: 'button', class: 'button small history-restore', 'aria-label': `Restore to just before the change at ${formatDateTime(change.time)}` }, 'Restore');
+  button.addEventListener('click', restore);
   return h('tr', { 'data-position': String(change.position) },
     h('td', { title: formatDateTime(change.time) }, relativeTime(change.time)),
-    h('td', {}, `${who} · ${change.protocol}`),
+    h('td', {}, `${who(change)} · ${change.protocol}`),
     h('td', { class: 'mono' }, change.path),
     h('td', { class: 'mono history-value' }, change.beforeOmitted ? '(not kept: too large)' : shortJSON(change.before)),
-    h('td', { class: 'mono history-value' }, shortJSON(change.after)));
+    h('td', { class: 'mono history-value' }, shortJSON(change.after)),
+    h('td', {}, button));
 }
 
 function shortJSON(value) {
