@@ -59,6 +59,19 @@ enum DataStore: Equatable {
         }
     }
 
+    /// An engine over `namespace` (which must exist) that only reads, beside a running server's: no
+    /// check of the whole file on open (a server's open file looks uncleanly closed), and its close
+    /// leaves the server's write log alone (a fold would hold the server's writers). Scheduled backups,
+    /// `hearth backups list`.
+    func openForReading(_ namespace: String) throws(StorageError) -> any StorageEngine {
+        switch self {
+        case .sqlite(let directory):
+            return try SQLiteStorageEngine(directory: directory, namespace: namespace, create: false, verify: .never, foldsOnClose: false)
+        case .postgres:
+            return try openExisting(namespace)
+        }
+    }
+
     /// An engine over `namespace`, made when there is none yet (restore into a new namespace).
     func openCreating(_ namespace: String) throws(StorageError) -> any StorageEngine {
         switch self {

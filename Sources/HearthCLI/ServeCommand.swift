@@ -438,24 +438,26 @@ extension HearthCommand {
             print("hearth serve: cannot open the webhooks' store\(settings.storageURL == nil ? " in \(directory)" : ""): \(error).", to: &errorOutput)
             return .failure
         }
+        let backupDirectory = settings.backupSchedule.map { _ in
+            BackupDirectory(path: settings.backupDirectory ?? BackupDirectory.standard(dataDirectory: absolute))
+        }
         let server = DatabaseServer(
             configuration: ServerConfiguration(
                 emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace,
                 project: settings.project, node: settings.node, trustedProxies: TrustedProxies(settings.trustedProxies),
                 secureCookies: settings.certificatePath != nil),
             rules: storage.rules, files: storage.files, identity: auth, site: site, onDisconnectLedger: storage.ledger,
-            hooks: hooks, openEngine: storage.openEngine)
+            hooks: hooks, backups: backupDirectory.map(BackupDirectory.catalogue), openEngine: storage.openEngine)
         // After the transport has stopped and the server closed (below), before the storage closes.
         defer {
             server.finishAuthRequests()
             auth.close(log: .standardError)
         }
         // Backups read their own snapshots of the storage beside the server, on a thread of their own.
-        let backups = settings.backupSchedule.map { schedule in
-            ScheduledBackups(
-                schedule: schedule,
-                backups: BackupDirectory(path: settings.backupDirectory ?? BackupDirectory.standard(dataDirectory: absolute)),
-                store: settings.dataStore, names: storage.files.names, log: .standardError)
+        let backups = settings.backupSchedule.flatMap { schedule in
+            backupDirectory.map { directory in
+                ScheduledBackups(schedule: schedule, backups: directory, store: settings.dataStore, names: storage.files.names, log: .standardError)
+            }
         }
         storage.observeRules? { [server] namespace in server.rulesChanged(in: namespace) }
         storage.observeDeletions? { [server] namespace in server.namespaceDeleted(elsewhere: namespace) }

@@ -19,8 +19,11 @@ final class SQLiteCommitter: GroupCommitter {
     private var policy: WriteLogPolicy
     /// The change feed: each commit's records, in its transaction.
     private var feed: FeedTable
+    /// Whether closing folds the log (see `finish`).
+    private let foldsOnClose: Bool
 
-    init(path: String, connection: SQLiteConnection, log: WriteLog, feed: FeedTable, policy: WriteLogPolicy) {
+    init(path: String, connection: SQLiteConnection, log: WriteLog, feed: FeedTable, policy: WriteLogPolicy, foldsOnClose: Bool = true) {
+        self.foldsOnClose = foldsOnClose
         self.path = path
         self.connection = connection
         self.log = log
@@ -45,8 +48,9 @@ final class SQLiteCommitter: GroupCommitter {
     func finish() {
         statements = nil
         // A clean close leaves `nodes` complete and the log empty. If this fails, the next open reads the
-        // log instead.
-        try? foldLog()
+        // log instead. An engine that only reads beside the server's (a scheduled backup) leaves the log
+        // to the server: a whole fold would hold the server's writers for its length.
+        if foldsOnClose { try? foldLog() }
         connection.close()
     }
 

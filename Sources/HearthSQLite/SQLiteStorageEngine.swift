@@ -62,14 +62,15 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
 
     /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`
     /// when `verify` asks for it, and starts the storage thread. `logFoldByteCount` is the write log's size
-    /// at which a commit folds it into the records (docs/storage.md); tests set it small.
+    /// at which a commit folds it into the records (docs/storage.md); tests set it small. `foldsOnClose`
+    /// false leaves the log as it is at close: for an engine that only reads beside a server's.
     ///
     /// - Throws: ``StorageError`` naming the file or directory and what to do: `.notFound`, `.readOnly`,
     ///   `.corrupt`, `.diskFull`, `.busy`.
     public init(
         directory: String, namespace: String, create: Bool = true, verify: Verification = .afterUncleanShutdown,
         logFoldByteCount: Int = defaultLogFoldByteCount, writeLog: WriteLogChoice = .adaptive,
-        feedRetention: ChangeFeedRetention = .standard
+        feedRetention: ChangeFeedRetention = .standard, foldsOnClose: Bool = true
     ) throws(StorageError) {
         path = try SQLiteStorageEngine.databasePath(directory: directory, namespace: namespace, create: create)
         let check: Bool
@@ -91,7 +92,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
             throw Self.storageError(error, path: path)
         }
         writer = GroupCommitThread(
-            committer: SQLiteCommitter(path: path, connection: connection, log: log, feed: feed, policy: WriteLogPolicy(writeLog)),
+            committer: SQLiteCommitter(
+                path: path, connection: connection, log: log, feed: feed, policy: WriteLogPolicy(writeLog), foldsOnClose: foldsOnClose),
             location: path, batchesPerCommitMax: Self.batchesPerCommitMax)
         feedReader = FeedReader(path: path)
     }

@@ -41,6 +41,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public let onDisconnectLedger: (any OnDisconnectLedger)?
     /// Webhook delivery (`/.settings/hooks…`, docs/functions.md); nil answers those endpoints with 501.
     public let hooks: (any HookService)?
+    /// The scheduled backups, for the console's list and its restore from one; nil when none are made.
+    public let backups: BackupCatalogue?
     /// The console: its pages, sign-in sessions, API and usage history.
     lazy var console = Console(server: self, now: clock())
     /// Long-poll sessions (`/.lp`).
@@ -59,10 +61,12 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         configuration: ServerConfiguration, rules: RulesStorage = .inMemory(),
         files: NamespaceFiles = .none, log: Log = .standardError,
         identity: (any IdentityService)? = nil, site: StaticSite? = nil, onDisconnectLedger: (any OnDisconnectLedger)? = nil,
-        hooks: (any HookService)? = nil, openEngine: @escaping @Sendable (String) throws -> any StorageEngine
+        hooks: (any HookService)? = nil, backups: BackupCatalogue? = nil,
+        openEngine: @escaping @Sendable (String) throws -> any StorageEngine
     ) {
         self.configuration = configuration
         self.hooks = hooks
+        self.backups = backups
         self.site = site
         self.onDisconnectLedger = onDisconnectLedger
         self.log = log
@@ -276,7 +280,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         if target.path == Path(".restore") {
             guard caller.isAdmin else { throw .permissionDenied }
             guard let executor else { throw RESTError(503, "The server is not running") }
-            let endpoint = RestoreEndpoint(executor: executor, writes: writes) { [self] name, body in
+            let endpoint = RestoreEndpoint(executor: executor, writes: writes, backups: backups) { [self] name, body in
                 withNamespace(name, responder: responder, body)
             }
             withNamespace(namespaceName, responder: responder) { namespace throws(RESTError) in

@@ -39,7 +39,9 @@ def chromium_paths() -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def server(hearth_binary, tmp_path_factory):
     # Loopback allowed for webhooks: the hooks test's receiver runs on 127.0.0.1.
-    server = start_console_server(hearth_binary, tmp_path_factory.mktemp("console-browser-data"), "--hooks-allow", "loopback")
+    # Backups every 2 s: the backups test restores from one.
+    server = start_console_server(hearth_binary, tmp_path_factory.mktemp("console-browser-data"), "--hooks-allow", "loopback",
+                                  "--backup-every", "2s", "--backup-keep", "1")
     yield server
     server.stop()
 
@@ -492,6 +494,31 @@ def test_a_node_is_restored_from_its_history_into_a_new_namespace_or_in_place(se
     newest = [cell.text for cell in rows(browser)[0].find_elements(By.TAG_NAME, "td")]
     assert newest[2] == "/poem" and "admin · rest" in newest[1], newest
     browser.find_element(By.ID, "history-close").click()
+
+
+def test_a_namespace_is_restored_from_a_backup_listed_on_the_namespaces_screen(server, browser):
+    admin = server.admin()
+    verse = {"a": "roses", "b": {".value": "violets", ".priority": 2}}
+    assert requests.put(f"{server.url}/verse.json", json=verse, headers=admin, timeout=10).status_code == 200
+    change = requests.get(f"{server.url}/.history.json", params={"ns": NS, "path": "/verse", "limit": 1}, headers=admin, timeout=10).json()
+    written = change["changes"][0]["position"]
+    go(browser, "#/namespaces")
+    # A backup made after the write (the list refreshes itself).
+    holding = lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, f'#backups-table tr[data-namespace="{NS}"]')  # noqa: E731
+                         if int(r.get_attribute("data-position")) >= written]
+    backup = wait(browser, 30).until(holding)[0]
+    name = backup.get_attribute("data-backup")
+    expected = requests.get(f"{server.url}/.json", params={"format": "export"}, headers=admin, timeout=10).json()
+    backup.find_element(By.CSS_SELECTOR, ".restore-backup").click()
+    wait(browser).until(lambda d: d.find_element(By.ID, "confirm-ok").is_displayed())
+    assert f"All of {NS} as the backup" in browser.find_element(By.ID, "confirm-message").text
+    screenshots(browser, "namespaces-backups-restore")
+    browser.find_element(By.ID, "confirm-ok").click()
+    target = f"{NS}-restored-{name}"[:63]
+    wait(browser).until(lambda d: requests.get(f"{server.url}/.json", params={"ns": target, "format": "export"},
+                                               headers=admin, timeout=10).json() is not None)
+    restored = requests.get(f"{server.url}/.json", params={"ns": target, "format": "export"}, headers=admin, timeout=10).json()
+    assert restored["verse"] == expected["verse"] == {"a": "roses", "b": {".value": "violets", ".priority": 2}}
 
 
 def test_the_usage_chart_moves_under_load(server, browser):

@@ -1,4 +1,6 @@
 import Foundation
+import HearthCore
+import HearthServer
 import HearthSQL
 import HearthStorage
 
@@ -79,5 +81,24 @@ struct BackupDirectory: Sendable {
     private func isDirectory(_ path: String) -> Bool {
         var directory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &directory) && directory.boolValue
+    }
+
+    /// What the console lists and restores from (``BackupCatalogue``).
+    static func catalogue(_ backups: BackupDirectory) -> BackupCatalogue {
+        BackupCatalogue(
+            directory: backups.path,
+            list: {
+                backups.namespaces().flatMap { namespace in
+                    backups.backups(of: namespace).verified.map { backup in
+                        BackupCatalogue.Listed(name: (backup.directory as NSString).lastPathComponent, manifest: backup.manifest)
+                    }
+                }
+            },
+            load: { namespace, name throws in
+                guard let backup = backups.backups(of: namespace).verified.first(where: { ($0.directory as NSString).lastPathComponent == name }) else {
+                    throw StorageError(.notFound, "no verified backup \(name) of '\(namespace)' in \(backups.path).")
+                }
+                return try BackupMaker.load(backup)
+            })
     }
 }

@@ -70,7 +70,7 @@ enum BackupsCommand {
 
     /// The last position the namespace's live feed no longer holds, or nil when it cannot be read.
     static func liveFeedTrimmedThrough(_ namespace: String, _ store: DataStore) -> Int64? {
-        guard let engine = try? store.openExisting(namespace) else { return nil }
+        guard let engine = try? store.openForReading(namespace) else { return nil }
         defer { engine.close() }
         return try? FeedPages.read(engine, after: Int64.max, limit: 0).trimmedThrough
     }

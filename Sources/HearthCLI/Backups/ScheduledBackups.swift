@@ -87,7 +87,7 @@ final class ScheduledBackups: @unchecked Sendable {
 
     private func backUp(_ namespace: String, existing: [BackupDirectory.Backup]) {
         do {
-            let engine = try store.openExisting(namespace)
+            let engine = try store.openForReading(namespace)
             defer { engine.close() }
             let made = try BackupMaker.make(namespace: namespace, engine: engine, format: store.backupFormat, into: backups)
             let removed = schedule.removed(existing + [made]) { $0.manifest.time }

@@ -61,6 +61,9 @@ extension Console {
             }
         case "usage":
             responder.respond(RESTResponses.json(200, Array(usageJSON(request).utf8)))
+        case "backups":
+            guard method == .get else { throw RESTError(405, "Backups are listed with GET") }
+            listBackups(responder: responder)
         case "namespaces":
             switch method {
             case .get: responder.respond(RESTResponses.json(200, Array(namespacesJSON().utf8)))
@@ -132,6 +135,26 @@ extension Console {
         return "{\"range\":\"\(range.rawValue)\",\"stepSeconds\":\(range.stepMilliseconds / 1000),\"points\":[\(points.joined(separator: ","))],"
             + "\"storage\":[\(storage.joined(separator: ","))],"
             + "\"now\":{\"connections\":\(connections),\"listeners\":\(listeners),\"uptimeSeconds\":\(uptime)}}"
+    }
+
+    // MARK: Backups
+
+    /// `{"directory":…,"backups":[{"namespace","name","time","bytes","position","catchUpEntries"}]}`, newest
+    /// first, read off the loop; `{"directory":null,"backups":[]}` when the server makes none.
+    private func listBackups(responder: any HTTPResponder) {
+        guard let backups = server.backups, let executor = server.executor else {
+            return responder.respond(RESTResponses.json(200, Array(#"{"directory":null,"backups":[]}"#.utf8)))
+        }
+        let pending = LoopBound(responder)
+        DispatchQueue.global().async {
+            let rows = backups.list().sorted { $0.manifest.time > $1.manifest.time }.map { listed in
+                let manifest = listed.manifest
+                return "{\"namespace\":\(Node(manifest.namespace).json()),\"name\":\(Node(listed.name).json()),\"time\":\(manifest.time),"
+                    + "\"bytes\":\(manifest.bytes),\"position\":\(manifest.position),\"catchUpEntries\":\(manifest.catchUpEntries)}"
+            }
+            let body = Array("{\"directory\":\(Node(backups.directory).json()),\"backups\":[\(rows.joined(separator: ","))]}".utf8)
+            executor.execute { pending.value.respond(RESTResponses.json(200, body)) }
+        }
     }
 
     // MARK: Namespaces

@@ -1,3 +1,4 @@
+import Dispatch
 import HearthCore
 import HearthProtocol
 import HearthStorage
@@ -5,10 +6,11 @@ import HearthTriggers
 
 /// `POST /.restore.json?ns=NS`, for admins (the console's restore): a location as it was just before a
 /// feed position, from the data now with every later write undone (``FeedRestore``, docs/operations.md),
-/// written as one admin write into another namespace or in place:
+/// or as a scheduled backup holds it, written as one admin write into another namespace or in place:
 ///
 ///     {"path":"/jokes","beforePosition":40960,"into":"demo-before"}   or   {…,"inPlace":true}
 ///     → {"path":"/jokes","into":"demo-before","undone":12}
+///     {"path":"/","backup":"20261205T100200123Z","into":"demo-at-ten"}
 ///
 /// The data is the namespace's committed tree, read on the loop before the feed (so every write it holds
 /// is in the feed read after it); the feed is read off the loop; the write goes through the write
@@ -16,12 +18,18 @@ import HearthTriggers
 struct RestoreEndpoint {
     let executor: any LoopExecutor
     let writes: WritePipeline
+    let backups: BackupCatalogue?
     /// Opens the namespace written into (answering an error itself when it cannot).
     let withNamespace: (String, @escaping (Namespace) throws(RESTError) -> Void) -> Void
 
     struct Request: Equatable {
+        enum Moment: Equatable {
+            case beforePosition(Int64)
+            /// A scheduled backup, by its name.
+            case backup(String)
+        }
         var path: Path
-        var beforePosition: Int64
+        var moment: Moment
         /// The namespace written into; nil: in place.
         var into: String?
 
@@ -33,10 +41,18 @@ struct RestoreEndpoint {
             guard let text = node.child("path").stringValue, text.hasPrefix("/") else { throw RESTError(400, "path is a location such as /jokes") }
             path = Path(text)
             do { try KeyValidation.validate(writePath: path) } catch { throw RESTError(400, "path \(text.prefix(200)): \(error.message)") }
-            guard let number = node.child("beforePosition").numberValue, let position = Int64(exactly: number), position > 0 else {
-                throw RESTError(400, "beforePosition is a feed position (a whole number above 0, as the history shows)")
+            if let backup = node.child("backup").stringValue {
+                // A directory's name, never a path.
+                guard (1...64).contains(backup.count), backup.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                    throw RESTError(400, "backup is a backup's name, such as 20261205T100200123Z")
+                }
+                moment = .backup(backup)
+            } else {
+                guard let number = node.child("beforePosition").numberValue, let position = Int64(exactly: number), position > 0 else {
+                    throw RESTError(400, "beforePosition is a feed position (a whole number above 0, as the history shows), or give a backup")
+                }
+                moment = .beforePosition(position)
             }
-            beforePosition = position
             let inPlace = node.child("inPlace").boolValue == true
             switch (node.child("into").stringValue, inPlace) {
             case (let name?, false):
@@ -52,6 +68,14 @@ struct RestoreEndpoint {
     func serve(_ request: HTTPRequest, namespace: Namespace, responder: any HTTPResponder) throws(RESTError) {
         guard request.method == .post else { throw RESTError(405, "A restore is asked for with POST") }
         let asked = try Request(body: request.body, namespace: namespace.name)
+        switch asked.moment {
+        case .beforePosition(let position): undo(before: position, asked, namespace: namespace, responder: responder)
+        case .backup(let name): restore(backup: name, asked, namespace: namespace, responder: responder)
+        }
+    }
+
+    /// The data now with the writes from `position` on undone.
+    private func undo(before position: Int64, _ asked: Request, namespace: Namespace, responder: any HTTPResponder) {
         let now = namespace.database.root.child(at: asked.path)
         // Back on the loop with the entries: undone there, then written.
         let finish = LoopBound { (result: Result<[FeedEntry], RESTError>) in
@@ -69,7 +93,30 @@ struct RestoreEndpoint {
             }
         }
         let executor = executor
-        Self.entries(of: namespace.database.engine, after: asked.beforePosition - 1) { result in
+        Self.entries(of: namespace.database.engine, after: position - 1) { result in
+            executor.execute { finish.value(result) }
+        }
+    }
+
+    /// A scheduled backup, loaded off the loop.
+    private func restore(backup name: String, _ asked: Request, namespace: Namespace, responder: any HTTPResponder) {
+        guard let backups else {
+            return responder.respond(RESTResponses.error(RESTError(404, "this server makes no backups (hearth serve --backup-every, docs/operations.md)")))
+        }
+        let finish = LoopBound { (result: Result<Node, RESTError>) in
+            switch result {
+            case .success(let root): write(root.child(at: asked.path), asked, undone: 0, namespace: namespace, responder: responder)
+            case .failure(let error): responder.respond(RESTResponses.error(error))
+            }
+        }
+        let executor = executor, ns = namespace.name
+        DispatchQueue.global().async {
+            let result: Result<Node, RESTError>
+            do { result = .success(try backups.load(ns, name)) } catch let error as StorageError {
+                result = .failure(RESTError(error.code == .notFound ? 404 : 500, error.message))
+            } catch {
+                result = .failure(RESTError(500, "\(error)"))
+            }
             executor.execute { finish.value(result) }
         }
     }

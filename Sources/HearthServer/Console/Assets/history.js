@@ -7,6 +7,7 @@
 import { api, apiUrl } from './api.js';
 import { confirmAction } from './dialog.js';
 import { h } from './dom.js';
+import { restoreChoice } from './restore-choice.js';
 import { formatDateTime, relativeTime } from './format.js';
 
 const PAGE = 50;
@@ -66,22 +67,20 @@ export class HistoryDialog {
   // was just before `change`.
   async restore(change) {
     const target = `${this.ns}-restored-${change.position}`.slice(0, 63);
-    const newNamespace = h('input', { type: 'radio', name: 'restore-where', value: 'into', id: 'restore-into', checked: true });
-    const inPlace = h('input', { type: 'radio', name: 'restore-where', value: 'in-place', id: 'restore-in-place' });
     const when = formatDateTime(change.time);
+    const choice = restoreChoice({ ns: this.ns, path: this.path, target });
     const message = h('div', {},
       h('p', {}, `${this.path} and everything below it in ${this.ns}, as it was just before the change at ${when} by ${who(change)} (position ${change.position}): every later change here or below is undone.`),
-      h('p', {}, h('label', { for: 'restore-into' }, newNamespace, ` Into a new namespace, ${target}: the live data stays as it is`)),
-      h('p', {}, h('label', { for: 'restore-in-place' }, inPlace, ` In place: replaces ${this.path} in ${this.ns} now (listeners see it; the restore is itself a change here and can be undone the same way)`)));
+      choice.node);
     const confirmed = await confirmAction({ title: `Restore ${this.path}?`, message, okLabel: 'Restore', danger: false });
     if (!confirmed) return;
-    const body = { path: this.path, beforePosition: change.position };
-    if (inPlace.checked) body.inPlace = true; else body.into = target;
+    const destination = choice.destination();
+    const body = { path: this.path, beforePosition: change.position, ...destination };
     this.status.textContent = 'Restoring…';
     try {
       const done = await api.post(apiUrl('/.restore.json', { ns: this.ns }), body);
       const undone = `${done.undone} later change${done.undone === 1 ? '' : 's'} undone`;
-      if (inPlace.checked) {
+      if (destination.inPlace) {
         this.next = null;
         this.body.replaceChildren();
         await this.load();

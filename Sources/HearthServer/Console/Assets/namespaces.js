@@ -2,6 +2,7 @@
 // and deletes them.
 
 import { api } from './api.js';
+import { backupsPanel } from './backups.js';
 import { confirmAction } from './dialog.js';
 import { emptyState, h, toast } from './dom.js';
 import { formatBytes, formatNumber } from './format.js';
@@ -23,11 +24,13 @@ export function mount(container, route, context) {
   const table = h('table', { id: 'namespaces-table', class: 'data-table namespaces-table' },
     h('thead', {}, h('tr', {}, ['Name', 'Size', 'Loaded', 'Connections', 'Actions'].map((column) => h('th', { scope: 'col' }, column)))), body);
 
+  const backups = backupsPanel();
   container.append(h('section', { class: 'view namespaces-view' },
     h('header', { class: 'view-header' }, h('div', {}, h('h1', {}, 'Namespaces'),
       h('p', { class: 'view-subtitle' }, 'Each namespace is a separate database with its own data and rules.'))),
     h('section', { class: 'panel' }, form),
-    h('section', { class: 'panel' }, h('div', { class: 'table-scroll' }, table))));
+    h('section', { class: 'panel' }, h('div', { class: 'table-scroll' }, table)),
+    backups.element));
 
   let lastShown = '';
   let timer = 0;
@@ -47,6 +50,7 @@ export function mount(container, route, context) {
       lastShown = '';
       body.replaceChildren(h('tr', { class: 'empty-row' }, h('td', { colspan: '5' }, emptyState('The namespaces could not be loaded.', failure.message))));
     }
+    await backups.load();
     if (!stopped) timer = setTimeout(load, REFRESH_MS);
   }
 
