@@ -20,7 +20,7 @@ let scenarios: [Scenario] = [
     .coreQuery,
     .storageWrite,
     .storageWriteFeed,
-    .functionsThroughput, .hooksLatency,
+    .functionsThroughput, .hooksLatency, .historyQuery,
     .storageLoad,
     .wsFanout,
     .wsLatency,

@@ -37,6 +37,20 @@ final class FeedReader: @unchecked Sendable {
         }
     }
 
+    /// Runs `body` on the reader connection, on the reader's queue, and waits for it.
+    func withConnection<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try queue.sync {
+            guard !closed else { throw StorageError(.closed, "the database \(path) is closed.") }
+            if connection == nil {
+                let opened = try SQLiteConnection(path: path, create: false)
+                try SQLiteStorageEngine.configure(opened)
+                connection = opened
+            }
+            guard let connection else { preconditionFailure("opened just above") }
+            return try body(connection)
+        }
+    }
+
     /// Closes the reader connection; later reads fail as closed.
     func close() {
         queue.sync {

@@ -58,9 +58,11 @@ final class SQLiteCommitter: GroupCommitter {
     /// in `nodes`; except with `replacingAll`, whose `body` deletes the records and the log itself (an
     /// import discards the log, so an undecodable row cannot stop it, and rows another engine logged
     /// meanwhile go too).
-    func withConnection<T>(replacingAll: Bool, _ body: (SQLiteConnection) throws -> T) throws(StorageError) -> T {
+    /// With `folding` false the log stays as it is (work that reads or writes only the change feed's own
+    /// tables, such as its location index, needs no fold and should not pay for one).
+    func withConnection<T>(replacingAll: Bool, folding: Bool = true, _ body: (SQLiteConnection) throws -> T) throws(StorageError) -> T {
         do {
-            if !replacingAll { try foldLog() }
+            if !replacingAll && folding { try foldLog() }
             let value = try body(connection)
             if replacingAll {
                 log.cleared()
@@ -144,7 +146,9 @@ final class SQLiteCommitter: GroupCommitter {
 extension GroupCommitThread where Committer == SQLiteCommitter {
     /// Runs `body` on the storage thread with the writer connection, between commits, and waits for it
     /// (``SQLiteCommitter/withConnection(replacingAll:_:)``).
-    func exclusive<T>(replacingAll: Bool = false, _ body: @escaping (SQLiteConnection) throws -> T) throws(StorageError) -> T {
-        try exclusive { (committer: SQLiteCommitter) throws(StorageError) -> T in try committer.withConnection(replacingAll: replacingAll, body) }
+    func exclusive<T>(replacingAll: Bool = false, folding: Bool = true, _ body: @escaping (SQLiteConnection) throws -> T) throws(StorageError) -> T {
+        try exclusive { (committer: SQLiteCommitter) throws(StorageError) -> T in
+            try committer.withConnection(replacingAll: replacingAll, folding: folding, body)
+        }
     }
 }

@@ -59,6 +59,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     let writer: GroupCommitThread<SQLiteCommitter>
     /// Reads the change feed on its own connection and queue, beside the writer (WAL).
     private let feedReader: FeedReader
+    /// The feed indexed by location, for histories (built when first asked for).
+    private let feedLocations: FeedLocationIndex
 
     /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`
     /// when `verify` asks for it, and starts the storage thread. `logFoldByteCount` is the write log's size
@@ -96,6 +98,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
                 path: path, connection: connection, log: log, feed: feed, policy: WriteLogPolicy(writeLog), foldsOnClose: foldsOnClose),
             location: path, batchesPerCommitMax: Self.batchesPerCommitMax)
         feedReader = FeedReader(path: path)
+        feedLocations = FeedLocationIndex(writer: writer, reader: feedReader)
     }
 
     deinit { writer.close() }
@@ -302,6 +305,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// completion, it closes without waiting.
     public func close() {
         writer.close()
+        feedLocations.waitForBuild()
         feedReader.close()
     }
 
@@ -309,6 +313,12 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
 
     public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
         feedReader.read(after: position, limit: limit, completion: completion)
+    }
+
+    public func feedLocations(
+        of location: Path, before: Int64, limit: Int, completion: @escaping @Sendable (Result<FeedLocationCandidates?, StorageError>) -> Void
+    ) {
+        feedLocations.candidates(of: location, before: before, limit: limit, completion: completion)
     }
 }
 

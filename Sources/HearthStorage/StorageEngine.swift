@@ -42,6 +42,13 @@ public protocol StorageEngine: AnyObject, Sendable {
     /// the last position retention removed. `completion` runs off the caller's stack. Engines that keep
     /// no feed fail with ``StorageError/Code/unsupported``.
     func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void)
+
+    /// The entries below `before` that hold `location`'s history, from an index of the feed by location;
+    /// nil when the engine keeps none, or when reading the feed newest first is the better way (the
+    /// location changes often, or the index is still being built). `completion` runs off the caller's
+    /// stack.
+    func feedLocations(
+        of location: Path, before: Int64, limit: Int, completion: @escaping @Sendable (Result<FeedLocationCandidates?, StorageError>) -> Void)
 }
 
 /// How far a long storage operation has come.
@@ -61,6 +68,12 @@ extension StorageEngine {
     public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
         let failure = StorageError(.unsupported, "\(location) keeps no change feed yet; serve the namespace from SQLite (docs/feed.md).")
         DispatchQueue.global().async { completion(.failure(failure)) }
+    }
+
+    public func feedLocations(
+        of location: Path, before: Int64, limit: Int, completion: @escaping @Sendable (Result<FeedLocationCandidates?, StorageError>) -> Void
+    ) {
+        DispatchQueue.global().async { completion(.success(nil)) }
     }
 
     /// `readFeed`, waiting for the page.

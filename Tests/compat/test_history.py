@@ -82,3 +82,22 @@ def test_only_admins_and_plain_errors(server):
     bad_limit = requests.get(f"{url}/.history.json", params={"ns": NS, "path": "/a", "limit": "0"}, headers=OWNER, timeout=10)
     assert bad_limit.status_code == 400 and "limit" in bad_limit.json()["error"]
     assert history(url, "/nothing/here")["changes"] == []
+
+
+def test_a_rare_locations_history_is_read_from_the_index_and_pages_by_it(server):
+    url, _ = server
+    session = requests.Session()
+    put(url, "rare/r", 0)
+    for n in range(1500):
+        session.put(f"{url}/busy/b{n % 40}.json?ns={NS}", json=n, headers=OWNER, timeout=10).raise_for_status()
+        if n % 300 == 299:
+            put(url, "rare/r", n)
+    page = history(url, "/rare/r", limit=3)
+    # Only the entries that touched it are read (the index), not the 1,500 others.
+    assert [c["after"] for c in page["changes"]] == [1499, 1199, 899] and page["scanned"] <= 3, page
+    older = history(url, "/rare/r", limit=3, before=page["next"])
+    assert [c["after"] for c in older["changes"]] == [599, 299, 0] and older["scanned"] <= 3, older
+    last = history(url, "/rare/r", limit=3, before=older["next"]) if older["next"] is not None else {"changes": [], "next": None}
+    assert last["changes"] == [] and last["next"] is None
+    # The root's history is the feed itself, newest first.
+    assert history(url, "/", limit=2)["changes"][0]["after"] == 1499

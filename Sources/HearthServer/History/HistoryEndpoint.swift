@@ -25,21 +25,49 @@ struct HistoryEndpoint {
         do { try KeyValidation.validate(readPath: location) } catch { throw RESTError(400, "path=\(text.prefix(200)): \(error.message)") }
         let limit = Int(try FeedEndpoint.integer(request, "limit", default: 50, range: 1...Int64(ServerLimits.historyPageChangesMax)))
         let before = try FeedEndpoint.integer(request, "before", default: Int64.max, range: 1...Int64.max)
-        let scan = HistoryScan(location: location, limit: limit, budget: ServerLimits.historyScanEntriesMax, before: before)
         let pending = LoopBound(responder)
         let executor = executor
         let engine = namespace.database.engine
+        @Sendable func respond(_ response: HTTPResponse) { executor.execute { pending.value.respond(response) } }
+        @Sendable func failed(_ error: StorageError) {
+            respond(RESTResponses.error(RESTError(error.code == .unsupported ? 501 : 500, error.message)))
+        }
+        // From the feed's location index when the engine has one (and the location is not among the most
+        // often changed), else by reading the feed newest first.
+        engine.feedLocations(of: location, before: before, limit: limit) { result in
+            switch result {
+            case .failure(let error): failed(error)
+            case .success(let candidates?):
+                Self.readIndexed(IndexedHistory(location: location, limit: limit, before: before, candidates: candidates), from: engine) { result in
+                    switch result {
+                    case .failure(let error): failed(error)
+                    case .success(let (history, next, trimmed)):
+                        respond(RESTResponses.json(200, Self.body(history.found, next: next, scanned: history.scanned, trimmedThrough: trimmed)))
+                    }
+                }
+            case .success(nil):
+                Self.scan(HistoryScan(location: location, limit: limit, budget: ServerLimits.historyScanEntriesMax, before: before), engine: engine) { result in
+                    switch result {
+                    case .failure(let error): failed(error)
+                    case .success(let (scan, next)):
+                        respond(RESTResponses.json(200, Self.body(scan.found, next: next, scanned: scan.scanned, trimmedThrough: scan.trimmedThrough)))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Walks the feed newest first as ``HistoryScan`` decides.
+    static func scan(
+        _ scan: HistoryScan, engine: any StorageEngine, completion: @escaping @Sendable (Result<(HistoryScan, Int64?), StorageError>) -> Void
+    ) {
         @Sendable func advance(_ step: HistoryScan.Step, _ scan: HistoryScan) {
             switch step {
-            case .answer(let next):
-                let body = Self.body(scan, next: next)
-                executor.execute { pending.value.respond(RESTResponses.json(200, body)) }
+            case .answer(let next): completion(.success((scan, next)))
             case .read(let after, let limit):
                 engine.readFeed(after: after, limit: limit) { result in
                     switch result {
-                    case .failure(let error):
-                        let status = error.code == .unsupported ? 501 : 500
-                        executor.execute { pending.value.respond(RESTResponses.error(RESTError(status, error.message))) }
+                    case .failure(let error): completion(.failure(error))
                     case .success(let page):
                         var scan = scan
                         let next = scan.take(page)
@@ -51,8 +79,40 @@ struct HistoryEndpoint {
         advance(scan.start, scan)
     }
 
-    static func body(_ scan: HistoryScan, next: Int64?) -> [UInt8] {
-        let changes = scan.found.map(\.json).joined(separator: ",")
-        return Array(#"{"changes":[\#(changes)],"next":\#(next.map(String.init) ?? "null"),"scanned":\#(scan.scanned),"trimmedThrough":\#(scan.trimmedThrough)}"#.utf8)
+    /// Reads the entries after the index's end, then each candidate's entry, and answers.
+    static func readIndexed(
+        _ history: IndexedHistory, from engine: any StorageEngine,
+        completion: @escaping @Sendable (Result<(IndexedHistory, Int64?, Int64), StorageError>) -> Void
+    ) {
+        let positions = history.candidates.positions
+        @Sendable func candidates(_ index: Int, tail: [ChangeFeedPage.Entry], indexed: [ChangeFeedPage.Entry], trimmed: Int64) {
+            guard index < positions.count else {
+                var history = history
+                let next = history.answer(tail: tail, indexed: indexed)
+                return completion(.success((history, next, trimmed)))
+            }
+            engine.readFeed(after: positions[index] - 1, limit: 1) { result in
+                switch result {
+                case .failure(let error): completion(.failure(error))
+                case .success(let page): candidates(index + 1, tail: tail, indexed: indexed + page.entries, trimmed: page.trimmedThrough)
+                }
+            }
+        }
+        @Sendable func tail(after position: Int64, _ read: [ChangeFeedPage.Entry]) {
+            engine.readFeed(after: position, limit: 10_000) { result in
+                switch result {
+                case .failure(let error): completion(.failure(error))
+                case .success(let page):
+                    guard let last = page.entries.last else { return candidates(0, tail: read, indexed: [], trimmed: page.trimmedThrough) }
+                    tail(after: last.position, read + page.entries)
+                }
+            }
+        }
+        tail(after: history.candidates.indexedThrough, [])
+    }
+
+    static func body(_ found: [LocationChange], next: Int64?, scanned: Int, trimmedThrough: Int64) -> [UInt8] {
+        let changes = found.map(\.json).joined(separator: ",")
+        return Array(#"{"changes":[\#(changes)],"next":\#(next.map(String.init) ?? "null"),"scanned":\#(scanned),"trimmedThrough":\#(trimmedThrough)}"#.utf8)
     }
 }

@@ -1,4 +1,4 @@
-import HearthCore
+public import HearthCore
 
 /// Change-feed entries as the engines store them, and as the feed serves them.
 ///
@@ -126,6 +126,29 @@ extension ChangeFeedRecord {
         }
         guard reader.isAtEnd else { throw StorageError(.corrupt, "a change-feed entry has bytes after its end.") }
         return out
+    }
+
+    /// The locations a stored entry wrote (a set's path; an update's path joined with each of its
+    /// relative paths), read without its values: what the feed's location index keys it by.
+    ///
+    /// - Throws: ``StorageError`` (`.corrupt`) when `encoded` is not such an entry.
+    public static func writtenPaths(decoding encoded: UnsafeRawBufferPointer) throws(StorageError) -> [Path] {
+        var reader = StorageBytes.Reader(bytes: encoded, what: "a change-feed entry")
+        let version = try reader.byte()
+        guard version == encodingVersion else {
+            throw StorageError(.corrupt, "a change-feed entry has an unknown format (version \(version)).")
+        }
+        _ = try reader.number()
+        let flags = try reader.byte()
+        let path = try reader.path()
+        guard flags & Flag.update != 0 else { return [path] }
+        let count = try reader.varint()
+        var paths: [Path] = []
+        for _ in 0..<count {
+            paths.append(path.appending(path: try reader.path()))
+            _ = try reader.slice()
+        }
+        return paths
     }
 
     /// The entry as the feed serves it (encoded, then decoded: the one JSON form).

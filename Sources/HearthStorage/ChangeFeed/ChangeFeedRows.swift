@@ -42,18 +42,32 @@ public enum ChangeFeedRows {
         row number: Int64, count: Int, bytes: UnsafeRawBufferPointer, after position: Int64, limit: Int,
         into entries: inout [ChangeFeedPage.Entry]
     ) throws(StorageError) {
+        try forEach(row: number, count: count, bytes: bytes) { entryPosition, stored throws(StorageError) in
+            guard entries.count < limit else { return false }
+            if entryPosition > position {
+                entries.append(.init(position: entryPosition, json: try ChangeFeedRecord.json(decoding: stored)))
+            }
+            return true
+        }
+    }
+
+    /// Calls `body` with each entry of row `number` (holding `count` in `bytes`): its position and its
+    /// stored form, until `body` returns false.
+    ///
+    /// - Throws: ``StorageError`` (`.corrupt`) when the row is cut short, or what `body` throws.
+    public static func forEach(
+        row number: Int64, count: Int, bytes: UnsafeRawBufferPointer,
+        _ body: (_ position: Int64, _ stored: UnsafeRawBufferPointer) throws(StorageError) -> Bool
+    ) throws(StorageError) {
         var offset = 0
-        for index in 0..<count where entries.count < limit {
+        for index in 0..<count {
             guard offset + 4 <= bytes.count else { throw corrupt(number) }
             var length = 0
             for shift in 0..<4 { length |= Int(bytes[offset + shift]) << (8 * shift) }
             offset += 4
             guard length <= bytes.count - offset else { throw corrupt(number) }
-            let entryPosition = ChangeFeedPosition.of(commit: number, index: index)
-            if entryPosition > position {
-                let stored = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
-                entries.append(.init(position: entryPosition, json: try ChangeFeedRecord.json(decoding: stored)))
-            }
+            let stored = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
+            guard try body(ChangeFeedPosition.of(commit: number, index: index), stored) else { return }
             offset += length
         }
     }
