@@ -24,7 +24,7 @@ TEST_FUZZ_SECONDS ?= 10
 # make jokes|social|board|functions: the app's options, e.g. ARGS="--url http://localhost:9000?ns=mine".
 ARGS ?=
 
-.PHONY: help run test bench build clean setup fuzz jokes social board functions cluster
+.PHONY: help run test bench build clean setup fuzz jokes social board functions cluster faults
 
 help: ## Show the commands
 	@echo "Hearth: a self-hosted Firebase Realtime Database and Auth server."
@@ -67,6 +67,9 @@ cluster: $(SETUP_STAMP) build ## A cluster to try: private PostgreSQL, nodes a (
 
 test: $(SETUP_STAMP) build ## Install, build and run every test (Swift Testing, pytest on Tests/compat, each fuzzer briefly)
 	@SWIFT="$(SWIFT)" HEARTH="$(HEARTH)" TEST_FUZZ_SECONDS="$(TEST_FUZZ_SECONDS)" PYTEST_FLAGS="$(PYTEST_FLAGS)" scripts/test
+
+faults: $(SETUP_STAMP) build ## The cluster under faults at full size: 50 histories of 1,000+ operations, all linearizable (docs/reliability.md)
+	@HEARTH_BINARY="$(HEARTH)" HEARTH_FAULT_HISTORIES=50 HEARTH_FAULT_SECONDS=1800 $(VENV)/bin/python -m pytest -q -s Tests/compat/test_cluster_faults.py $(PYTEST_FLAGS)
 
 fuzz: ## Fuzz every parser of client bytes (FUZZ=json to pick one, FUZZ_SECONDS=600 for longer)
 	@scripts/fuzz --seconds $(FUZZ_SECONDS) $(FUZZ)

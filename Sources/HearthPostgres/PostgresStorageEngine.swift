@@ -101,6 +101,10 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     /// Asks the storage thread to read the change log (see `GroupCommitThread.requestCatchUp`).
     public func catchUp() { thread.requestCatchUp() }
 
+    public func catchUp(then completion: @escaping @Sendable (Result<Void, StorageError>) -> Void) {
+        thread.catchUp(then: completion)
+    }
+
     public func append(_ batch: WriteBatch, completion: @escaping @Sendable (Result<Void, StorageError>) -> Void) {
         thread.append(batch, completion: completion)
     }

@@ -36,10 +36,11 @@ public enum ServerLimits {
     /// before it counts as slow (the soft limit over time, ARCHITECTURE.md, "Slow readers"): bursts pass, a stalled reader not.
     public static let outboundSoftLimitSeconds = 10
 
-    /// Milliseconds a REST read of a namespace other nodes also write (a cluster) waits to catch up with
-    /// what they acknowledged, before it is answered from this node's tree anyway: a catch-up takes about
-    /// a millisecond, and a PostgreSQL that stopped answering must not stop reads of loaded data.
-    public static let readCatchUpWaitMilliseconds = 250
+    /// Milliseconds a REST read (or a compare-and-set) of a namespace other nodes also write (a cluster)
+    /// waits to catch up with what they acknowledged, before it is refused with a 503: a catch-up takes
+    /// about a millisecond, and answering from a tree that may lack acknowledged writes would not be
+    /// linearizable (docs/reliability.md).
+    public static let readCatchUpWaitMilliseconds = 1_000
 
     /// Seconds a connection may sit in one state (headers or a body arriving): bounds slowloris.
     public static let requestStateTimeoutSeconds = 10

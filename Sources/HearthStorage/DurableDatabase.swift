@@ -347,12 +347,16 @@ public final class DurableDatabase: Sendable {
 
     /// Runs `body` once every commit the engine's database holds now is in the committed tree (where
     /// completions finish): a read then sees every write another server acknowledged before it, as a
-    /// REST client sent round-robin across nodes expects. At once when nothing is followed.
-    public func catchUp(then body: @escaping @Sendable () -> Void) {
-        guard isFollowing, let engine = engine as? any FollowingStorageEngine else { return body() }
-        engine.catchUp()
-        // The barrier completes after the catch-up's commits were handed over, and is finished after them.
-        afterWritesInFlight(body)
+    /// REST client sent round-robin across nodes expects. With a failure when the engine could not read
+    /// what the others committed (PostgreSQL unreachable): the tree may then lack some of it. At once
+    /// when nothing is followed.
+    public func catchUp(then body: @escaping @Sendable (Result<Void, StorageError>) -> Void) {
+        guard isFollowing, let engine = engine as? any FollowingStorageEngine else { return body(.success(())) }
+        // On the completion queue after the catch-up's commits were handed over; finished after them.
+        engine.catchUp { [finisher] result in
+            guard let finisher else { return body(result) }
+            finisher { body(result) }
+        }
     }
 
     /// On the engine's completion queue. When the remote commit overlaps nothing the writes in flight

@@ -20,6 +20,11 @@ public protocol FollowingStorageEngine: StorageEngine {
     /// Reads what other servers committed before the next batch appended after this call commits (its
     /// completion comes after their delivery).
     func catchUp()
+
+    /// Reads what other servers committed now, and tells `completion` (on the completion queue, after
+    /// delivering it) whether that worked: a failure means this server may lack some of their
+    /// acknowledged writes.
+    func catchUp(then completion: @escaping @Sendable (Result<Void, StorageError>) -> Void)
 }
 
 /// What other servers committed to a namespace: their batches in commit order, or, when the engine

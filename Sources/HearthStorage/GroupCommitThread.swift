@@ -73,6 +73,8 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
     private var queue = GroupCommitQueue<Completion, (Committer) -> Void>()
     /// Who hears of remote commits (``follow(_:)``); nil while nobody follows.
     private var receiver: Receiver?
+    /// Who waits for the next catch-up and its outcome (``catchUp(then:)``), under `condition`.
+    private var catchUpWaiters: [@Sendable (Result<Void, StorageError>) -> Void] = []
     /// When the storage thread sleeps and who wakes it (a value: the decisions).
     private var waits = GroupCommitWaits()
     private var statisticsStorage = GroupCommitStatistics()
@@ -174,6 +176,26 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
         condition.unlock()
     }
 
+    /// Like ``requestCatchUp()``, and tells `completion` (on the completion queue, after the commits the
+    /// catch-up found were delivered) whether it could read what other servers committed: a failure
+    /// (PostgreSQL unreachable) means this server may lack some of their acknowledged writes. At once,
+    /// successfully, when nothing is followed.
+    public func catchUp(then completion: @escaping @Sendable (Result<Void, StorageError>) -> Void) {
+        condition.lock()
+        guard receiver != nil, !queue.closing else {
+            let following = receiver != nil
+            condition.unlock()
+            let location = location
+            completions.async {
+                completion(following ? .failure(StorageError(.closed, "the database \(location) is closed.")) : .success(()))
+            }
+            return
+        }
+        catchUpWaiters.append(completion)
+        if waits.requestCatchUp() { condition.signal() }
+        condition.unlock()
+    }
+
     // MARK: The storage thread
 
     private typealias Queued = GroupCommitQueue<Completion, (Committer) -> Void>.Queued
@@ -182,12 +204,28 @@ public final class GroupCommitThread<Committer: GroupCommitter>: @unchecked Send
         storageThread = pthread_self()
         defer {
             committer.finish()
+            let waiting = condition.withLock { () -> [@Sendable (Result<Void, StorageError>) -> Void] in
+                defer { catchUpWaiters = [] }
+                return catchUpWaiters
+            }
+            let closed = StorageError(.closed, "the database \(location) is closed.")
+            completions.async { for waiter in waiting { waiter(.failure(closed)) } }
             completions.sync {}  // every completion has run before close() returns
             finished.signal()
         }
         while let next = nextJobs() {
             if next.catchUp, let receiver = next.receiver {
-                if case .success(let remote?) = committer.catchUp() { deliver(remote, to: receiver) }
+                // Whoever asked before this catch-up reads the log is answered by it.
+                let waiting = condition.withLock { () -> [@Sendable (Result<Void, StorageError>) -> Void] in
+                    defer { catchUpWaiters = [] }
+                    return catchUpWaiters
+                }
+                let caughtUp = committer.catchUp()
+                if case .success(let remote?) = caughtUp { deliver(remote, to: receiver) }
+                if !waiting.isEmpty {
+                    let outcome = caughtUp.map { _ in () }
+                    completions.async { for waiter in waiting { waiter(outcome) } }
+                }
             }
             if let exclusive = next.exclusive {
                 committer.prepareForExclusiveWork()

@@ -27,6 +27,8 @@ import Testing
         func follow(_ receive: @escaping @Sendable (RemoteCommit) -> Bool) { lock.withLock { receiver = receive } }
         func catchUp() {}
 
+        func catchUp(then completion: @escaping @Sendable (Result<Void, StorageError>) -> Void) { completion(.success(())) }
+
         var batches: [WriteBatch] { lock.withLock { appendedBatches.map(\.batch) } }
 
         /// Hands another server's commit over; what the database answered (true: taken in beneath).

@@ -8,6 +8,8 @@ import HearthStorage
 /// thread only.
 final class RESTHandler {
     /// A read waiting for a catch-up or its time bound, whichever comes first; loop thread only.
+    /// A request that waits for this node to catch up with the others (a cluster): run once caught up,
+    /// refused with a 503 when the catch-up failed or took too long, whichever comes first.
     private final class PendingRead {
         private var read: (() throws(RESTError) -> Void)?
         private let responder: any HTTPResponder
@@ -17,10 +19,29 @@ final class RESTHandler {
             self.responder = responder
         }
 
-        func run() {
+        func run(_ caughtUp: Result<Void, StorageError>) {
             guard let read else { return }
             self.read = nil
-            do { try read() } catch { responder.respond(RESTResponses.error(error)) }
+            switch caughtUp {
+            case .success:
+                do { try read() } catch { responder.respond(RESTResponses.error(error)) }
+            case .failure(let error):
+                responder.respond(RESTResponses.error(RESTError(
+                    503, "This node could not confirm it has every write the other nodes acknowledged (\(error.message)), so it did not answer from what it has. Retry, or go through another node.")))
+            }
+        }
+
+        static let timedOut = StorageError(.io, "PostgreSQL did not answer within \(ServerLimits.readCatchUpWaitMilliseconds) ms")
+    }
+
+    /// Runs `body` once this node holds every write the other nodes of a cluster acknowledged before now
+    /// (at once on a single node), or answers a 503 (``PendingRead``).
+    private func caughtUp(_ namespace: Namespace, responder: any HTTPResponder, _ body: @escaping () throws(RESTError) -> Void) throws(RESTError) {
+        guard namespace.database.isFollowing, let executor = writes.executor else { return try body() }
+        let pending = LoopBound(PendingRead(body, responder))
+        namespace.database.catchUp { result in pending.value.run(result) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(ServerLimits.readCatchUpWaitMilliseconds)) {
+            executor.execute { pending.value.run(.failure(PendingRead.timedOut)) }
         }
     }
 
@@ -55,14 +76,9 @@ final class RESTHandler {
                     try get(request, target: target, namespace: namespace, responder: responder)
                 }
             }
-            guard namespace.database.isFollowing, let executor = writes.executor else { return try read() }
-            // Other nodes write it too: the read waits until this node has what they acknowledged, or
-            // for a bounded time when PostgreSQL is slow to tell (a stale read then beats none).
-            let pending = LoopBound(PendingRead(read, responder))
-            namespace.database.catchUp { pending.value.run() }
-            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(ServerLimits.readCatchUpWaitMilliseconds)) {
-                executor.execute { pending.value.run() }
-            }
+            // Other nodes write it too: the read waits until this node has what they acknowledged, and is
+            // refused rather than answered from a tree that may lack some of it (PostgreSQL unreachable).
+            try caughtUp(namespace, responder: responder, read)
         case .put:
             let value = try Self.body(request, at: target.path)
             try write(.set(target.path, value, ifHash: Self.etagCondition(request)), request, target, caller, namespace, responder)
@@ -120,6 +136,20 @@ final class RESTHandler {
         _ operation: WriteOperation, _ request: HTTPRequest, _ target: RESTTarget, _ caller: Caller, _ namespace: Namespace,
         _ responder: any HTTPResponder, reply: ((Node) -> [UInt8])? = nil
     ) throws(RESTError) {
+        // A compare-and-set decides on the latest value: in a cluster, after catching up with the others
+        // (a plain write needs no such wait: PostgreSQL's commit order decides it).
+        if case .set(_, _, .some) = operation {
+            return try caughtUp(namespace, responder: responder) { [self] () throws(RESTError) in
+                submit(operation, request, target, caller, namespace, responder, reply: reply)
+            }
+        }
+        submit(operation, request, target, caller, namespace, responder, reply: reply)
+    }
+
+    private func submit(
+        _ operation: WriteOperation, _ request: HTTPRequest, _ target: RESTTarget, _ caller: Caller, _ namespace: Namespace,
+        _ responder: any HTTPResponder, reply: ((Node) -> [UInt8])?
+    ) {
         let wantsETag = RESTResponses.wantsETag(request)
         let path = operation.path
         let clock = clock

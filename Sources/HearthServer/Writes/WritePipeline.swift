@@ -33,8 +33,9 @@ final class WritePipeline {
     /// commit (a dead node's claimed onDisconnect operations, ``OnDisconnectLedger``).
     func submit(
         _ operation: WriteOperation, by caller: Caller, in namespace: Namespace, from channel: ServerMetrics.Channel,
-        carryingOut: [LedgerEntry] = [], answer: @escaping (Outcome) -> Void
+        carryingOut: [LedgerEntry] = [], attempt: Int = 0, answer: @escaping (Outcome) -> Void
     ) {
+        let original = answer
         guard let executor else { return answer(.failure(.storage("The server is not running"))) }
         executor.assertOnLoop("WritePipeline.submit")
         let metrics = metrics
@@ -51,7 +52,15 @@ final class WritePipeline {
         // there, with no second hop.
         precondition(database.finisher != nil, "a served namespace's writes finish on the loop")
         let check = namespace.writeCheck(caller, now: now)
-        let finishing = FinishingWrite(namespace: namespace, shape: operation.shape, answer: answer)
+        // A compare-and-set refused on a value that an earlier write in flight made, which then did not
+        // commit, is decided again rather than answered stale (a refusal must rest on committed data).
+        var reconsider: FinishingWrite.Reconsider?
+        if case .set(let path, _, let ifHash?) = operation, attempt < Self.staleReconsiderationsMax {
+            reconsider = FinishingWrite.Reconsider(path: path, hash: ifHash) { [weak self] in
+                self?.submit(operation, by: caller, in: namespace, from: channel, carryingOut: carryingOut, attempt: attempt + 1, answer: original)
+            }
+        }
+        let finishing = FinishingWrite(namespace: namespace, shape: operation.shape, reconsider: reconsider, answer: answer)
         let completion: @Sendable (Result<DurableDatabase.CommittedWrite, any Error>) -> Void = { result in
             executor.assertOnLoop("a commit's completion")
             committing.finished()
@@ -69,15 +78,28 @@ final class WritePipeline {
         }
     }
 
+    /// How many times one compare-and-set is decided again because the value it was refused on never
+    /// committed; after that it is answered stale.
+    static let staleReconsiderationsMax = 3
+
     /// A write waiting for its commit; carried to the loop by the completion and touched only there.
     private final class FinishingWrite: @unchecked Sendable {
+        /// A compare-and-set's location and expected hash, and how to decide it again.
+        struct Reconsider {
+            let path: Path
+            let hash: String
+            let again: () -> Void
+        }
+
         let namespace: Namespace
         let shape: Write
+        let reconsider: Reconsider?
         let answer: (Outcome) -> Void
 
-        init(namespace: Namespace, shape: Write, answer: @escaping (Outcome) -> Void) {
+        init(namespace: Namespace, shape: Write, reconsider: Reconsider?, answer: @escaping (Outcome) -> Void) {
             self.namespace = namespace
             self.shape = shape
+            self.reconsider = reconsider
             self.answer = answer
         }
 
@@ -90,8 +112,15 @@ final class WritePipeline {
                 let failure = WriteFailure(error)
                 guard failure == .stale else { return answer(.failure(failure)) }
                 // A stale transaction is answered once the writes before it are in the committed tree,
-                // so the client's retry reads the data it lost to (on the loop, by the finisher).
-                namespace.database.afterWritesInFlight { self.answer(.failure(.stale)) }
+                // so the client's retry reads the data it lost to (on the loop, by the finisher). If the
+                // committed value is what it expected after all (the value it was refused on came from a
+                // write that failed), it is decided again instead.
+                namespace.database.afterWritesInFlight {
+                    if let reconsider = self.reconsider, self.namespace.database.root.child(at: reconsider.path).hash == reconsider.hash {
+                        return reconsider.again()
+                    }
+                    self.answer(.failure(.stale))
+                }
             }
         }
     }

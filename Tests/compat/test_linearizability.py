@@ -1,0 +1,118 @@
+"""The linearizability checker the fault tests judge histories with (linearizability.py): it accepts what is
+linearizable and refuses what is not, on histories small enough to check by hand, and a random history
+from a real register (a lock around a value, operations timed around it) always passes."""
+
+import random
+
+import pytest
+import threading
+import time
+
+from linearizability import Op, check, minimise
+
+
+def op(process, kind, invoked, completed, ok=True, value=None, expected=None, result=None, key="k"):
+    return Op(process=process, kind=kind, key=key, invoked=invoked, completed=completed, ok=ok, value=value,
+              expected=expected, result=result)
+
+
+def test_sequential_histories_follow_the_register():
+    good = [op(0, "write", 0, 1, value=1), op(1, "read", 2, 3, result=1), op(0, "cas", 4, 5, expected=1, value=2),
+            op(1, "read", 6, 7, result=2), op(1, "cas", 8, 9, ok=False, expected=1, value=3), op(0, "read", 10, 11, result=2)]
+    assert check(good).linearizable
+    stale = good[:3] + [op(1, "read", 6, 7, result=1)]
+    verdict = check(stale)
+    assert not verdict.linearizable and verdict.key == "k" and "read -> 1" in verdict.explain()
+    # A compare-and-set refused although the value matched: not linearizable.
+    assert not check([op(0, "write", 0, 1, value=1), op(1, "cas", 2, 3, ok=False, expected=1, value=5)]).linearizable
+    # The initial value is nothing.
+    assert check([op(0, "read", 0, 1, result=None)]).linearizable
+    assert not check([op(0, "read", 0, 1, result=0)]).linearizable
+
+
+def test_overlapping_operations_may_take_effect_in_either_order():
+    # The read overlaps both writes: either value (or the first) is fine, but not one never written.
+    writes = [op(0, "write", 0, 10, value="a"), op(1, "write", 1, 9, value="b")]
+    for seen in ("a", "b"):
+        assert check(writes + [op(2, "read", 2, 8, result=seen)]).linearizable
+    assert not check(writes + [op(2, "read", 2, 8, result="c")]).linearizable
+    # After both completed, reads agree on one last value: b then a is impossible to see in that order.
+    later = [op(2, "read", 11, 12, result="b"), op(3, "read", 13, 14, result="a")]
+    assert not check(writes + later).linearizable
+    # Two successful compare-and-sets from the same expected value: only one can have happened.
+    double = [op(0, "write", 0, 1, value=0), op(1, "cas", 2, 5, expected=0, value=1), op(2, "cas", 2, 5, expected=0, value=2)]
+    assert not check(double).linearizable
+
+
+def test_an_operation_without_an_answer_may_have_happened_or_not():
+    lost = op(0, "write", 0, None, ok=None, value="x")
+    # Seen later, or never: both fine.
+    assert check([lost, op(1, "read", 5, 6, result="x")]).linearizable
+    assert check([lost, op(1, "read", 5, 6, result=None)]).linearizable
+    # But not seen, then unseen after a later acknowledged write... it can still land before that write,
+    # yet it cannot reappear after the write was read.
+    history = [lost, op(1, "write", 2, 3, value="y"), op(1, "read", 4, 5, result="x"), op(1, "read", 6, 7, result="y")]
+    assert not check(history).linearizable
+    # A read without an answer says nothing.
+    assert check([op(0, "read", 0, None, ok=None, result="anything")]).linearizable
+
+
+def test_keys_are_judged_apart():
+    history = [op(0, "write", 0, 1, value=1, key="a"), op(0, "read", 2, 3, result=None, key="b"),
+               op(1, "read", 4, 5, result=1, key="a")]
+    assert check(history).linearizable
+    assert check(history + [op(1, "read", 6, 7, result=2, key="b")]).key == "b"
+
+
+def test_a_real_registers_random_history_passes_and_a_corrupted_one_is_minimised():
+    register = {"value": None}
+    lock = threading.Lock()
+    history = []
+    history_lock = threading.Lock()
+    start = time.monotonic()
+
+    def client(process):
+        rng = random.Random(process)
+        for counter in range(150):
+            kind = rng.choice(["read", "write", "cas"])
+            fresh = process * 1000 + counter  # every written value is new: a read names its write
+            # A compare-and-set expects what was there a moment ago, so that some succeed.
+            glimpse = register["value"]
+            invoked = time.monotonic() - start
+            with lock:
+                if kind == "read":
+                    entry = dict(result=register["value"], ok=True)
+                elif kind == "write":
+                    register["value"] = fresh
+                    entry = dict(value=fresh, ok=True)
+                else:
+                    matched = register["value"] == glimpse
+                    if matched:
+                        register["value"] = fresh
+                    entry = dict(expected=glimpse, value=fresh, ok=matched)
+            completed = time.monotonic() - start
+            with history_lock:
+                history.append(Op(process=process, kind=kind, key="k", invoked=invoked, completed=completed, **entry))
+
+    threads = [threading.Thread(target=client, args=(process,)) for process in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(history) == 750
+    assert check(history).linearizable
+
+    # One read made to return an older value, after a newer one was read: caught, and minimised to the
+    # few operations that show it (the writes it read kept).
+    reads = [index for index, entry in enumerate(history) if entry.kind == "read"]
+    for later in reads[len(reads) // 2:]:
+        earlier = [entry for entry in history[:later] if entry.kind == "write" and entry.completed < history[later].invoked]
+        if len(earlier) >= 2 and earlier[-1].value != earlier[-2].value and history[later].result == earlier[-1].value:
+            history[later].result = earlier[-2].value
+            break
+    else:
+        pytest.skip("no read after two distinct writes in this run")
+    assert not check(history).linearizable
+    small = minimise(history)
+    assert len(small) <= 30 and not check(small).linearizable, [entry.describe() for entry in small]
+    assert any(entry.kind == "write" for entry in small), "the writes the stale read is judged against stay"
