@@ -78,6 +78,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         credentials = Credentials(emulator: configuration.emulator, adminToken: configuration.adminToken, identity: identity)
         let now = { [serverClock] in serverClock.read() }
         writes = WritePipeline(clock: now, metrics: metrics)
+        writes.log = log
         rest = RESTHandler(writes: writes, subscriberIDs: subscriberIDs, clock: now, metrics: metrics)
     }
 

@@ -40,7 +40,8 @@ class TemporaryPostgres:
     user = "hearth"
     database = "postgres"
 
-    def __init__(self):
+    def __init__(self, max_connections: int = 60):
+        self.max_connections = max_connections
         programs = _programs()
         if programs is None:
             pytest.fail("PostgreSQL's server programs (initdb, pg_ctl) are not installed in /usr/lib/postgresql/*/bin: "
@@ -76,7 +77,7 @@ class TemporaryPostgres:
             try:
                 self._run("pg_ctl", "-D", str(self.directory / "data"), "-l", str(self.directory / "server.log"), "-w",
                           "-t", "60", "start", "-o", f"-p {self.port} -k {self.directory} -c listen_addresses=127.0.0.1 "
-                          "-c unix_socket_permissions=0700 -c shared_buffers=16MB -c max_connections=60")
+                          f"-c unix_socket_permissions=0700 -c shared_buffers=16MB -c max_connections={self.max_connections}")
                 return
             except AssertionError as error:
                 if attempt == 4 or "could not bind" not in str(error):

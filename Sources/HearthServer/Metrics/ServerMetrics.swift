@@ -1,3 +1,5 @@
+import HearthStorage
+
 /// What the server has done since it started, counted where it happens: reads, committed writes and
 /// refused ones by protocol, and what fan-out delivered. `/metrics` renders them with the gauges of the
 /// moment (``MetricsEndpoint``). Counters only grow. Loop thread only.
@@ -14,6 +16,8 @@ final class ServerMetrics {
     private(set) var writes: [Channel: Int] = [:]
     /// Writes not made, by ``WriteFailure`` kind.
     private(set) var writeFailures: [String: Int] = [:]
+    /// Writes storage failed, by the storage error's code (`DISK_FULL`, `IO_ERROR`, `UNAVAILABLE`…).
+    private(set) var storageErrors: [String: Int] = [:]
     /// Messages fan-out queued (SSE events and realtime pushes), and their bytes.
     private(set) var deliveries = 0
     private(set) var deliveredBytes = 0
@@ -27,6 +31,7 @@ final class ServerMetrics {
     func countWrite(_ channel: Channel) { writes[channel, default: 0] &+= 1 }
     func countWriteFailure(_ failure: WriteFailure) { writeFailures[failure.metricName, default: 0] &+= 1 }
     func countHTTPRequest() { httpRequests &+= 1 }
+    func countStorageError(_ code: StorageError.Code) { storageErrors[code.rawValue, default: 0] &+= 1 }
 
     func countDeliveries(_ messages: [[UInt8]]) {
         deliveries &+= messages.count

@@ -17,6 +17,8 @@ final class Namespace {
     var changeFeedStreams: [UInt64: ChangeFeedStream] = [:]
     /// Realtime sessions, their listens and every subscription a committed write is sent to: one owner.
     let listeners = Listeners()
+    /// Writes that failed in storage since the last one stored (the log says when this starts and ends).
+    var failingWrites = 0
     /// The security rules every read and write of a non-admin caller is decided by; `source` is the text
     /// as uploaded (`PUT /.settings/rules.json`), comments included. Replace with ``replaceRules(_:now:)``.
     var rules: RuleSet

@@ -1,6 +1,7 @@
 import HearthCore
 import HearthProtocol
 import HearthStorage
+import HearthSupport
 
 /// The one path every write takes, whichever protocol sent it (REST, realtime, onDisconnect):
 /// authorise (the caller's rules, a compare-and-set's hash) → apply to the namespace's tree → commit
@@ -16,6 +17,8 @@ final class WritePipeline {
     private let clock: () -> Int64
     private let metrics: ServerMetrics?
     var executor: (any LoopExecutor)?
+    /// Where a namespace's writes starting to fail in storage, and working again, are said.
+    var log: Log?
     /// Writes between their apply and their completion on the loop.
     private let committing = CommittingWrites()
 
@@ -60,7 +63,8 @@ final class WritePipeline {
                 self?.submit(operation, by: caller, in: namespace, from: channel, carryingOut: carryingOut, attempt: attempt + 1, answer: original)
             }
         }
-        let finishing = FinishingWrite(namespace: namespace, shape: operation.shape, reconsider: reconsider, answer: answer)
+        let finishing = FinishingWrite(
+            namespace: namespace, shape: operation.shape, reconsider: reconsider, metrics: metrics, log: log, answer: answer)
         let completion: @Sendable (Result<DurableDatabase.CommittedWrite, any Error>) -> Void = { result in
             executor.assertOnLoop("a commit's completion")
             committing.finished()
@@ -75,6 +79,23 @@ final class WritePipeline {
             database.set(path, to: value, ifHash: ifHash, now: now, check: check, feed: feed, completion: completion)
         case .update(let path, let values):
             database.update(path, with: values, now: now, check: check, carriesOut: carryingOut, feed: feed, completion: completion)
+        }
+    }
+
+    /// Counts a storage failure by its code, and says in the log when a namespace's writes start failing
+    /// in storage (the first failure of a run, with its message: what to do) and when they work again.
+    fileprivate static func noteStorage(_ result: Result<DurableDatabase.CommittedWrite, any Error>, in namespace: Namespace, metrics: ServerMetrics?, log: Log?) {
+        switch result {
+        case .success:
+            guard namespace.failingWrites > 0 else { return }
+            log?("hearth: writes to '\(namespace.name)' are stored again (\(namespace.failingWrites) failed in storage meanwhile).")
+            namespace.failingWrites = 0
+        case .failure(let error as StorageError) where error.code != .superseded:
+            metrics?.countStorageError(error.code)
+            namespace.failingWrites += 1
+            if namespace.failingWrites == 1 { log?("hearth: writes to '\(namespace.name)' are failing in storage (\(error.code.rawValue)): \(error.message)") }
+        case .failure:
+            break
         }
     }
 
@@ -94,16 +115,24 @@ final class WritePipeline {
         let namespace: Namespace
         let shape: Write
         let reconsider: Reconsider?
+        let metrics: ServerMetrics?
+        let log: Log?
         let answer: (Outcome) -> Void
 
-        init(namespace: Namespace, shape: Write, reconsider: Reconsider?, answer: @escaping (Outcome) -> Void) {
+        init(
+            namespace: Namespace, shape: Write, reconsider: Reconsider?, metrics: ServerMetrics?, log: Log?,
+            answer: @escaping (Outcome) -> Void
+        ) {
             self.namespace = namespace
             self.shape = shape
             self.reconsider = reconsider
+            self.metrics = metrics
+            self.log = log
             self.answer = answer
         }
 
         func finish(_ result: Result<DurableDatabase.CommittedWrite, any Error>) {
+            WritePipeline.noteStorage(result, in: namespace, metrics: metrics, log: log)
             switch result {
             case .success(let committed):
                 namespace.publish(CommittedChange(write: shape, root: committed.root, changes: committed.changes))

@@ -1,0 +1,111 @@
+"""A single node when its disk fills up (docs/reliability.md), through the real server on a small tmpfs:
+writes are refused with a clear error in each protocol's shape (REST, realtime), reads and listens go on,
+the log and /metrics say what happens, writes resume as soon as space returns, nothing acknowledged is
+lost (checked after a restart), and the process never dies."""
+
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from conftest import start_hearth
+from test_realtime import Client
+
+OWNER = {"Authorization": "Bearer owner"}
+NS = "full"
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 6 MB tmpfs; the test grows it to give space back."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", str(mount)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs to fill ({done.stderr.strip()}): the disk-full test needs root (CAP_SYS_ADMIN)")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+def grow(mount: Path, megabytes: int):
+    subprocess.run(["mount", "-o", f"remount,size={megabytes}m", str(mount)], check=True)
+
+
+def test_a_full_disk_refuses_writes_clearly_keeps_reads_and_loses_nothing(hearth_binary, small_disk):
+    data = small_disk / "data"
+    process, port = start_hearth(hearth_binary, "--emulator", "--data", str(data), "--project", "full")
+    assert process.poll() is None, process.communicate()[1]
+    url = f"http://127.0.0.1:{port}"
+    stream_events = []
+    try:
+        requests.put(f"{url}/watched.json?ns={NS}", json="before", headers=OWNER, timeout=10).raise_for_status()
+        # A stream opened before the disk fills keeps working through it.
+        # (Left open: the server's stop ends it; closing it here waits out its read timeout.)
+        stream = requests.get(f"{url}/watched.json?ns={NS}", headers={"Accept": "text/event-stream"}, stream=True, timeout=30)
+
+        def listen():
+            try:
+                for line in stream.iter_lines(decode_unicode=True):
+                    if line.startswith("data:"):
+                        stream_events.append(line)
+            except (requests.RequestException, AttributeError, ValueError):
+                pass  # closed by the test
+
+        threading.Thread(target=listen, daemon=True).start()
+
+        acknowledged, refused = [], []
+        session = requests.Session()
+        for index in range(3000):
+            response = session.put(f"{url}/big/{index}.json?ns={NS}", json="x" * 5000, timeout=30)
+            if response.status_code == 200:
+                acknowledged.append(index)
+            else:
+                refused.append((response.status_code, response.json()))
+                if len(refused) >= 20:
+                    break
+        assert refused, "the disk never filled"
+        status, body = refused[-1]
+        assert status == 507 or status == 500, refused[-1]
+        assert "disk" in body["error"] and "full" in body["error"] and "Free some space" in body["error"], body
+        # Reads go on.
+        assert requests.get(f"{url}/big/{acknowledged[-1]}.json?ns={NS}", timeout=10).json() == "x" * 5000
+        # A realtime write is refused in the protocol's shape.
+        client = Client(type("Endpoint", (), {"host": "127.0.0.1", "port": port})(), ns=NS)
+        reply = client.call("p", {"p": "/big/realtime", "d": "y" * 5000})[1]
+        assert reply["s"] != "ok" and "full" in reply.get("d", ""), reply
+        # The log and /metrics say so.
+        metrics = requests.get(f"{url}/metrics", headers=OWNER, timeout=10).text
+        assert 'hearth_storage_errors_total{code="DISK_FULL"}' in metrics, metrics[-1500:]
+
+        # Space comes back: writes resume at once, and the stream hears them.
+        grow(small_disk, 64)
+        deadline = time.monotonic() + 1.0
+        while True:
+            response = requests.put(f"{url}/watched.json?ns={NS}", json="after", headers=OWNER, timeout=10)
+            if response.status_code == 200:
+                break
+            assert time.monotonic() < deadline, f"writes did not resume within a second: {response.text}"
+            time.sleep(0.02)
+        deadline = time.monotonic() + 10
+        while not any('"after"' in event for event in stream_events) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert any('"after"' in event for event in stream_events), stream_events
+        assert process.poll() is None, "the server died"
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=30)
+    assert "are failing in storage (DISK_FULL)" in errors and "are stored again" in errors, errors[-2000:]
+
+    # Every acknowledged write is there after a restart.
+    exported = subprocess.run([str(hearth_binary), "export", NS, "--data", str(data)], capture_output=True, text=True, timeout=60)
+    assert exported.returncode == 0, exported.stderr
+    kept = json.loads(exported.stdout)
+    missing = [index for index in acknowledged if kept["big"].get(str(index)) != "x" * 5000] if isinstance(kept["big"], dict) \
+        else [index for index in acknowledged if index >= len(kept["big"]) or kept["big"][index] != "x" * 5000]
+    assert not missing, f"{len(missing)} acknowledged writes lost: {missing[:10]}"
+    assert kept["watched"] == "after"
