@@ -30,6 +30,8 @@ let package = Package(
         /// The seed apps' functions: vote totals, the top-10 board, follower counts (Examples/SeedFunctions).
         .executable(name: "seed-functions", targets: ["seed-functions"]),
         .executable(name: "hearth-crash-writer", targets: ["HearthCrashWriter"]),
+        /// An LD_PRELOAD shim that fails fsync and writes on cue: the storage fault tests (docs/reliability.md).
+        .library(name: "HearthFaultInjection", type: .dynamic, targets: ["HearthFaultInjection"]),
         .library(name: "HearthCore", targets: ["HearthCore"]),
         .library(name: "HearthStorage", targets: ["HearthStorage"]),
         .library(name: "HearthSQLite", targets: ["HearthSQLite"]),
@@ -137,6 +139,7 @@ let package = Package(
             name: "HearthCrashWriter", dependencies: ["HearthStorage", "HearthSQLite", "HearthCore"],
             swiftSettings: strict),
         .executableTarget(name: "hearth", dependencies: ["HearthCLI"], swiftSettings: strict),
+        .target(name: "HearthFaultInjection", path: "Tests/Programs/FaultInjection", linkerSettings: [.linkedLibrary("dl")]),
         /// An app on HearthClient that HearthClientTests run as a process of its own, to kill and restart it.
         .executableTarget(name: "hearth-client-probe", dependencies: ["HearthClient"], path: "Sources/HearthClientProbe", swiftSettings: strict),
         /// The calls of Firebase's quickstart-ios database samples, against HearthClient (issue 30's yardstick).

@@ -109,3 +109,51 @@ def test_a_full_disk_refuses_writes_clearly_keeps_reads_and_loses_nothing(hearth
         else [index for index in acknowledged if index >= len(kept["big"]) or kept["big"][index] != "x" * 5000]
     assert not missing, f"{len(missing)} acknowledged writes lost: {missing[:10]}"
     assert kept["watched"] == "after"
+
+
+@pytest.mark.parametrize("failing", ["fsync", "write"])
+def test_io_errors_on_write_and_fsync_are_never_acknowledged_and_memory_stays_what_disk_holds(hearth_binary, tmp_path, failing):
+    shim = Path(hearth_binary).parent / "libHearthFaultInjection.so"
+    assert shim.exists(), f"{shim} is built by swift build (the HearthFaultInjection product)"
+    control = tmp_path / "control"
+    data = tmp_path / "data"
+    process, port = start_hearth(hearth_binary, "--emulator", "--data", str(data), "--project", "io", environment={
+        "LD_PRELOAD": str(shim), "HEARTH_FAULT_PATH": f"{NS}.sqlite", "HEARTH_FAULT_CONTROL": str(control)})
+    assert process.poll() is None, process.communicate()[1]
+    url = f"http://127.0.0.1:{port}"
+    acknowledged, refused = {}, {}
+    try:
+        def put(key, value):
+            response = requests.put(f"{url}/items/{key}.json?ns={NS}", json=value, timeout=30)
+            (acknowledged if response.status_code == 200 else refused)[key] = (value, response)
+
+        for index in range(5):
+            put(f"before{index}", index)
+        control.write_text(failing + "\n")
+        for index in range(5):
+            put(f"during{index}", index)
+        client = Client(type("Endpoint", (), {"host": "127.0.0.1", "port": port})(), ns=NS)
+        reply = client.call("p", {"p": "/items/realtime", "d": 1})[1]
+        assert reply["s"] != "ok" and "I/O error" in reply.get("d", ""), reply
+        # Reads go on meanwhile.
+        assert requests.get(f"{url}/items/before0.json?ns={NS}", timeout=10).json() == 0
+        control.unlink()
+        for index in range(5):
+            put(f"after{index}", index)
+        assert [key for key in refused] == [f"during{index}" for index in range(5)], sorted(refused)
+        for _, response in refused.values():
+            assert response.status_code == 500 and "I/O error" in response.json()["error"] and "nothing from the failed write was stored" in response.json()["error"]
+        served = requests.get(f"{url}/items.json?ns={NS}", timeout=10).json()
+        metrics = requests.get(f"{url}/metrics", headers=OWNER, timeout=10).text
+        assert 'hearth_storage_errors_total{code="IO_ERROR"}' in metrics
+        assert process.poll() is None, "the server died"
+    finally:
+        process.terminate()
+        _, errors = process.communicate(timeout=30)
+    assert "are failing in storage (IO_ERROR)" in errors, errors[-2000:]
+    # What the server served is what the disk holds after a restart: every acknowledged write, none of
+    # the refused ones (they said nothing was stored).
+    exported = subprocess.run([str(hearth_binary), "export", NS, "--data", str(data)], capture_output=True, text=True, timeout=60)
+    assert exported.returncode == 0, exported.stderr
+    kept = json.loads(exported.stdout)["items"]
+    assert kept == served == {key: value for key, (value, _) in acknowledged.items()}
