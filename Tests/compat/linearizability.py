@@ -19,6 +19,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 INFINITY = float("inf")
+# The register's value when it holds something no operation ever compares it with (no read returned it,
+# no compare-and-set expected it): all such values behave alike from then on.
+UNOBSERVED = "\x00unobserved"
 
 
 @dataclass
@@ -63,51 +66,128 @@ class Verdict:
         return "\n".join(lines)
 
 
-def check(history: list[Op], initial: object = None, budget: int = 5_000_000) -> Verdict:
-    """Checks every key of `history`; the first key that is not linearizable decides."""
+def check(history: list[Op], initial: object = None, budget: int = 5_000_000, unanswered_within: float | None = None) -> Verdict:
+    """Checks every key of `history`; the first key that is not linearizable decides. With
+    `unanswered_within`, an operation without an answer took effect within that many seconds of its
+    invocation or not at all (the server's own time limits bound it); without, at any time."""
     keys: dict[str, list[Op]] = {}
     for op in history:
         keys.setdefault(op.key, []).append(op)
     for key, ops in sorted(keys.items()):
-        verdict = check_key(key, ops, initial, budget)
+        verdict = check_key(key, ops, initial, budget, unanswered_within)
         if not verdict.linearizable:
             return verdict
     return Verdict(True)
 
 
-def _applies(op: Op, state: object) -> tuple[bool, object]:
-    """Whether `op` can take effect on a register holding `state`, and the register after it."""
+def _applies(op: Op, state: object, observed: set[str]) -> tuple[bool, object]:
+    """Whether `op` can take effect on a register holding `state`, and the register after it (a value
+    nobody observed as ``UNOBSERVED``)."""
+    def canonical(value):
+        return value if json.dumps(value, sort_keys=True) in observed else UNOBSERVED
     if op.kind == "read":
         return op.result == state, state
     if op.kind == "write":
-        return True, op.value
+        return True, canonical(op.value)
     if op.ok is False:  # a refused compare-and-set read something else
         return state != op.expected, state
-    return state == op.expected, op.value
+    return state == op.expected, canonical(op.value)
 
 
-def check_key(key: str, ops: list[Op], initial: object = None, budget: int = 5_000_000) -> Verdict:
+def check_key(key: str, ops: list[Op], initial: object = None, budget: int = 5_000_000,
+              unanswered_within: float | None = None) -> Verdict:
     # A read whose answer never came says nothing; an operation without an answer never has to happen.
     ops = [op for op in ops if not (op.kind == "read" and op.ok is not True)]
     ops.sort(key=lambda op: (op.invoked, op.completed if op.completed is not None else INFINITY))
     ends = [op.completed if (op.completed is not None and op.ok is not None) else INFINITY for op in ops]
     required = [end != INFINITY for end in ends]
-    everything_required = sum(1 << index for index, needed in enumerate(required) if needed)
+    required_mask = sum(1 << index for index, needed in enumerate(required) if needed)
     count = len(ops)
+    # Required operations first, soonest answered first (a linearizable history is then usually ordered
+    # without backtracking), then the ones without an answer.
+    preference = sorted(range(count), key=lambda index: (not required[index], ends[index], ops[index].invoked))
+    # Values some operation compares the register with: what reads returned, what compare-and-sets expected.
+    observed = {json.dumps(op.result if op.kind == "read" else op.expected, sort_keys=True)
+                for op in ops if op.kind in ("read", "cas")}
+    # An unanswered write of a value nobody observed can only have mattered by leaving the register at
+    # something else (so that a refused compare-and-set was right): any one of them does that, so only
+    # the earliest pending one is tried.
+    blind = [not required[index] and ops[index].kind == "write" and json.dumps(ops[index].value, sort_keys=True) not in observed
+             for index in range(count)]
 
-    seen: set[tuple[int, str]] = set()
-    best: tuple[int, list[int]] = (-1, [])
-    # Depth-first, iteratively: each frame is (done mask, state, order so far, candidates left to try).
-    def candidates(done: int) -> list[int]:
-        # The earliest completion among required operations not done yet bounds what may come next.
-        horizon = min((ends[index] for index in range(count) if not done >> index & 1 and required[index]), default=INFINITY)
-        return [index for index in range(count) if not done >> index & 1 and ops[index].invoked <= horizon]
+    # States tried: (required operations done, register value) -> the sets of unanswered operations done
+    # with them. One with a subset of another's unanswered operations done can do everything the other can
+    # (an unanswered operation may be placed at any later moment), so a failure there covers the other.
+    tried: dict[tuple[int, str], list[int]] = {}
+    by_end = [index for index in preference if required[index]]
 
-    stack = [(0, initial, [], candidates(0))]
+    # The latest moment each operation can take effect: its answer, or for one without an answer, the
+    # bound given (an operation invoked after that moment and already ordered rules it out).
+    deadlines = [ends[index] if required[index] else (ops[index].invoked + unanswered_within if unanswered_within else INFINITY)
+                 for index in range(count)]
+
+    def candidates(done: int, first: int, first_required: int, latest: float = -INFINITY) -> tuple[list[int], int, int]:
+        """What may come next after `done`, and the advanced pointers: the first operation (in invocation
+        order) not done, and the first required one (in answer order) not done."""
+        while first < count and done >> first & 1:
+            first += 1
+        while first_required < len(by_end) and done >> by_end[first_required] & 1:
+            first_required += 1
+        # The earliest answer among required operations not done yet bounds what may come next.
+        horizon = ends[by_end[first_required]] if first_required < len(by_end) else INFINITY
+        window = []
+        index = first
+        while index < count and ops[index].invoked <= horizon:
+            if not done >> index & 1 and deadlines[index] >= latest:
+                window.append(index)
+            index += 1
+        window.sort(key=rank.__getitem__)
+        found, blind_taken = [], False
+        for index in window:
+            if blind[index]:
+                if blind_taken:
+                    continue
+                blind_taken = True
+            found.append(index)
+        return found, first, first_required
+
+    rank = [0] * count
+    for position, index in enumerate(preference):
+        rank[index] = position
+    def absorb(done, state, order, depth, first, first_required, latest):
+        """Orders every operation that may come next and leaves the register as it is while it is right
+        about it (a read of the current value, a compare-and-set refused on another). Doing so now never
+        rules out an order: in any order that has it later, moving it here keeps every value the same and
+        every real-time constraint (it may come next), unless an unanswered operation's bound would pass
+        (then it waits). So these take no branch of the search. Returns the frame after them."""
+        while True:
+            found, first, first_required = candidates(done, first, first_required, latest)
+            free = [index for index in found if ops[index].kind == "read" or (ops[index].kind == "cas" and ops[index].ok is False)]
+            bound = min((deadlines[index] for index in found if not required[index]), default=INFINITY)
+            taken = False
+            for index in free:
+                if ops[index].invoked > bound:
+                    continue
+                fits, _ = _applies(ops[index], state, observed)
+                if fits:
+                    done |= 1 << index
+                    order = (index, order)
+                    depth += 1
+                    latest = max(latest, ops[index].invoked)
+                    taken = True
+            if not taken:
+                return done, order, depth, first, first_required, latest, found
+
+    start = initial if json.dumps(initial) in observed else UNOBSERVED
+    done0, order0, depth0, first, first_required, latest0, first_candidates = absorb(0, start, None, 0, 0, 0, -INFINITY)
+    # Each frame: done mask, register, the order so far (a linked list: index, parent), depth, pointers, the
+    # latest invocation ordered, choices left.
+    stack = [(done0, start, order0, depth0, first, first_required, latest0, first_candidates)]
     steps = 0
+    best: tuple[int, object] = (-1, None)
     while stack:
-        done, state, order, left = stack[-1]
-        if done & everything_required == everything_required:
+        done, state, order, depth, first, first_required, latest, left = stack[-1]
+        if done & required_mask == required_mask:
             return Verdict(True, key)
         if not left:
             stack.pop()
@@ -116,21 +196,31 @@ def check_key(key: str, ops: list[Op], initial: object = None, budget: int = 5_0
         steps += 1
         if steps > budget:
             raise RuntimeError(f"key {key}: the search took more than {budget} steps; make histories shorter or less concurrent")
-        fits, after = _applies(ops[index], state)
+        fits, after = _applies(ops[index], state, observed)
         if not fits:
             continue
         next_done = done | 1 << index
-        memo = (next_done, json.dumps(after, sort_keys=True))
-        if memo in seen:
+        key_state = (next_done & required_mask, json.dumps(after, sort_keys=True))
+        optional_done = next_done & ~required_mask
+        seen = tried.setdefault(key_state, [])
+        if any(previous & ~optional_done == 0 for previous in seen):
             continue
-        seen.add(memo)
-        next_order = order + [index]
-        if len(next_order) > best[0]:
-            best = (len(next_order), next_order)
-        stack.append((next_done, after, next_order, candidates(next_done)))
+        seen.append(optional_done)
+        next_done, next_order, next_depth, next_first, next_first_required, next_latest, next_candidates = absorb(
+            next_done, after, (index, order), depth + 1, first, first_required, max(latest, ops[index].invoked))
+        if next_depth > best[0]:
+            best = (next_depth, next_order)
+        stack.append((next_done, after, next_order, next_depth, next_first, next_first_required, next_latest, next_candidates))
 
-    done_mask = sum(1 << index for index in best[1])
-    return Verdict(False, key, [ops[index] for index in best[1]], [ops[index] for index in candidates(done_mask)])
+    ordered = []
+    link = best[1]
+    while link is not None:
+        ordered.append(link[0])
+        link = link[1]
+    ordered.reverse()
+    done_mask = sum(1 << index for index in ordered)
+    stuck, _, _ = candidates(done_mask, 0, 0)
+    return Verdict(False, key, [ops[index] for index in ordered], [ops[index] for index in stuck])
 
 
 def _self_contained(history: list[Op], initial: object) -> bool:
