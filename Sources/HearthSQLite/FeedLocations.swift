@@ -105,7 +105,8 @@ enum FeedLocations {
         guard !encoded.isRoot else { return nil }
         var positions: [Int64] = []
         let below = try connection.prepare(
-            "SELECT position FROM feed_locations WHERE path >= ?1 AND path < ?2 AND position < ?3 AND position > ?4 LIMIT \(denseRows + 1)")
+            // `+position`: the range on the key, never the position index (which would walk the whole feed).
+            "SELECT position FROM feed_locations WHERE path >= ?1 AND path < ?2 AND +position < ?3 AND +position > ?4 LIMIT \(denseRows + 1)")
         below.bind(1, blob: encoded.bytes)
         below.bind(2, blob: encoded.subtreeEnd)
         below.bind(3, int64: before)
@@ -114,7 +115,7 @@ enum FeedLocations {
         guard positions.count <= denseRows else { return nil }
         // Writes above it: each ancestor's own rows, the newest `limit`.
         let above = try connection.prepare(
-            "SELECT position FROM feed_locations WHERE path = ?1 AND position < ?2 AND position > ?3 ORDER BY position DESC LIMIT ?4")
+            "SELECT position FROM feed_locations WHERE path = ?1 AND +position < ?2 AND +position > ?3 ORDER BY path DESC, position DESC LIMIT ?4")
         var ancestor = location
         while let parent = ancestor.parent {
             ancestor = parent
