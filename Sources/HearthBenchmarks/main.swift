@@ -20,7 +20,7 @@ let scenarios: [Scenario] = [
     .coreQuery,
     .storageWrite,
     .storageWriteFeed,
-    .functionsThroughput, .hooksLatency, .historyQuery,
+    .functionsThroughput, .hooksLatency, .historyQuery, .restoreTime,
     .storageLoad,
     .wsFanout,
     .wsLatency,

@@ -74,7 +74,7 @@ extension RestoreCommand {
             let later = entries.filter { $0.position > base.manifest.position }
             let stop = FeedRestore.firstUndone(later, at: moment) ?? later.count
             let restored: Node
-            do { restored = try FeedRestore.redo(later[..<stop], on: try BackupMaker.load(base)) } catch let failure as FeedRestore.Failure {
+            do { restored = try FeedRestore.redo(later[..<stop], on: try BackupMaker.load(base, checkingPages: false)) } catch let failure as FeedRestore.Failure {
                 throw Failure("cannot restore: \(failure.description)")
             }
             return Result(value: restored.child(at: path), describe: "\(describe(moment)): the backup \(name) and \(stop) write\(stop == 1 ? "" : "s") after it")

@@ -137,6 +137,14 @@ extension RestoreCommand {
         }
 
         func put(_ namespace: String, at path: Path, _ value: Node) throws {
+            // A whole namespace into one that does not exist yet: written as an import (records in one
+            // transaction), not as one write whose batch would hold all of it.
+            if path.isRoot, (try? store.openExisting(namespace)).map({ engine in engine.close() }) == nil {
+                let engine = try store.openCreating(namespace)
+                defer { engine.close() }
+                try engine.replaceAll(with: value, progress: nil)
+                return
+            }
             let engine = try store.openCreating(namespace)
             defer { engine.close() }
             let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
