@@ -69,7 +69,7 @@ test: $(SETUP_STAMP) build ## Install, build and run every test (Swift Testing, 
 	@SWIFT="$(SWIFT)" HEARTH="$(HEARTH)" TEST_FUZZ_SECONDS="$(TEST_FUZZ_SECONDS)" PYTEST_FLAGS="$(PYTEST_FLAGS)" scripts/test
 
 faults: $(SETUP_STAMP) build ## The cluster under faults at full size: 50 histories of 1,000+ operations, all linearizable (docs/reliability.md)
-	@HEARTH_BINARY="$(HEARTH)" HEARTH_FAULT_HISTORIES=50 HEARTH_FAULT_SECONDS=1800 $(VENV)/bin/python -m pytest -q -s Tests/compat/test_cluster_faults.py $(PYTEST_FLAGS)
+	@HEARTH_BINARY="$(HEARTH)" HEARTH_FAULT_STRICT=1 HEARTH_FAULT_HISTORIES=50 HEARTH_FAULT_SECONDS=1800 $(VENV)/bin/python -m pytest -q -s Tests/compat/test_cluster_faults.py $(PYTEST_FLAGS)
 
 fuzz: ## Fuzz every parser of client bytes (FUZZ=json to pick one, FUZZ_SECONDS=600 for longer)
 	@scripts/fuzz --seconds $(FUZZ_SECONDS) $(FUZZ)

@@ -151,8 +151,9 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
         }
         let check = SequenceCheck(known: known, found: found, inDoubt: inDoubt?.sequence)
         // A follower stays where it was: its next commit finds the sequence taken and catches up through
-        // the log (a commit in doubt that landed comes back as a remote commit).
-        if !following || check == .landed { lastSequence = found }
+        // the log (a commit in doubt that landed comes back as a remote commit). Even `.landed` may be
+        // another server's commit at that number: the commit checks the row before believing it.
+        if !following { lastSequence = found }
         if following {
             inDoubt = nil
             return check
@@ -230,7 +231,19 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                     // Ask a new connection whether it landed, within the same deadline.
                     if let reconnected = try? connected(by: deadline) {
                         switch reconnected.1 {
-                        case .landed: return .success(())
+                        case .landed where !following:
+                            return .success(())
+                        case .landed:
+                            // In a cluster another server may have committed at that number: ours landed only
+                            // if the row holds this batch; otherwise it is superseded (caught up, decided again).
+                            guard let stored = try? storedChange(sequence, on: reconnected.0, by: deadline) else { break }
+                            if stored.elementsEqual(encoded) {
+                                lastSequence = sequence
+                                inDoubt = nil
+                                return .success(())
+                            }
+                            inDoubt = nil
+                            return .failure(StorageError(.superseded, "another server committed change \(sequence) to namespace '\(namespace)' first; nothing from these writes was stored."))
                         case .notLanded, .unchanged: continue  // not stored: send it again
                         case .movedOn: break
                         }
@@ -256,6 +269,17 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
         } catch {
             return .failure(error)
         }
+    }
+
+    /// The batch bytes of change `sequence` of the namespace, as stored.
+    private func storedChange(_ sequence: Int64, on connection: PostgresConnection, by deadline: ContinuousClock.Instant) throws -> [UInt8] {
+        let results = try connection.run([PostgresSchema.changes(namespace: namespace, after: sequence - 1, limit: 1)], deadline: .at(deadline))
+        guard let result = results.first, result.rowCount > 0 else { throw StorageError(.io, "change \(sequence) is not in the log") }
+        let row = PostgresRow(result: result, index: 0)
+        guard row.bytes(0).flatMap(PostgresBinary.decodeInt64) == sequence, let bytes = row.bytes(1) else {
+            throw StorageError(.io, "change \(sequence) is not in the log")
+        }
+        return Array(bytes)
     }
 
     // MARK: Following other servers

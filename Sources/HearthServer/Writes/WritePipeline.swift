@@ -58,10 +58,11 @@ final class WritePipeline {
         // A compare-and-set refused on a value that an earlier write in flight made, which then did not
         // commit, is decided again rather than answered stale (a refusal must rest on committed data).
         var reconsider: FinishingWrite.Reconsider?
-        if case .set(let path, _, let ifHash?) = operation, attempt < Self.staleReconsiderationsMax {
-            reconsider = FinishingWrite.Reconsider(path: path, hash: ifHash) { [weak self] in
+        if case .set(let path, _, let ifHash?) = operation {
+            let again: (() -> Void)? = attempt < Self.staleReconsiderationsMax ? { [weak self] in
                 self?.submit(operation, by: caller, in: namespace, from: channel, carryingOut: carryingOut, attempt: attempt + 1, answer: original)
-            }
+            } : nil
+            reconsider = FinishingWrite.Reconsider(path: path, hash: ifHash, again: again)
         }
         let finishing = FinishingWrite(
             namespace: namespace, shape: operation.shape, reconsider: reconsider, metrics: metrics, log: log, answer: answer)
@@ -105,11 +106,12 @@ final class WritePipeline {
 
     /// A write waiting for its commit; carried to the loop by the completion and touched only there.
     private final class FinishingWrite: @unchecked Sendable {
-        /// A compare-and-set's location and expected hash, and how to decide it again.
+        /// A compare-and-set's location and expected hash, and how to decide it again (nil once it was
+        /// decided again as often as it may be).
         struct Reconsider {
             let path: Path
             let hash: String
-            let again: () -> Void
+            let again: (() -> Void)?
         }
 
         let namespace: Namespace
@@ -145,10 +147,16 @@ final class WritePipeline {
                 // committed value is what it expected after all (the value it was refused on came from a
                 // write that failed), it is decided again instead.
                 namespace.database.afterWritesInFlight {
-                    if let reconsider = self.reconsider, self.namespace.database.root.child(at: reconsider.path).hash == reconsider.hash {
-                        return reconsider.again()
+                    guard let reconsider = self.reconsider, self.namespace.database.root.child(at: reconsider.path).hash == reconsider.hash else {
+                        return self.answer(.failure(.stale))
                     }
-                    self.answer(.failure(.stale))
+                    // Never a 412 while the value it expected is the committed one: decided again, or, when
+                    // the writes before it keep failing, an error that says it was not decided.
+                    guard let again = reconsider.again else {
+                        return self.answer(.failure(.storage(
+                            "The compare-and-set was not decided: the value it expects is current, but writes queued before it kept failing in storage. Retry.")))
+                    }
+                    again()
                 }
             }
         }
