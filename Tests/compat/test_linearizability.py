@@ -64,7 +64,11 @@ def test_keys_are_judged_apart():
     assert check(history + [op(1, "read", 6, 7, result=2, key="b")]).key == "b"
 
 
-def test_a_real_registers_random_history_passes_and_a_corrupted_one_is_minimised():
+def register_history(processes: int, operations: int, unanswered: float = 0.0, pause: float = 0.0) -> list:
+    """A real register's history: `processes` threads each doing `operations` random reads, writes of new
+    values and compare-and-sets (expecting what was there a moment ago) on a value behind a lock, each
+    timed around the lock; a share `unanswered` of them lose their answer (they happened, but the
+    history does not say so)."""
     register = {"value": None}
     lock = threading.Lock()
     history = []
@@ -73,12 +77,12 @@ def test_a_real_registers_random_history_passes_and_a_corrupted_one_is_minimised
 
     def client(process):
         rng = random.Random(process)
-        for counter in range(150):
+        for counter in range(operations):
             kind = rng.choice(["read", "write", "cas"])
             fresh = process * 1000 + counter  # every written value is new: a read names its write
-            # A compare-and-set expects what was there a moment ago, so that some succeed.
             glimpse = register["value"]
             invoked = time.monotonic() - start
+            time.sleep(rng.random() * pause)
             with lock:
                 if kind == "read":
                     entry = dict(result=register["value"], ok=True)
@@ -90,15 +94,23 @@ def test_a_real_registers_random_history_passes_and_a_corrupted_one_is_minimised
                     if matched:
                         register["value"] = fresh
                     entry = dict(expected=glimpse, value=fresh, ok=matched)
+            time.sleep(rng.random() * pause)
             completed = time.monotonic() - start
+            if rng.random() < unanswered:
+                completed, entry["ok"] = None, None
             with history_lock:
                 history.append(Op(process=process, kind=kind, key="k", invoked=invoked, completed=completed, **entry))
 
-    threads = [threading.Thread(target=client, args=(process,)) for process in range(5)]
+    threads = [threading.Thread(target=client, args=(process,)) for process in range(processes)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    return history
+
+
+def test_a_real_registers_random_history_passes_and_a_corrupted_one_is_minimised():
+    history = register_history(processes=5, operations=150)
     assert len(history) == 750
     assert check(history).linearizable
 
@@ -106,58 +118,24 @@ def test_a_real_registers_random_history_passes_and_a_corrupted_one_is_minimised
     # few operations that show it (the writes it read kept).
     reads = [index for index, entry in enumerate(history) if entry.kind == "read"]
     for later in reads[len(reads) // 2:]:
-        earlier = [entry for entry in history[:later] if entry.kind == "write" and entry.completed < history[later].invoked]
-        if len(earlier) >= 2 and earlier[-1].value != earlier[-2].value and history[later].result == earlier[-1].value:
+        earlier = sorted((entry for entry in history if entry.kind == "write" and entry.completed < history[later].invoked),
+                         key=lambda entry: entry.completed)
+        # Two writes one strictly after the other, both before the read: the older value cannot come back.
+        if len(earlier) >= 2 and earlier[-2].completed < earlier[-1].invoked:
             history[later].result = earlier[-2].value
             break
     else:
         pytest.skip("no read after two distinct writes in this run")
     assert not check(history).linearizable
     small = minimise(history)
-    assert len(small) <= 30 and not check(small).linearizable, [entry.describe() for entry in small]
+    assert len(small) <= len(history) // 5 and not check(small).linearizable, [entry.describe() for entry in small]
     assert any(entry.kind == "write" for entry in small), "the writes the stale read is judged against stay"
 
 
 def test_a_long_concurrent_history_with_many_unanswered_operations_is_checked_quickly():
     # The cluster test's shape: 12 clients, 1,200 operations, one in ten never answered (it happened or
     # not). The first version of the search gave up on such a history after 5 million steps.
-    register = {"value": None}
-    lock = threading.Lock()
-    history = []
-    history_lock = threading.Lock()
-    start = time.monotonic()
-
-    def client(process):
-        rng = random.Random(process)
-        for counter in range(100):
-            kind = rng.choice(["read", "write", "cas"])
-            fresh = process * 1000 + counter
-            glimpse = register["value"]
-            invoked = time.monotonic() - start
-            time.sleep(rng.random() * 0.0005)
-            with lock:
-                if kind == "read":
-                    entry = dict(result=register["value"], ok=True)
-                elif kind == "write":
-                    register["value"] = fresh
-                    entry = dict(value=fresh, ok=True)
-                else:
-                    matched = register["value"] == glimpse
-                    if matched:
-                        register["value"] = fresh
-                    entry = dict(expected=glimpse, value=fresh, ok=matched)
-            time.sleep(rng.random() * 0.0005)
-            completed = time.monotonic() - start
-            if rng.random() < 0.1:
-                completed, entry["ok"] = None, None
-            with history_lock:
-                history.append(Op(process=process, kind=kind, key="k", invoked=invoked, completed=completed, **entry))
-
-    threads = [threading.Thread(target=client, args=(process,)) for process in range(12)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    history = register_history(processes=12, operations=100, unanswered=0.1, pause=0.0005)
     started = time.monotonic()
     assert check(history, budget=2_000_000).linearizable
     assert time.monotonic() - started < 20
