@@ -219,6 +219,13 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
                         return .failure(StorageError(.notFound, "namespace '\(namespace)' was deleted (on this server or another); nothing from these writes was stored. Opened again, it starts empty."))
                     }
                     if error.kind == .server(sqlState: PostgresError.uniqueViolation) {
+                        // After a commit in doubt was judged not stored and sent again, the first attempt may
+                        // have committed after all (its backend finished after the check): the number is then
+                        // taken by these very writes, which are stored, not superseded.
+                        if retried, let stored = try? storedChange(sequence, on: connection, by: deadline), stored.elementsEqual(encoded) {
+                            lastSequence = sequence
+                            return .success(())
+                        }
                         return .failure(StorageError(.superseded, "another server committed change \(sequence) to namespace '\(namespace)' first; nothing from these writes was stored."))
                     }
                     let failure = StorageError(error, at: endpoint, doing: doing)

@@ -506,7 +506,8 @@ def test_a_namespace_is_restored_from_a_backup_listed_on_the_namespaces_screen(s
     # A backup made after the write (the list refreshes itself).
     holding = lambda d: [r for r in d.find_elements(By.CSS_SELECTOR, f'#backups-table tr[data-namespace="{NS}"]')  # noqa: E731
                          if int(r.get_attribute("data-position")) >= written]
-    backup = wait(browser, 30).until(holding)[0]
+    # Every namespace of this server is backed up each round, one after another: under load a round is long.
+    backup = wait(browser, 180).until(holding)[0]
     name = backup.get_attribute("data-backup")
     expected = requests.get(f"{server.url}/.json", params={"format": "export"}, headers=admin, timeout=10).json()
     backup.find_element(By.CSS_SELECTOR, ".restore-backup").click()
@@ -515,8 +516,8 @@ def test_a_namespace_is_restored_from_a_backup_listed_on_the_namespaces_screen(s
     screenshots(browser, "namespaces-backups-restore")
     browser.find_element(By.ID, "confirm-ok").click()
     target = f"{NS}-restored-{name}"[:63]
-    wait(browser).until(lambda d: requests.get(f"{server.url}/.json", params={"ns": target, "format": "export"},
-                                               headers=admin, timeout=10).json() is not None)
+    wait(browser, 60).until(lambda d: requests.get(f"{server.url}/.json", params={"ns": target, "format": "export"},
+                                                   headers=admin, timeout=10).json() is not None)
     restored = requests.get(f"{server.url}/.json", params={"ns": target, "format": "export"}, headers=admin, timeout=10).json()
     assert restored["verse"] == expected["verse"] == {"a": "roses", "b": {".value": "violets", ".priority": 2}}
 
