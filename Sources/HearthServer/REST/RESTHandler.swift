@@ -120,10 +120,11 @@ final class RESTHandler {
         do { return try WriteBody.value(request.body, at: path) } catch { throw RESTError(error) }
     }
 
-    /// `if-match` as the tree's `ifHash` (`null_etag` = absent = the empty hash).
+    /// `if-match` as the tree's `ifHash` (`null_etag` = absent = the empty hash). Hearth's tags are bare
+    /// base64 hashes, and one in 4,096 begins with `W/` itself: only `W/"…"` is a weak tag's prefix.
     static func etagCondition(_ request: HTTPRequest) throws(RESTError) -> String? {
         guard var tag = request.headers["if-match"]?.trimmingCharacters(in: .whitespaces) else { return nil }
-        if tag.hasPrefix("W/") { tag.removeFirst(2) }
+        if tag.hasPrefix("W/\"") { tag.removeFirst(2) }
         if tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") { tag = String(tag.dropFirst().dropLast()) }
         return tag == "null_etag" ? "" : tag
     }
