@@ -3,7 +3,9 @@
 It balances plain HTTP, SSE streams and WebSocket upgrades round-robin over the nodes, as a
 production balancer would (docs/scaling.md has the same configuration for real deployments):
 buffering off so events stream, the Upgrade headers passed on, long read timeouts for listeners,
-and a node that refuses connections skipped for the next try.
+and a read whose node fails sent to the next node. A write never is: nginx takes PUT and DELETE for
+idempotent and sends one that a node received, on a kept-alive connection that then broke, to a second
+node, which applies it again after whatever came between (test_balancer.py; docs/reliability.md, fix 8).
 """
 
 import os
@@ -39,19 +41,25 @@ http {{
     server {{
         listen 127.0.0.1:{port};
         client_max_body_size 256m;
+        proxy_http_version 1.1;
+        proxy_set_header Upgrade $http_upgrade;
+        proxy_set_header Connection $connection_upgrade;
+        proxy_set_header Host $host;
+        proxy_set_header X-Forwarded-For $remote_addr;
+        proxy_buffering off;
+        proxy_request_buffering off;
+        proxy_read_timeout 1h;
+        proxy_send_timeout 1h;
+        proxy_connect_timeout 2s;
         location / {{
+            error_page 418 = @write;
+            if ($request_method !~ ^(GET|HEAD|OPTIONS)$) {{ return 418; }}
             proxy_pass http://hearth;
-            proxy_http_version 1.1;
-            proxy_set_header Upgrade $http_upgrade;
-            proxy_set_header Connection $connection_upgrade;
-            proxy_set_header Host $host;
-            proxy_set_header X-Forwarded-For $remote_addr;
-            proxy_buffering off;
-            proxy_request_buffering off;
-            proxy_read_timeout 1h;
-            proxy_send_timeout 1h;
-            proxy_connect_timeout 2s;
             proxy_next_upstream error timeout;
+        }}
+        location @write {{
+            proxy_pass http://hearth;
+            proxy_next_upstream off;
         }}
     }}
 }}
