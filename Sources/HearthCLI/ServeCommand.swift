@@ -464,6 +464,8 @@ extension HearthCommand {
         var transportConfiguration = TransportConfiguration(
             host: settings.host, port: settings.port, certificatePath: settings.certificatePath, privateKeyPath: settings.privateKeyPath)
         transportConfiguration.strictTransportSecurity = settings.strictTransportSecurity
+        let memoryLimit = MemoryLimit.current()
+        transportConfiguration.requestBodyBytesInFlightMax = memoryLimit?.requestBodyBytesInFlightMax
         let transport = HTTPServerTransport(configuration: transportConfiguration, handler: server, webSocketHandler: server)
         do { try transport.start() } catch {
             print("hearth serve: \(error.description).", to: &errorOutput)
@@ -502,6 +504,9 @@ extension HearthCommand {
             let period = every % 3_600_000 == 0 ? "\(every / 3_600_000)h" : every % 60_000 == 0 ? "\(every / 60_000)m" : "\(every / 1000)s"
             banner += "  Backups:    every \(period), \(schedule.keep) kept per namespace, in \(settings.backupDirectory ?? BackupDirectory.standard(dataDirectory: absolute)) (hearth backups list)\n"
         }
+        if let memoryLimit {
+            banner += "  Memory:     limit \(Self.megabytes(memoryLimit.bytes)) (\(memoryLimit.source)): request bodies held to \(Self.megabytes(memoryLimit.requestBodyBytesInFlightMax)) at once\n"
+        }
         banner += "  Metrics:    \(scheme)://\(address)/metrics (Prometheus text; admin only, as the Access line says)\n"
         if let site = server.site {
             banner += "  Web app:    \(scheme)://\(address)/ serves \(site.root) (any path not ending in .json)\n"
@@ -531,5 +536,9 @@ extension HearthCommand {
         storage.ledger?.stop()
         print("hearth serve: stopped cleanly.", to: &errorOutput)
         return .success
+    }
+
+    private static func megabytes(_ bytes: Int) -> String {
+        bytes >= 10 << 30 ? "\(bytes >> 30) GB" : "\(bytes >> 20) MB"
     }
 }

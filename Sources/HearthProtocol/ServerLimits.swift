@@ -13,6 +13,14 @@ public enum ServerLimits {
     /// are buffered whole before parsing, so this is also the most memory one request can take.
     public static let requestBodyBytesMax = 256 << 20
 
+    /// Under a memory limit (`ulimit -v`, a cgroup's memory.max), request bodies read or handled at once
+    /// are held to the limit divided by this, and a larger body is refused (413, or 503 while others hold
+    /// the budget) instead of an allocation failing, which ends a Swift process. A body being parsed and
+    /// written took 10–11 times its size in resident memory and about 20 times in address space
+    /// (objects of small records and of single numbers, docs/reliability.md); 32 leaves the rest for the
+    /// trees, the threads and the libraries.
+    public static let memoryBytesPerRequestBodyByte = 32
+
     /// Largest request head (request line and headers) answered; a larger one gets 431 and the
     /// connection is closed. Firebase clients send well under 2 kB; an ID token in a header is about 1 kB.
     public static let requestHeaderBytesMax = 16 * 1024

@@ -22,7 +22,8 @@ final class HTTPConnection: HTTPResponder {
     unowned let transport: HTTPServerTransport
     private var phase = Phase.idle
     private var request = HTTPRequest(method: .get, path: "/")
-    private var bodyTooLarge = false
+    /// What this request's body holds of the transport's ``RequestBodyBudget``, given back once answered.
+    private var reservedBodyBytes = 0
     /// The decoder of a `Transfer-Encoding: chunked` body being read.
     private var chunkedBody: ChunkedBodyDecoder?
     private var head: (status: Int, headers: [(String, String)], contentLength: Int?)?
@@ -63,7 +64,6 @@ final class HTTPConnection: HTTPResponder {
         default: return -1
         }
         request = HTTPRequest(method: method, path: "/")
-        bodyTooLarge = false
         chunkedBody = nil
         head = nil
         outbound = []
@@ -105,8 +105,9 @@ final class HTTPConnection: HTTPResponder {
         case .success(.contentLength(let declared)):
             phase = .readingBody
             if declared > transport.configuration.requestBodyBytesMax {
-                bodyTooLarge = true
                 rejectOversizeBody()
+            } else if let refusal = reserveBody(declared) {
+                return refusal
             }
             return callbackResult
         case .success(.chunked):
@@ -126,11 +127,34 @@ final class HTTPConnection: HTTPResponder {
 
     /// Answers a request refused before the handler sees it, in the handler's error shape, and
     /// closes the connection (nothing after a refused head can be trusted to start a request).
-    func refuse(status: Int, message: String) -> Int32 {
+    func refuse(status: Int, message: String, headers: [(String, String)] = []) -> Int32 {
         closeWhenWritten = true
         phase = .handling
-        respond(transport.handler.refusal(status: status, message: message))
+        var response = transport.handler.refusal(status: status, message: message)
+        response.headers += headers
+        respond(response)
         return callbackResult
+    }
+
+    /// Takes `bytes` more of the transport's body budget for this request, or refuses the request (413
+    /// when it could never fit, 503 while others' bodies hold the budget) and returns the callback's result.
+    private func reserveBody(_ bytes: Int) -> Int32? {
+        switch transport.bodyBudget.reserve(bytes) {
+        case .granted:
+            reservedBodyBytes += bytes
+            return nil
+        case .tooLarge(let bytesMax):
+            return refuse(status: 413, message: "Request body is larger than this server takes at once under its memory limit (\(bytesMax) bytes of request bodies; docs/reliability.md). Write it in smaller parts, or give the server more memory.")
+        case .busy(let inFlight, let bytesMax):
+            return refuse(status: 503, message: "The server is busy with other large requests (\(inFlight) of the \(bytesMax) bytes of request bodies its memory limit allows at once). Nothing was written: retry in a moment.", headers: [("retry-after", "1")])
+        }
+    }
+
+    /// Gives this request's share of the body budget back (its answer is written, or the connection is gone).
+    private func releaseBody() {
+        guard reservedBodyBytes > 0 else { return }
+        transport.bodyBudget.release(reservedBodyBytes)
+        reservedBodyBytes = 0
     }
 
     private func rejectOversizeBody() {
@@ -146,7 +170,6 @@ final class HTTPConnection: HTTPResponder {
             return PipelinedRequests.refuse
         }
         if request.body.count + bytes.count > transport.configuration.requestBodyBytesMax {
-            bodyTooLarge = true
             rejectOversizeBody()
             return callbackResult
         }
@@ -159,6 +182,11 @@ final class HTTPConnection: HTTPResponder {
     /// which this connection, closing after the answer, does not serve.
     private func receiveChunks(_ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard var decoder = chunkedBody else { return 0 }
+        // Its length is not known ahead: reserved as it comes (framing included, a little more than the body).
+        if let refusal = reserveBody(bytes.count) {
+            chunkedBody = nil
+            return refusal
+        }
         let state: ChunkedBodyDecoder.State
         do { state = try decoder.receive(bytes) } catch {
             chunkedBody = nil
@@ -441,6 +469,7 @@ final class HTTPConnection: HTTPResponder {
     func closed() {
         guard !isClosed else { return }
         isClosed = true
+        releaseBody()
         let callback = onClose
         onClose = nil
         callback?()
@@ -554,6 +583,7 @@ final class HTTPConnection: HTTPResponder {
 
     private func completeTransaction() -> Int32 {
         headSent = false
+        releaseBody()
         request = HTTPRequest(method: .get, path: "/")
         if closeWhenWritten {
             phase = .closing

@@ -40,6 +40,8 @@ public final class HTTPServerTransport: @unchecked Sendable {
     /// callbacks came from one pass of lws over its input or from separate ones.
     private var iterationCounter: UnsafeMutablePointer<uv_prepare_t>
     var loopIteration: UInt64 = 0
+    /// The request bodies in flight on every connection (loop thread only).
+    lazy var bodyBudget = RequestBodyBudget(bytesMax: configuration.requestBodyBytesInFlightMax)
     /// WebSockets given frames since the loop last polled: written once per iteration, before it polls
     /// (see ``WebSocketConnection/flushBeforePoll()``).
     var webSocketsToFlush: [WebSocketConnection] = []

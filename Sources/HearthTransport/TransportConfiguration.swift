@@ -7,6 +7,9 @@ public struct TransportConfiguration: Sendable {
     public var port: Int
     /// Largest request body accepted; a larger one is answered 413 and the connection closed.
     public var requestBodyBytesMax: Int
+    /// Request bodies read or handled at once, in bytes (``RequestBodyBudget``): from the process's memory
+    /// limit (`ServerLimits.memoryBytesPerRequestBodyByte`); nil when no limit is known.
+    public var requestBodyBytesInFlightMax: Int?
     /// Bytes a streaming response may have queued before `send` refuses more (the slow-reader cut-off).
     public var outboundBufferBytesMax: Int
     /// Seconds a connection may sit in one state (headers arriving, body arriving): bounds slowloris.

@@ -73,10 +73,10 @@ def _free_port() -> int:
 
 
 def start_hearth(binary, *arguments: str, seconds: float = 20, environment: dict | None = None,
-                 port: int | None = None) -> tuple[subprocess.Popen, int]:
+                 port: int | None = None, launcher: tuple[str, ...] = ()) -> tuple[subprocess.Popen, int]:
     """Starts `hearth serve ARGUMENTS --port <port>` (a free one unless given) with `environment` added to
     this process's, and waits until it accepts connections. When another process took a chosen port before
-    hearth bound it, it starts again on another.
+    hearth bound it, it starts again on another. `launcher` runs it (`prlimit --as=…`, say).
 
     Returns the process (or one that already exited: check `poll()`) and its port."""
     import socket
@@ -85,7 +85,7 @@ def start_hearth(binary, *arguments: str, seconds: float = 20, environment: dict
     for _attempt in range(5):
         chosen = port or _free_port()
         process = subprocess.Popen(
-            [str(binary), "serve", *arguments, "--port", str(chosen)],
+            [*launcher, str(binary), "serve", *arguments, "--port", str(chosen)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, **(environment or {})},
         )
