@@ -44,6 +44,12 @@ package final class SQLiteConnection: @unchecked Sendable {  // confined to one 
         return Int(current)
     }
 
+    /// Lowers the longest text or blob SQLite takes (`SQLITE_LIMIT_LENGTH`, a billion bytes by default):
+    /// tests use it to see a refused binding reported.
+    package func limitValueLength(to bytes: Int32) {
+        sqlite3_limit(pointer, SQLITE_LIMIT_LENGTH, bytes)
+    }
+
     /// The rowid of the last row this connection inserted (`sqlite3_last_insert_rowid`).
     package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(pointer) }
 
@@ -109,9 +115,25 @@ package final class SQLiteStatement {
 
     deinit { sqlite3_finalize(handle) }
 
+    /// The first binding SQLite refused since the last step (out of memory, longer than its limit): that
+    /// parameter is NULL, so the step reports the refusal instead of running. Unchecked, an out-of-memory
+    /// blob surfaced as a misleading constraint failure, and would have stored NULL in a nullable column.
+    private var refusedBinding = SQLITE_OK
+
+    @inline(__always)
+    private func bound(_ code: Int32) {
+        if code != SQLITE_OK && refusedBinding == SQLITE_OK { refusedBinding = code }
+    }
+
     /// Steps once: true when a row is ready, false when done. The statement is reset by `reset()`.
     @inline(__always)
     package func step() throws(SQLiteError) -> Bool {
+        if refusedBinding != SQLITE_OK {
+            let code = refusedBinding
+            refusedBinding = SQLITE_OK
+            sqlite3_reset(handle)
+            try connection.check(code, "binding a parameter of \(sql)")
+        }
         let code = sqlite3_step(handle)
         if code == SQLITE_ROW { return true }
         if code == SQLITE_DONE { return false }
@@ -127,11 +149,14 @@ package final class SQLiteStatement {
         _ = try step()
     }
 
-    package func reset() { sqlite3_reset(handle) }
+    package func reset() {
+        refusedBinding = SQLITE_OK
+        sqlite3_reset(handle)
+    }
 
     // Binding. Text and blobs are copied by SQLite (SQLITE_TRANSIENT), so the Swift buffer may go away.
     package func bind(_ index: Int32, text bytes: UnsafeBufferPointer<UInt8>) {
-        sqlite3_bind_text(handle, index, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(bytes.count), CSQLite_transient())
+        bound(sqlite3_bind_text(handle, index, UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self), Int32(bytes.count), CSQLite_transient()))
     }
 
     package func bind(_ index: Int32, text: String) {
@@ -139,7 +164,7 @@ package final class SQLiteStatement {
         text.withUTF8 { bytes in
             // An empty Swift string may have no base address; SQLite needs one for text (not NULL).
             if bytes.isEmpty {
-                sqlite3_bind_text(handle, index, "", 0, CSQLite_transient())
+                bound(sqlite3_bind_text(handle, index, "", 0, CSQLite_transient()))
             } else {
                 bind(index, text: bytes)
             }
@@ -147,12 +172,12 @@ package final class SQLiteStatement {
     }
 
     package func bind(_ index: Int32, blob bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), CSQLite_transient()) }
+        bound(bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), CSQLite_transient()) })
     }
 
-    package func bind(_ index: Int32, int64 value: Int64) { sqlite3_bind_int64(handle, index, value) }
-    package func bind(_ index: Int32, double value: Double) { sqlite3_bind_double(handle, index, value) }
-    package func bindNull(_ index: Int32) { sqlite3_bind_null(handle, index) }
+    package func bind(_ index: Int32, int64 value: Int64) { bound(sqlite3_bind_int64(handle, index, value)) }
+    package func bind(_ index: Int32, double value: Double) { bound(sqlite3_bind_double(handle, index, value)) }
+    package func bindNull(_ index: Int32) { bound(sqlite3_bind_null(handle, index)) }
 
     // Columns.
     package enum ColumnType { case integer, float, text, blob, null }

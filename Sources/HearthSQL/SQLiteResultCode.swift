@@ -23,6 +23,7 @@ package struct SQLiteResultCode: RawRepresentable, Hashable, Sendable, CustomStr
     package static let full = SQLiteResultCode(rawValue: SQLITE_FULL)
     package static let cannotOpen = SQLiteResultCode(rawValue: SQLITE_CANTOPEN)
     package static let constraint = SQLiteResultCode(rawValue: SQLITE_CONSTRAINT)
+    package static let tooBig = SQLiteResultCode(rawValue: SQLITE_TOOBIG)
     package static let misuse = SQLiteResultCode(rawValue: SQLITE_MISUSE)
     package static let notADatabase = SQLiteResultCode(rawValue: SQLITE_NOTADB)
     package static let row = SQLiteResultCode(rawValue: SQLITE_ROW)
