@@ -203,7 +203,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
             let sequence = (lastSequence ?? 0) + 1
             var statements = [PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded)] + recordStatements
             statements += feedStatements(batches, sequence: sequence)
-            if !carriedOut.isEmpty { statements.append(PostgresDisconnectLeases.remove(carriedOut)) }
+            if !carriedOut.isEmpty { statements.append(PostgresDisconnectLeases.carryOut(carriedOut)) }
             statements.append(PostgresSchema.notifyChange(namespace: namespace, sequence: sequence))
             if sequence % Self.changeLogPruneInterval == 0 && sequence > Self.changeLogRetention {
                 statements.append(PostgresSchema.pruneChanges(namespace: namespace, through: sequence - Self.changeLogRetention))
@@ -215,6 +215,9 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
             } catch {
                 if !error.breaksConnection {
                     // Refused and rolled back. The sequence was taken: another server committed first.
+                    if error.kind == .server(sqlState: PostgresDisconnectLeases.takenElsewhereState) {
+                        return .failure(StorageError(.unavailable, "another node took the onDisconnect operations these writes would have run (this node's cluster lease ran out); nothing from these writes was stored. Retry."))
+                    }
                     if error.kind == .server(sqlState: PostgresSchema.namespaceGoneState) {
                         return .failure(StorageError(.notFound, "namespace '\(namespace)' was deleted (on this server or another); nothing from these writes was stored. Opened again, it starts empty."))
                     }

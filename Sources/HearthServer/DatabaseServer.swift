@@ -100,9 +100,11 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         writes.executor = executor
         longPolls.executor = executor
         lastKeepAlive = clock()
-        onDisconnectLedger?.start { namespace, claim, records in
-            executor.execute { [weak self] in self?.runOrphanedOnDisconnect(namespace, claim, records) }
-        }
+        onDisconnectLedger?.start(
+            orphans: { namespace, claim, records in
+                executor.execute { [weak self] in self?.runOrphanedOnDisconnect(namespace, claim, records) }
+            },
+            leaseLost: { executor.execute { [weak self] in self?.closeSessionsAfterLostLease() } })
         hooks?.start(host: self)
     }
 
@@ -123,24 +125,71 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
 
     /// Runs the onDisconnect operations of a node that died (``OnDisconnectLedger``), as that node would
     /// have: one merge per credential, checked by the rules now.
-    /// The last write carries the claim out (removes it in its commit); when the rules refuse that write,
-    /// the claim is dropped. A storage failure leaves it claimed, for the next node after this one stops.
     private func runOrphanedOnDisconnect(_ name: String, _ claim: LedgerEntry, _ records: [OnDisconnectRecord]) {
         namespaces.withNamespace(name) { [self] result in
             guard case .success(let namespace) = result else {
                 return log("hearth: the onDisconnect operations of a stopped node for '\(name)' were not run: the namespace cannot be opened.")
             }
-            let groups = OnDisconnectQueue.groups(records)
-            guard !groups.isEmpty else { return onDisconnectLedger?.drop(claim) ?? () }
-            for (index, group) in groups.enumerated() {
-                let last = index == groups.count - 1
-                writes.submit(
-                    .update(.root, group.values), by: group.caller, in: namespace, from: .onDisconnect, carryingOut: last ? [claim] : []
-                ) { [weak self] outcome in
-                    guard last, case .failure(let failure) = outcome, !failure.isStorage else { return }
-                    self?.onDisconnectLedger?.drop(claim)
+            runOnDisconnect(OnDisconnectQueue.groups(records), in: namespace, ledgerKey: claim.key)
+        }
+    }
+
+    /// Runs a connection's onDisconnect operations, one merge per credential. In a cluster their record
+    /// in the ledger (`ledgerKey`: the connection's session, or a claim's key) is taken for this node
+    /// first, and the last write carries it out (removes it in its commit): they run once, here or on
+    /// another node. When the rules refuse that write the record is dropped. A write that fails in
+    /// storage is tried again each second (taking the record again first), up to
+    /// `onDisconnectStorageRetriesMax` times; then the record stays in the ledger, for another node once
+    /// this one stops.
+    func runOnDisconnect(_ groups: [(caller: Caller, values: [(Path, Node)])], in namespace: Namespace, ledgerKey: String?, attempt: Int = 0) {
+        executor?.assertOnLoop("DatabaseServer.runOnDisconnect")
+        guard let ledger = onDisconnectLedger, let ledgerKey, let executor else {
+            return submitOnDisconnect(groups, in: namespace, carryingOut: nil, attempt: attempt)
+        }
+        let waiting = LoopBound((self, groups, namespace))
+        ledger.take(ledgerKey) { entry in
+            guard let entry else { return }  // another node's to run now
+            executor.execute {
+                let (server, groups, namespace) = waiting.value
+                guard !groups.isEmpty else { return server.onDisconnectLedger?.drop(entry) ?? () }
+                server.submitOnDisconnect(groups, in: namespace, carryingOut: entry, attempt: attempt)
+            }
+        }
+    }
+
+    private func submitOnDisconnect(_ groups: [(caller: Caller, values: [(Path, Node)])], in namespace: Namespace, carryingOut claim: LedgerEntry?, attempt: Int) {
+        for (index, group) in groups.enumerated() {
+            let last = index == groups.count - 1
+            let carried = last ? claim : nil
+            writes.submit(.update(.root, group.values), by: group.caller, in: namespace, from: .onDisconnect, carryingOut: carried.map { [$0] } ?? []) { [weak self] outcome in
+                guard let self, case .failure(let failure) = outcome else { return }
+                guard failure.isStorage else {
+                    if let carried { onDisconnectLedger?.drop(carried) }
+                    return
+                }
+                guard attempt < Self.onDisconnectStorageRetriesMax, let executor else {
+                    return log("hearth: onDisconnect operations for '\(namespace.name)' failed in storage \(attempt + 1) times; they stay in the cluster's ledger for another node to run once this one stops.")
+                }
+                let again = LoopBound((self, group, namespace))
+                DispatchQueue.global().asyncAfter(deadline: .now() + 1) {
+                    executor.execute {
+                        let (server, group, namespace) = again.value
+                        server.runOnDisconnect([group], in: namespace, ledgerKey: carried?.key, attempt: attempt + 1)
+                    }
                 }
             }
+        }
+    }
+
+    /// Tries of an onDisconnect write that failed in storage, a second apart.
+    static let onDisconnectStorageRetriesMax = 30
+
+    /// This node's cluster lease ran out while it was paused or cut off, and other nodes ran its
+    /// connections' onDisconnect operations: the connections that had some are closed, their operations
+    /// unrun here, and their clients reconnect (and register them again). The others lost nothing.
+    private func closeSessionsAfterLostLease() {
+        for namespace in namespaces.all {
+            for session in Array(namespace.listeners.realtimeSessions) where session.hasOnDisconnectOperations { session.leaseLost() }
         }
     }
 

@@ -7,7 +7,8 @@ import Synchronization
 import Testing
 
 /// Cluster leases: a dead node's onDisconnect operations go to exactly one other node, a node that
-/// stops cleanly leaves none, and a forgotten session's are never run.
+/// stops cleanly leaves only what it did not run, a node whose lease ran out runs nothing another node
+/// claimed, and a forgotten session's are never run.
 ///
 /// One test at a time: both use nodes named "a" and "b" in the shared server's tables, and a node that
 /// stops deletes every row of its name, so run together one test's clean stop removed the other's
@@ -112,18 +113,102 @@ struct DisconnectLeasesTests {
         #expect(claims.of(namespace).count == 2)
     }
 
-    @Test func aNodeThatStopsCleanlyLeavesNothingToRun() async throws {
+    /// `leases.take(session:)`, awaited.
+    static func take(_ leases: PostgresDisconnectLeases, _ session: String) async -> LedgerEntry? {
+        await withCheckedContinuation { continuation in leases.take(session) { continuation.resume(returning: $0) } }
+    }
+
+    @Test func aNodeThatStopsCleanlyLeavesWhatItDidNotRunToAnother() async throws {
         let postgres = try await TemporaryPostgres.shared()
         let namespace = PostgresFixture.uniqueNamespace("clean")
         let claims = Claims()
         let a = try Self.node(postgres.url, "a", claims: claims)
+        let aName = a.node
+        a.record(session: "1", namespace: namespace, operations: #"[{"p":"/y","v":2,"admin":true}]"#)
+        a.record(session: "2", namespace: namespace, operations: #"[{"p":"/z","v":3,"admin":true}]"#)
+        // Session 2's connection closed and its operations ran on a: taken, and carried out by their write.
+        let taken = try #require(await Self.take(a, "2"))
+        #expect(taken == LedgerEntry(owner: aName, key: "running 2"))
+        let engine = try PostgresStorageEngine(url: postgres.url, namespace: namespace)
+        var batch = WriteBatch(operations: [.put("z", Node(3))])
+        batch.carriesOut = [taken]
+        try await engine.append(batch)
+        engine.close()
+        await offThePool { a.stop() }
+        // Session 1's never ran (the server stopped first): the next node takes them, and only them.
         let b = try Self.node(postgres.url, "b", claims: claims)
         defer { b.stop() }
-        a.record(session: "1", namespace: namespace, operations: #"[{"p":"/y","v":2,"admin":true}]"#)
-        #expect(await eventually { (try? Self.rows(postgres.url, node: a.node)) == 1 })
-        await offThePool { a.stop() }
-        #expect((try? Self.rows(postgres.url, node: a.node)) == 0)
-        #expect(await Self.claimTwiceMore(b))  // a's lease is gone: b's claims must find nothing of it
-        #expect(!claims.all.contains { $0.namespace == namespace })
+        #expect(await eventually { claims.of(namespace).count == 1 })
+        #expect(claims.of(namespace).first?.claim.key == "claimed \(aName) 1")
+        #expect(await Self.claimTwiceMore(b))
+        #expect(claims.of(namespace).count == 1)
     }
+
+    @Test func aTakeWhileTheLeaseHasLapsedUnclaimedWaitsForTheRenewalAndThenTakes() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("lapsed")
+        let a = try PostgresDisconnectLeases(url: postgres.url, node: "a", lease: .seconds(1), log: .silent)
+        a.start(orphans: { _, _, _ in })
+        defer { a.stop() }
+        let aName = a.node
+        a.record(session: "1", namespace: namespace, operations: #"[{"p":"/x","v":1,"admin":true}]"#)
+        #expect(await eventually { (try? Self.rows(postgres.url, node: aName)) == 1 })
+        // The lease looks run out (a node that was slow to renew), and no other node claimed the row: the
+        // take is neither refused (the operations would never run) nor granted before the renewal.
+        _ = try query(postgres.url, "UPDATE hearth_nodes SET expires_at = now() - interval '1 second' WHERE node = $1", [.text(aName)])
+        #expect(await Self.take(a, "1") == LedgerEntry(owner: aName, key: "running 1"))
+        #expect(a.node == aName)
+    }
+
+    @Test func aWriteWhoseTakenRecordAnotherNodeClaimedMeanwhileStoresNothing() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("fenced")
+        let claims = Claims()
+        let a = try PostgresDisconnectLeases(url: postgres.url, node: "a", lease: .seconds(1), log: .silent)
+        a.start(orphans: { _, _, _ in })
+        let aName = a.node
+        a.record(session: "1", namespace: namespace, operations: #"[{"p":"/presence/ada","v":false,"admin":false}]"#)
+        let taken = try #require(await Self.take(a, "1"))
+        // a stops renewing before its write commits (frozen, cut off): b claims the taken record.
+        a.crashForTesting()
+        _ = try query(postgres.url, "UPDATE hearth_nodes SET expires_at = now() - interval '1 second' WHERE node = $1", [.text(aName)])
+        let b = try Self.node(postgres.url, "b", claims: claims)
+        defer { b.stop() }
+        #expect(await eventually { claims.of(namespace).count == 1 })
+        // a's write arrives afterwards: refused whole, so the operations run once (b's).
+        let engine = try PostgresStorageEngine(url: postgres.url, namespace: namespace)
+        defer { engine.close() }
+        var batch = WriteBatch(operations: [.put("presence/ada", Node(false))])
+        batch.carriesOut = [taken]
+        let failure = await #expect(throws: StorageError.self) { try await engine.append(batch) }
+        #expect(failure?.code == .unavailable && failure?.message.contains("another node took") == true)
+        #expect(try query(postgres.url, "SELECT count(*) FROM hearth_records WHERE namespace = $1", [.text(namespace)]).first?.int64(0) == 0)
+    }
+
+    @Test func aNodeWhoseLeaseRanOutCannotRunWhatAnotherClaimedAndServesOnUnderANewName() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("lost")
+        let claims = Claims()
+        let lost = Mutex(0)
+        let a = try PostgresDisconnectLeases(url: postgres.url, node: "a", lease: .seconds(1), log: .silent)
+        a.start(orphans: { _, _, _ in }, leaseLost: { lost.withLock { $0 += 1 } })
+        let aName = a.node
+        a.record(session: "1", namespace: namespace, operations: #"[{"p":"/presence/ada","v":false,"admin":false}]"#)
+        #expect(await eventually { (try? Self.rows(postgres.url, node: aName)) == 1 })
+        // a paused past its lease, as another node sees it: b claims a's connection.
+        _ = try query(postgres.url, "UPDATE hearth_nodes SET expires_at = now() - interval '1 second' WHERE node = $1", [.text(aName)])
+        let b = try Self.node(postgres.url, "b", claims: claims)
+        defer { b.stop() }
+        #expect(await eventually { claims.of(namespace).count == 1 })
+        // a wakes: its next renewal finds its lease gone, it says so and takes a new name; the connection's
+        // operations are not a's to run any more.
+        #expect(await eventually { lost.withLock { $0 } == 1 })
+        #expect(a.node != aName && a.node.hasPrefix("a-"))
+        #expect(await Self.take(a, "1") == nil)
+        // Under the new name it records and runs as before.
+        a.record(session: "3", namespace: namespace, operations: #"[{"p":"/x","v":1,"admin":true}]"#)
+        #expect(await Self.take(a, "3") == LedgerEntry(owner: a.node, key: "running 3"))
+        await offThePool { a.stop() }
+    }
+
 }

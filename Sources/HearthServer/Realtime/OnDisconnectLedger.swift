@@ -13,7 +13,16 @@ public protocol OnDisconnectLedger: AnyObject, Sendable {
     func record(session: String, namespace: String, operations: [OnDisconnectRecord])
     /// Starts the lease. `orphans` hears, on any thread, the operations of each connection of a node
     /// whose lease ran out, claimed for this node alone: the write that runs them carries `claim` out.
-    func start(orphans: @escaping @Sendable (_ namespace: String, _ claim: LedgerEntry, _ operations: [OnDisconnectRecord]) -> Void)
+    /// `leaseLost` hears that this node's own lease ran out (it was paused or cut off) and other nodes
+    /// claimed its connections' operations: the connections open now must be closed, unrun.
+    func start(
+        orphans: @escaping @Sendable (_ namespace: String, _ claim: LedgerEntry, _ operations: [OnDisconnectRecord]) -> Void,
+        leaseLost: @escaping @Sendable () -> Void)
+    /// Just before a write runs operations here: takes their record (`key`: a closed connection's
+    /// session, or the key of an entry this node holds, a claim or an earlier take) and answers, on any
+    /// thread, the entry that write carries out; nil when they must not run here (another node claimed
+    /// them). What was recorded for the session before is stored first.
+    func take(_ key: String, _ completion: @escaping @Sendable (LedgerEntry?) -> Void)
     /// Forgets a claim whose operations will not run (the rules refused them).
     func drop(_ claim: LedgerEntry)
     /// Ends the lease cleanly (after this node ran its own connections' operations).

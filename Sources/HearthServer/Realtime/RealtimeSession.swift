@@ -57,7 +57,15 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         guard let namespace else { return }
         namespace.listeners.detach(self)
         runOnDisconnect(namespace)
-        recordOnDisconnect(namespace)
+    }
+
+    var hasOnDisconnectOperations: Bool { !onDisconnect.records.isEmpty }
+
+    /// This node's cluster lease ran out, and another node ran this connection's onDisconnect operations
+    /// if their record was stored before (the ledger's take tells, when the connection closes): closed,
+    /// so that the client reconnects and registers them again.
+    func leaseLost() {
+        sink.close(reason: "this node's cluster lease ran out; another node ran this connection's onDisconnect operations", immediately: false)
     }
 
     /// Its namespace is being deleted: told so (`s`, as for a database that does not exist) and closed.
@@ -381,10 +389,13 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
         ledger.record(session: String(id), namespace: namespace.name, operations: forgetting ? [] : onDisconnect.records)
     }
 
-    /// Runs what is recorded, one atomic multi-path write per credential that registered it.
+    /// Runs what is recorded, one atomic multi-path write per credential that registered it. In a cluster,
+    /// only once the ledger's record is taken for this node, and carried out by the write: run exactly
+    /// once, here or (when this node's lease ran out) by another node.
     private func runOnDisconnect(_ namespace: Namespace) {
-        for group in onDisconnect.drain() {
-            server.writes.submit(.update(.root, group.values), by: group.caller, in: namespace, from: .onDisconnect) { _ in }
-        }
+        let groups = onDisconnect.drain()
+        guard server.onDisconnectLedger != nil else { return server.runOnDisconnect(groups, in: namespace, ledgerKey: nil) }
+        guard !groups.isEmpty else { return recordOnDisconnect(namespace) }
+        server.runOnDisconnect(groups, in: namespace, ledgerKey: String(id))
     }
 }
