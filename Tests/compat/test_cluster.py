@@ -44,8 +44,8 @@ class Endpoint:
 
 
 class Node:
-    def __init__(self, binary, storage: str, name: str, data: Path):
-        self.binary, self.storage, self.name, self.data = binary, storage, name, data
+    def __init__(self, binary, storage: str, name: str, data: Path, launcher: tuple[str, ...] = ()):
+        self.binary, self.storage, self.name, self.data, self.launcher = binary, storage, name, data, launcher
         self.start()
 
     def start(self, port: int | None = None):
@@ -53,7 +53,7 @@ class Node:
         for _attempt in range(5):
             self.process, self.port = start_hearth(
                 self.binary, "--emulator", "--storage", self.storage, "--data", str(self.data), "--node", self.name,
-                "--project", "demo-cluster", environment=environment, port=port)
+                "--project", "demo-cluster", environment=environment, port=port, launcher=self.launcher)
             if self.process.poll() is None:
                 return
         pytest.fail(f"node {self.name} did not start: {self.process.stderr.read()}", pytrace=False)
