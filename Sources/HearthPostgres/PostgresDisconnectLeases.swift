@@ -329,20 +329,14 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
     /// claimed one meanwhile (this node's lease ran out while the commit was on its way, delayed by a
     /// pause or a partition) runs its operations, and this commit must not run them too.
     static func carryOut(_ entries: [LedgerEntry]) -> PostgresStatement {
-        var owners = PostgresBinary.ArrayEncoder(of: .text)
-        var keys = PostgresBinary.ArrayEncoder(of: .text)
-        for entry in entries {
-            owners.append(Array(entry.owner.utf8))
-            keys.append(Array(entry.key.utf8))
-        }
         // The ELSE is reached only then (it reads the count), so it is never folded at planning.
-        return PostgresStatement(
+        PostgresStatement(
             """
             WITH gone AS (DELETE FROM hearth_ondisconnect WHERE (node, session) IN (SELECT * FROM unnest($1::text[], $2::text[])) RETURNING 1)
             SELECT CASE WHEN (SELECT count(*) FROM gone) = $3 THEN 0
                 ELSE ('onDisconnect records taken by another node: ' || (SELECT count(*) FROM gone))::int END
             """,
-            [.array(.textArray, owners.finish()), .array(.textArray, keys.finish()), .int8(Int64(entries.count))])
+            rowKeys(entries) + [.int8(Int64(entries.count))])
     }
 
     /// How ``carryOut(_:)`` fails: the text it casts to an integer is not one.
@@ -350,15 +344,20 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
 
     /// Removes `entries` (claimed rows whose operations a write carried out), in that write's commit.
     static func remove(_ entries: [LedgerEntry]) -> PostgresStatement {
+        PostgresStatement(
+            "DELETE FROM hearth_ondisconnect WHERE (node, session) IN (SELECT * FROM unnest($1::text[], $2::text[]))",
+            rowKeys(entries))
+    }
+
+    /// The rows' `(node, session)` keys as two text arrays: `$1` and `$2` of the statements above.
+    private static func rowKeys(_ entries: [LedgerEntry]) -> [PostgresParameter] {
         var owners = PostgresBinary.ArrayEncoder(of: .text)
         var keys = PostgresBinary.ArrayEncoder(of: .text)
         for entry in entries {
             owners.append(Array(entry.owner.utf8))
             keys.append(Array(entry.key.utf8))
         }
-        return PostgresStatement(
-            "DELETE FROM hearth_ondisconnect WHERE (node, session) IN (SELECT * FROM unnest($1::text[], $2::text[]))",
-            [.array(.textArray, owners.finish()), .array(.textArray, keys.finish())])
+        return [.array(.textArray, owners.finish()), .array(.textArray, keys.finish())]
     }
 
     static let create: [PostgresStatement] = [
