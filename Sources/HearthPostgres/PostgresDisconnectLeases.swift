@@ -282,18 +282,21 @@ public final class PostgresDisconnectLeases: @unchecked Sendable {
     }
 
     /// Takes row `key` of this node while its lease holds: a connection's session becomes
-    /// `running <session>`; a `running …` or `claimed …` row keeps its key. Answers the key it has now
-    /// (taken), and whether the row is there at all (not taken but there: the lease ran out, and no
-    /// other node claimed the row yet).
+    /// `running <session>`; a `running …` or `claimed …` row keeps its key. A session already taken
+    /// (`running <key>`: a take whose answer was lost with its connection) is taken again. Answers the
+    /// key it has now (taken), and whether the row is there at all (not taken but there: the lease ran
+    /// out, and no other node claimed the row yet).
     private static func take(node: String, key: String) -> PostgresStatement {
         PostgresStatement(
             """
             WITH taken AS (
                 UPDATE hearth_ondisconnect
                 SET session = CASE WHEN session LIKE 'running %' OR session LIKE 'claimed %' THEN session ELSE 'running ' || session END
-                WHERE node = $1 AND session = $2 AND EXISTS (SELECT 1 FROM hearth_nodes WHERE node = $1 AND expires_at > now())
+                WHERE node = $1 AND (session = $2 OR session = 'running ' || $2)
+                    AND EXISTS (SELECT 1 FROM hearth_nodes WHERE node = $1 AND expires_at > now())
                 RETURNING session)
-            SELECT (SELECT session FROM taken), EXISTS (SELECT 1 FROM hearth_ondisconnect WHERE node = $1 AND session = $2)
+            SELECT (SELECT session FROM taken LIMIT 1),
+                EXISTS (SELECT 1 FROM hearth_ondisconnect WHERE node = $1 AND (session = $2 OR session = 'running ' || $2))
             """, [.text(node), .text(key)])
     }
 

@@ -129,6 +129,8 @@ struct DisconnectLeasesTests {
         // Session 2's connection closed and its operations ran on a: taken, and carried out by their write.
         let taken = try #require(await Self.take(a, "2"))
         #expect(taken == LedgerEntry(owner: aName, key: "running 2"))
+        // A take whose answer was lost with its connection, asked again, takes the same row.
+        #expect(await Self.take(a, "2") == taken)
         let engine = try PostgresStorageEngine(url: postgres.url, namespace: namespace)
         var batch = WriteBatch(operations: [.put("z", Node(3))])
         batch.carriesOut = [taken]

@@ -516,7 +516,8 @@ def test_a_namespace_is_restored_from_a_backup_listed_on_the_namespaces_screen(s
     screenshots(browser, "namespaces-backups-restore")
     browser.find_element(By.ID, "confirm-ok").click()
     target = f"{NS}-restored-{name}"[:63]
-    wait(browser, 60).until(lambda d: requests.get(f"{server.url}/.json", params={"ns": target, "format": "export"},
+    # Under stress-ng a restore from a backup took longer than a minute (its backups are being made meanwhile).
+    wait(browser, 180).until(lambda d: requests.get(f"{server.url}/.json", params={"ns": target, "format": "export"},
                                                    headers=admin, timeout=10).json() is not None)
     restored = requests.get(f"{server.url}/.json", params={"ns": target, "format": "export"}, headers=admin, timeout=10).json()
     assert restored["verse"] == expected["verse"] == {"a": "roses", "b": {".value": "violets", ".priority": 2}}
