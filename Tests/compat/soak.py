@@ -185,7 +185,9 @@ def rest_writer(url: str, users: Users, stats: Stats, stop: threading.Event, see
         index = rng.randrange(USERS)
         uid, token = users.token(index)
         n += 1
-        path = f"users/{uid}/k{rng.randrange(KEYS_PER_USER)}"
+        # Each writer its own keys: with two on one key, which answer came last says nothing of which
+        # write the server stored last.
+        path = f"users/{uid}/w{seed}k{rng.randrange(KEYS_PER_USER)}"
         value = {"n": n * 1000 + seed, "at": int(time.time() * 1000)}
         began = time.monotonic()
         try:

@@ -108,6 +108,11 @@ class FaultyCluster:
         return [f"http://127.0.0.1:{proxy.port}" for proxy in self.node_proxies] + [self.balancer.url]
 
     def heal(self):
+        # A PostgreSQL restart the nemesis could not finish (pg_ctl timing out under load) is finished here.
+        if not (self.postgres.directory / "data" / "postmaster.pid").exists():
+            self.postgres.start()
+            for proxy in self.database_proxies:
+                proxy.target = ("127.0.0.1", self.postgres.port)
         for proxy in self.database_proxies + self.node_proxies:
             proxy.heal()
         for node in self.nodes:
@@ -431,7 +436,7 @@ def test_histories_under_faults_are_linearizable(faulty_cluster):
     # Then every key read back through every node, once they answer: the end of each history.
     for namespace, key in registers:
         for endpoint in endpoints:
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 120
             while True:
                 invoked = clock()
                 try:
@@ -441,7 +446,7 @@ def test_histories_under_faults_are_linearizable(faulty_cluster):
                         break
                 except requests.RequestException:
                     pass
-                assert time.monotonic() < deadline, f"{endpoint} did not answer after the faults"
+                assert time.monotonic() < deadline, f"{endpoint} did not answer after the faults; the last faults: {nemesis.done[-5:]}; nodes' logs in {ARTIFACTS}"
                 time.sleep(0.2)
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
