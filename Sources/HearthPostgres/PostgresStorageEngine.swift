@@ -43,6 +43,7 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     /// The sequence of the tree the last `load` returned: where following starts.
     let loadedSequence = Mutex<Int64?>(nil)
     private let log: Log
+    public let feedBeforeBytesMax: Int
 
     /// An engine for `namespace` over the database at `url` (`postgresql://user:password@host:port/dbname`,
     /// or anything else libpq accepts as a URL). Connects at once, creating Hearth's tables when they are
@@ -58,6 +59,7 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
         let endpoint = try PostgresEndpoint(url: url)
         self.endpoint = endpoint
         self.namespace = namespace
+        feedBeforeBytesMax = feedRetention.beforeBytesMax
         let writer = PostgresWriter(endpoint: endpoint, namespace: namespace, feedRetention: feedRetention, log: log)
         feedReader = PostgresFeedReader(endpoint: endpoint, namespace: namespace)
         connections = writer.connectionCount

@@ -54,9 +54,8 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
     /// How long the namespace's change feed keeps entries; commits trim it every `feedTrimInterval`.
     private let feedRetention: ChangeFeedRetention
     static let feedTrimInterval: Int64 = 256
-    /// The feed row's buffers, reused between commits.
+    /// The feed row's buffer, reused between commits.
     private var feedFramed: [UInt8] = []
-    private var feedScratch: [UInt8] = []
 
     init(endpoint: PostgresEndpoint, namespace: String, feedRetention: ChangeFeedRetention = .standard, log: Log) {
         self.endpoint = endpoint
@@ -70,7 +69,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
     private func feedStatements(_ batches: [WriteBatch], sequence: Int64) -> [PostgresStatement] {
         var statements: [PostgresStatement] = []
         let now = Int64(Date().timeIntervalSince1970 * 1000)
-        ChangeFeedRows.frame(batches[...], beforeBytesMax: feedRetention.beforeBytesMax, framed: &feedFramed, scratch: &feedScratch) { count, bytes in
+        ChangeFeedRows.frame(batches[...], framed: &feedFramed) { count, bytes in
             precondition(statements.isEmpty, "a commit holds more batches than a feed row")
             statements.append(PostgresSchema.appendFeed(namespace: namespace, sequence: sequence, time: now, count: count, entries: bytes))
         }

@@ -12,7 +12,7 @@ import HearthStorage
 ///   `AUTOINCREMENT`, so a number (and a position) is never given twice, even after trimming.
 /// - `time`: when the commit was made (ms), for age-based retention.
 /// - `entries`: `count` entries, each a 4-byte little-endian length and the entry's stored form
-///   (``ChangeFeedRecord/encode(into:beforeBytesMax:)``, served as JSON by `read`). One row per commit
+///   (``ChangeFeedEntry``, served as JSON by `read`). One row per commit
 ///   instead of one per write: the feed then costs a commit one insert, however many writes it groups.
 /// - `feed_trimmed.through`: the last position retention removed, so that a reader behind it is told
 ///   to resync rather than silently skipping entries.
@@ -25,7 +25,6 @@ struct FeedTable {
     /// When retention last looked at the oldest rows' age (ms).
     private var lastAgeCheck: Int64 = 0
     private var framed: [UInt8] = []
-    private var scratch: [UInt8] = []
 
     /// How often retention looks at the oldest entries' age, besides whenever the size is over.
     static let ageCheckMilliseconds: Int64 = 60_000
@@ -45,7 +44,7 @@ struct FeedTable {
     mutating func append(_ batches: ArraySlice<WriteBatch>, now: Int64, statements: SQLiteStorageEngine.Statements) throws(SQLiteError) {
         var added: Int64 = 0
         do {
-            try ChangeFeedRows.frame(batches, beforeBytesMax: retention.beforeBytesMax, framed: &framed, scratch: &scratch) { count, bytes in
+            try ChangeFeedRows.frame(batches, framed: &framed) { count, bytes in
                 statements.appendFeed.bind(1, int64: now)
                 statements.appendFeed.bind(2, int64: Int64(count))
                 statements.appendFeed.bind(3, blob: bytes)
@@ -59,7 +58,6 @@ struct FeedTable {
         }
         byteCount += added
         if framed.capacity > 4 << 20 { framed = [] }
-        if scratch.capacity > 4 << 20 { scratch = [] }
         if byteCount > retention.maxBytes || now - lastAgeCheck >= Self.ageCheckMilliseconds {
             lastAgeCheck = now
             try trim(now: now, statements: statements)

@@ -61,6 +61,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     private let feedReader: FeedReader
     /// The feed indexed by location, for histories (built when first asked for).
     private let feedLocations: FeedLocationIndex
+    public let feedBeforeBytesMax: Int
 
     /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`
     /// when `verify` asks for it, and starts the storage thread. `logFoldByteCount` is the write log's size
@@ -75,6 +76,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         feedRetention: ChangeFeedRetention = .standard, foldsOnClose: Bool = true
     ) throws(StorageError) {
         path = try SQLiteStorageEngine.databasePath(directory: directory, namespace: namespace, create: create)
+        feedBeforeBytesMax = feedRetention.beforeBytesMax
         let check: Bool
         switch verify {
         case .always: check = true

@@ -79,6 +79,8 @@ public final class DurableDatabase: Sendable {
 
     public let engine: any StorageEngine
     private let state: Mutex<State>
+    /// The engine's limit on the earlier values a feed entry keeps, read once.
+    private let feedBeforeBytesMax: Int
 
     /// Runs the work that moves a durable batch into the committed tree and tells its writer; nil runs
     /// it on the engine's completion thread.
@@ -102,6 +104,7 @@ public final class DurableDatabase: Sendable {
     /// docs/BENCHMARKS.md, rest.rw). Completions then run on that thread.
     public init(engine: any StorageEngine, root: Node, finishOn: Finisher? = nil) {
         self.engine = engine
+        feedBeforeBytesMax = engine.feedBeforeBytesMax
         finisher = finishOn
         state = Mutex(State(committed: DatabaseTree(root: root), pending: DatabaseTree(root: root)))
     }
@@ -263,7 +266,7 @@ public final class DurableDatabase: Sendable {
         var batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
         batch.carriesOut = write.carriesOut
         if let note = write.feed {
-            batch.feed = ChangeFeedRecord(note: note, changes: changes, context: context)
+            batch.feed = ChangeFeedEntry(note: note, changes: changes, context: context, beforeBytesMax: feedBeforeBytesMax)
         }
         state.writes.appended(decidedOn: write.check == nil ? Self.footprint(of: targets, batch, ancestors) : nil)
         // Appended under the lock, so the engine sees batches in the order `pending` applied them.

@@ -110,9 +110,11 @@ public final class InMemoryStorageEngine: StorageEngine {
                 return
             }
             store.root.withLock { $0 = $0.applying(batch) }
-            if let record = batch.feed {
+            if let entry = batch.feed {
                 store.feed.withLock { feed in
-                    let json = record.json(beforeBytesMax: ChangeFeedRetention.standard.beforeBytesMax)
+                    guard let json = entry.bytes.withUnsafeBytes({ try? ChangeFeedRecord.json(decoding: $0) }) else {
+                        preconditionFailure("an entry the database encoded does not decode")
+                    }
                     feed.append(.init(position: ChangeFeedPosition.of(commit: Int64(feed.count + 1), index: 0), json: json))
                 }
             }

@@ -49,6 +49,10 @@ public protocol StorageEngine: AnyObject, Sendable {
     /// stack.
     func feedLocations(
         of location: Path, before: Int64, limit: Int, completion: @escaping @Sendable (Result<FeedLocationCandidates?, StorageError>) -> Void)
+
+    /// Above this many bytes, a change-feed entry's earlier values are left out (its retention's
+    /// ``ChangeFeedRetention/beforeBytesMax``): the database makes entries to this size.
+    var feedBeforeBytesMax: Int { get }
 }
 
 /// How far a long storage operation has come.
@@ -65,6 +69,8 @@ public struct LoadProgress: Sendable, Equatable {
 }
 
 extension StorageEngine {
+    public var feedBeforeBytesMax: Int { ChangeFeedRetention.standard.beforeBytesMax }
+
     public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
         let failure = StorageError(.unsupported, "\(location) keeps no change feed yet; serve the namespace from SQLite (docs/feed.md).")
         DispatchQueue.global().async { completion(.failure(failure)) }

@@ -43,10 +43,10 @@ public struct WriteBatch: Sendable, Equatable {
     /// Ledger entries this write carries out (``LedgerEntry``): an engine that keeps the ledger removes
     /// them in the same transaction as the operations; others ignore them. Not part of the stored change.
     public var carriesOut: [LedgerEntry] = []
-    /// The write as the change feed keeps it (docs/feed.md): an engine that keeps the feed stores it in
-    /// the same transaction as the operations; others ignore it. Nil for writes the feed does not record
-    /// (imports, the server's own bookkeeping).
-    public var feed: ChangeFeedRecord?
+    /// The write's change-feed entry (docs/feed.md): an engine that keeps the feed stores it in the same
+    /// transaction as the operations; others ignore it. Nil for writes the feed does not record (imports,
+    /// the server's own bookkeeping).
+    public var feed: ChangeFeedEntry?
 
     public init(operations: [Operation]) { self.operations = operations }
 
@@ -151,6 +151,13 @@ public struct WriteBatch: Sendable, Equatable {
             if !change.new.isEmpty { puts.append(.put(change.path, change.new)) }
         }
         operations = removals + puts + markers
+    }
+
+    /// The batch without its change-feed entry (for keeping it once the entry is stored).
+    public var withoutFeed: WriteBatch {
+        var batch = self
+        batch.feed = nil
+        return batch
     }
 
     /// True when the batch changes nothing.

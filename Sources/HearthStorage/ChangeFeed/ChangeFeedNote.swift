@@ -61,10 +61,9 @@ public struct ChangeFeedValue: Sendable, Equatable {
     }
 }
 
-/// A write as the change feed keeps it: the server's note and what each location it changed held before.
-/// It rides on the write's ``WriteBatch`` and is encoded by the engine, on its storage thread, into the
-/// same transaction as the records: the feed has a write exactly when storage has it. A class, so that
-/// a batch carrying it copies one reference (copying its fields cost durable writes several percent).
+/// A write as the change feed keeps it, as values: the server's note and what each location it changed
+/// held before. What tools and tests build entries from; the database makes the stored form straight
+/// from the write (``ChangeFeedEntry``).
 public final class ChangeFeedRecord: Sendable, Equatable {
     public let note: ChangeFeedNote
     /// Each location the write changed and its value before (empty: nothing was there).
@@ -77,23 +76,5 @@ public final class ChangeFeedRecord: Sendable, Equatable {
 
     public static func == (left: ChangeFeedRecord, right: ChangeFeedRecord) -> Bool {
         left === right || (left.note == right.note && left.before == right.before)
-    }
-
-    /// The record of a write the tree made with `changes`: what each changed location held before (after
-    /// `context`, the earlier values of the note's ``ChangeFeedNote/contexts``), and
-    /// the written values as stored, server values (`{".sv":"timestamp"}`) resolved.
-    public convenience init(note: ChangeFeedNote, changes: ChangeSet, context: [ChangeFeedValue] = []) {
-        var note = note
-        switch note.data {
-        case .set where changes.changes.count == 1 && changes.changes[0].path == note.path:
-            note.data = .set(changes.changes[0].new)
-        case .update(let values) where values.count == changes.changes.count:
-            let stored = zip(values, changes.changes).map { value, change in
-                change.path == note.path.appending(path: value.path) ? ChangeFeedValue(path: value.path, value: change.new) : value
-            }
-            note.data = .update(stored)
-        default: break
-        }
-        self.init(note: note, before: context + changes.changes.map { ChangeFeedValue(path: $0.path, value: $0.old) })
     }
 }

@@ -2,9 +2,9 @@ public import HearthCore
 
 /// Change-feed entries as the engines store them, and as the feed serves them.
 ///
-/// Stored: a compact binary form, written on the storage thread in the commit's transaction (JSON text
-/// cost storage.write a fifth of its throughput, binary a fraction of that: docs/BENCHMARKS.md,
-/// storage.write.feed). Version 1: a version byte; the time as a varint; a flags byte (bit 0 an update,
+/// Stored: a compact binary form (``ChangeFeedEntry``, made when the database takes the write), copied
+/// into the commit's transaction (JSON text cost storage.write a fifth of its throughput, binary a
+/// fraction of that: docs/BENCHMARKS.md, storage.write.feed). Version 1: a version byte; the time as a varint; a flags byte (bit 0 an update,
 /// bits 1–2 the auth type, bit 3 an auth id follows, bit 4 the earlier values were left out); the path
 /// (`StorageBytes`); the data (a set: one value; an update: a count, then per value its relative path
 /// and value); the auth id; the channel; then, unless left out, a count and per changed location its
@@ -22,7 +22,7 @@ public import HearthCore
 extension ChangeFeedRecord {
     static let encodingVersion: UInt8 = 1
 
-    private enum Flag {
+    enum Flag {
         static let update: UInt8 = 1
         static let authShift: UInt8 = 1
         static let authMask: UInt8 = 0b110
@@ -32,55 +32,13 @@ extension ChangeFeedRecord {
 
     private static let authTypes: [ChangeFeedNote.AuthType] = [.appUser, .admin, .unauthenticated]
 
-    /// Appends the stored form to `bytes`. `scratch` is a buffer the caller keeps between entries (a
-    /// value's JSON is made there before its length is known): encoding then allocates nothing.
-    public func encode(into bytes: inout [UInt8], beforeBytesMax: Int, scratch: inout [UInt8]) {
-        var flags: UInt8 = 0
-        if case .update = note.data { flags |= Flag.update }
-        let authIndex: UInt8
-        switch note.authType {
-        case .appUser: authIndex = 0
-        case .admin: authIndex = 1
-        case .unauthenticated: authIndex = 2
+    /// The auth type's number in the flags byte (its index in `authTypes`).
+    static func authIndex(_ type: ChangeFeedNote.AuthType) -> UInt8 {
+        switch type {
+        case .appUser: return 0
+        case .admin: return 1
+        case .unauthenticated: return 2
         }
-        flags |= authIndex << Flag.authShift
-        if note.authId != nil { flags |= Flag.hasAuthId }
-
-        bytes.append(Self.encodingVersion)
-        StorageBytes.appendVarint(Int(clamping: max(0, note.time)), to: &bytes)
-        let flagsIndex = bytes.count
-        bytes.append(flags)
-        StorageBytes.append(note.path, to: &bytes)
-        switch note.data {
-        case .set(let value):
-            Self.appendValue(value, to: &bytes, scratch: &scratch)
-        case .update(let values):
-            StorageBytes.appendVarint(values.count, to: &bytes)
-            for value in values {
-                StorageBytes.append(value.path, to: &bytes)
-                Self.appendValue(value.value, to: &bytes, scratch: &scratch)
-            }
-        }
-        if let authId = note.authId { StorageBytes.appendSlice(authId.utf8, to: &bytes) }
-        StorageBytes.appendSlice(note.channel.utf8, to: &bytes)
-        // The earlier values last, so that when they are too large they are cut off where they start.
-        let beforeStart = bytes.count
-        StorageBytes.appendVarint(before.count, to: &bytes)
-        for replaced in before {
-            StorageBytes.append(replaced.path, to: &bytes)
-            Self.appendValue(replaced.value, to: &bytes, scratch: &scratch)
-            if bytes.count - beforeStart > beforeBytesMax { break }
-        }
-        if bytes.count - beforeStart > beforeBytesMax {
-            bytes.removeSubrange(beforeStart...)
-            bytes[flagsIndex] |= Flag.beforeOmitted
-        }
-    }
-
-    /// ``encode(into:beforeBytesMax:scratch:)`` with a scratch buffer of its own.
-    public func encode(into bytes: inout [UInt8], beforeBytesMax: Int) {
-        var scratch: [UInt8] = []
-        encode(into: &bytes, beforeBytesMax: beforeBytesMax, scratch: &scratch)
     }
 
     /// The stored form's JSON object, as the feed serves it.
@@ -153,18 +111,11 @@ extension ChangeFeedRecord {
 
     /// The entry as the feed serves it (encoded, then decoded: the one JSON form).
     public func json(beforeBytesMax: Int) -> [UInt8] {
-        var bytes: [UInt8] = []
-        encode(into: &bytes, beforeBytesMax: beforeBytesMax)
-        return bytes.withUnsafeBytes { encoded in
+        let entry = ChangeFeedEntry(note: note, before: before, beforeBytesMax: beforeBytesMax)
+        return entry.bytes.withUnsafeBytes { encoded in
             guard let json = try? Self.json(decoding: encoded) else { preconditionFailure("an entry just encoded does not decode") }
             return json
         }
-    }
-
-    private static func appendValue(_ value: Node, to bytes: inout [UInt8], scratch: inout [UInt8]) {
-        scratch.removeAll(keepingCapacity: true)
-        value.appendJSON(to: &scratch, format: .lossless)
-        StorageBytes.appendSlice(scratch, to: &bytes)
     }
 
     /// A count, then path and value pairs, as `{"path":value,…}` (nulls kept, unlike a tree's object).

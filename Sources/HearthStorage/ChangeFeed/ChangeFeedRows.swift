@@ -1,16 +1,15 @@
 /// How engines store a commit's change-feed entries: one row per commit (its number, an entry count and
-/// one blob), the blob holding each entry's stored form (``ChangeFeedRecord/encode(into:beforeBytesMax:)``)
-/// after a 4-byte little-endian length. One row per commit costs a commit one insert however many writes
+/// one blob), the blob holding each entry's stored form (``ChangeFeedEntry``) after a 4-byte little-endian
+/// length. One row per commit costs a commit one insert however many writes
 /// it groups. SQLite's `feed` table and PostgreSQL's `hearth_feed` both hold these rows (docs/feed.md).
 public enum ChangeFeedRows {
-    /// Frames the feed records of `batches`, in order, into rows of at most
+    /// Frames the feed entries of `batches`, in order, into rows of at most
     /// ``ChangeFeedPosition/entriesPerCommitMax`` entries, handing each to `row` with its entry count.
-    /// `framed` and `scratch` are buffers the caller keeps between commits. A plain loop over the slice:
-    /// this runs on the storage thread, which every write waits for, and a lazy chain over a generic
-    /// sequence looked its types up at run time on every commit.
+    /// `framed` is a buffer the caller keeps between commits. A plain loop over the slice: this runs on
+    /// the storage thread, which every write waits for, and a lazy chain over a generic sequence looked its
+    /// types up at run time on every commit.
     public static func frame(
-        _ batches: ArraySlice<WriteBatch>, beforeBytesMax: Int, framed: inout [UInt8], scratch: inout [UInt8],
-        row: (_ count: Int, _ bytes: [UInt8]) throws -> Void
+        _ batches: ArraySlice<WriteBatch>, framed: inout [UInt8], row: (_ count: Int, _ bytes: [UInt8]) throws -> Void
     ) rethrows {
         var index = batches.startIndex
         while index < batches.endIndex {
@@ -18,16 +17,10 @@ public enum ChangeFeedRows {
             var count = 0
             while index < batches.endIndex, count < ChangeFeedPosition.entriesPerCommitMax {
                 defer { index += 1 }
-                guard let record = batches[index].feed else { continue }
-                // Encoded in place after room for its length, which is filled in once known.
-                let lengthAt = framed.count
-                framed.append(0)
-                framed.append(0)
-                framed.append(0)
-                framed.append(0)
-                record.encode(into: &framed, beforeBytesMax: beforeBytesMax, scratch: &scratch)
-                let length = UInt32(framed.count - lengthAt - 4)
-                for shift in 0..<4 { framed[lengthAt + shift] = UInt8(truncatingIfNeeded: length >> (8 * shift)) }
+                guard let entry = batches[index].feed else { continue }
+                let length = UInt32(entry.bytes.count)
+                for shift in 0..<4 { framed.append(UInt8(truncatingIfNeeded: length >> (8 * shift))) }
+                framed.append(contentsOf: entry.bytes)
                 count += 1
             }
             if count > 0 { try row(count, framed) }
