@@ -68,6 +68,8 @@ public struct ConnectionMachine: Sendable {
     private var assembler: WireFrameAssembler
     /// Largest reassembled message accepted.
     public var messageBytesMax: Int { assembler.messageBytesMax }
+    /// Bytes of a message being reassembled, held until its last frame.
+    public var reassemblingByteCount: Int { assembler.assembledByteCount }
 
     public init(messageBytesMax: Int = 16 << 20) {
         assembler = WireFrameAssembler(messageBytesMax: messageBytesMax)

@@ -96,6 +96,9 @@ extension RealtimeSink {
 public protocol RealtimeSessionHandle: AnyObject {
     /// One complete WebSocket text message.
     func receive(frame: [UInt8])
+    /// Bytes the session holds of a message whose frames are still arriving (the protocol's count
+    /// frame and segments): the transport holds its memory budget for them (docs/reliability.md).
+    var reassemblingByteCount: Int { get }
     /// The socket is gone (peer closed, timed out, or closed by the server): run onDisconnect.
     func closed()
 }

@@ -21,6 +21,13 @@ public enum ServerLimits {
     /// trees, the threads and the libraries.
     public static let memoryBytesPerRequestBodyByte = 32
 
+    /// Bytes of realtime messages a connection holds (arriving, or reassembled from the protocol's
+    /// segments) without taking from the request-body budget above: the SDKs' messages are a few hundred
+    /// bytes, and counting each would cost every realtime write; larger ones take their whole size from
+    /// the budget while they arrive and are handled, and a connection whose message does not fit is
+    /// closed (the SDKs reconnect and send their unacknowledged writes again).
+    public static let realtimeMessageBytesUnbudgeted = 64 << 10
+
     /// Largest request head (request line and headers) answered; a larger one gets 431 and the
     /// connection is closed. Firebase clients send well under 2 kB; an ID token in a header is about 1 kB.
     public static let requestHeaderBytesMax = 16 * 1024

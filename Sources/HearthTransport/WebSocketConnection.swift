@@ -17,6 +17,8 @@ final class WebSocketConnection: RealtimeSink {
     private var queueStart = 0
     private(set) var queuedByteCount = 0
     private var incoming: [UInt8] = []
+    /// What this connection holds of the transport's body budget for its messages (see `holdBudget`).
+    private var budgetedBytes = 0
     private var closeReason: String?
     private var closeNow = false
     private var isClosed = false
@@ -126,17 +128,64 @@ final class WebSocketConnection: RealtimeSink {
     func received(_ bytes: UnsafeRawBufferPointer, now: Int64) -> Int32 {
         lastHeard = now
         pingSent = false
+        // Closing: what still arrives is not handled (nor held against the budget).
+        guard closeReason == nil else { return 0 }
         if incoming.count + bytes.count > ServerLimits.realtimeMessageBytesMax {
             close(reason: "message too large", immediately: true)
             return 0
         }
         incoming.append(contentsOf: bytes)
+        // The message arriving, and the one the session reassembles, which this frame may complete and
+        // which is parsed and written before `receive` returns.
+        guard holdBudget(incoming.count + (session?.reassemblingByteCount ?? 0)) else { return 0 }
         guard lws_is_final_fragment(wsi) != 0, lws_remaining_packet_payload(wsi) == 0 else { return 0 }
         let message = incoming
         incoming.removeAll(keepingCapacity: incoming.capacity <= 64 * 1024)
         if lws_frame_is_binary(wsi) != 0 { return 0 }
         session?.receive(frame: message)
+        _ = holdBudget(session?.reassemblingByteCount ?? 0)
         return 0
+    }
+
+    /// Holds the transport's body budget (under a memory limit, `RequestBodyBudget`) at what `held`
+    /// bytes of messages need beyond ``ServerLimits/realtimeMessageBytesUnbudgeted``, or closes the
+    /// connection with the reason when that does not fit and returns false.
+    private func holdBudget(_ held: Int) -> Bool {
+        let wanted = max(0, held - ServerLimits.realtimeMessageBytesUnbudgeted)
+        if wanted <= budgetedBytes {
+            if wanted < budgetedBytes { transport.bodyBudget.release(budgetedBytes - wanted) }
+            budgetedBytes = wanted
+            return true
+        }
+        switch transport.bodyBudget.reserve(wanted - budgetedBytes) {
+        case .granted:
+            budgetedBytes = wanted
+            return true
+        // Not at once: the close frame, which says why, leaves first (what still arrives is ignored). A
+        // client still sending may see only the connection end (the unread bytes make the kernel reset
+        // it), so the reason is logged too.
+        case .tooLarge(let bytesMax):
+            refuse("message larger than the server takes at once under its memory limit (\(bytesMax) bytes)")
+        case .busy(let inFlight, let bytesMax):
+            refuse("server busy with other large messages under its memory limit: nothing was written, retry",
+                   detail: "\(inFlight) of \(bytesMax) bytes held")
+        }
+        releaseBudget()
+        return false
+    }
+
+    private func refuse(_ reason: String, detail: String? = nil) {
+        transport.configuration.log("realtime: a \(held(detail)) closed: \(reason)")
+        close(reason: reason, immediately: false)
+    }
+
+    private func held(_ detail: String?) -> String {
+        "connection's message of \(incoming.count + (session?.reassemblingByteCount ?? 0)) bytes" + (detail.map { " (\($0))" } ?? "")
+    }
+
+    private func releaseBudget() {
+        if budgetedBytes > 0 { transport.bodyBudget.release(budgetedBytes) }
+        budgetedBytes = 0
     }
 
     func heardPong(now: Int64) {
@@ -147,6 +196,7 @@ final class WebSocketConnection: RealtimeSink {
     func closed() {
         guard !isClosed else { return }
         isClosed = true
+        releaseBudget()
         queue = []
         queuedByteCount = 0
         let session = self.session

@@ -66,6 +66,9 @@ public struct WireFrameAssembler: Sendable {
         return parts
     }
 
+    /// Bytes of the message being put together (0 between messages).
+    public var assembledByteCount: Int { parts.count }
+
     /// Forgets a message half put together (the connection ended).
     public mutating func reset() {
         remaining = 0

@@ -5,11 +5,13 @@ address-space limit a 150 MB write peaked at 2.0 GB of address space, and a 200 
 SQLite with a misleading error; a larger one ends the process.
 """
 
+import json
 import socket
 import time
 
 import pytest
 import requests
+import websocket
 
 from conftest import start_hearth
 
@@ -29,6 +31,12 @@ def limited(hearth_binary, tmp_path_factory):
     process.terminate()
     _, err = process.communicate(timeout=20)
     assert process.returncode == 0, err
+    # What the tests saw refused, the server said in its log, with the reason.
+    for refusal in limited_refusals:
+        assert f"closed: {refusal}" in err, err[-2000:]
+
+
+limited_refusals: list[str] = []
 
 
 def head_only(port: int, length: int, body: bytes = b"") -> socket.socket:
@@ -88,3 +96,101 @@ def test_bodies_that_do_not_fit_beside_others_wait_their_turn(limited):
     assert done.status_code == 200
     assert len(requests.get(f"{url}/next.json?ns=mem").json()) == 4 << 20
     assert process.poll() is None
+
+
+SEGMENT = 16384  # the SDKs' frame size (Wire.frameCharactersMax)
+
+
+def stored_bytes(url, path):
+    value = requests.get(f"{url}{path}.json?ns=mem").json()
+    return sum(len(part) for part in value.values()) if value else 0
+
+
+class LargeRealtimeWrite:
+    """A realtime `p` (set) of `length` bytes of strings, sent as the SDKs send large messages: a count frame, then
+    16 KB segments. `send_all_but_last` leaves it held by the server, half put together."""
+
+    def __init__(self, port, path, length):
+        self.ws = websocket.create_connection(f"ws://127.0.0.1:{port}/.ws?ns=mem&v=5", timeout=20)
+        assert json.loads(self.ws.recv())["t"] == "c"
+        # Strings of 1 MB (a string is at most 10 MB).
+        data = {f"part{n}": "x" * (1 << 20) for n in range(length >> 20)}
+        message = json.dumps({"t": "d", "d": {"r": 1, "a": "p", "b": {"p": path, "d": data}}})
+        self.segments = [message[i:i + SEGMENT] for i in range(0, len(message), SEGMENT)]
+
+    def send_all_but_last(self):
+        """Sends all but the last segment, or as many as the server takes before it closes the connection."""
+        self.cut = False
+        try:
+            self.ws.send(str(len(self.segments)))
+            for segment in self.segments[:-1]:
+                self.ws.send(segment)
+        except (websocket.WebSocketConnectionClosedException, ConnectionError, BrokenPipeError):
+            self.cut = True
+
+    def finish(self):
+        """Sends the last segment; returns the server's answer, or the close frame's reason."""
+        try:
+            if not self.cut:
+                self.ws.send(self.segments[-1])
+            while True:
+                opcode, data = self.ws.recv_data(control_frame=True)
+                if opcode == websocket.ABNF.OPCODE_CLOSE:
+                    return {"closed": data[2:].decode(errors="replace")}
+                if opcode == websocket.ABNF.OPCODE_TEXT:
+                    answer = json.loads(data)
+                    if answer.get("d", {}).get("r") == 1:
+                        return answer["d"]["b"]
+        except (websocket.WebSocketConnectionClosedException, ConnectionError, BrokenPipeError) as error:
+            return {"closed": str(error)}
+
+    def close(self):
+        try:
+            self.ws.close(timeout=1)
+        except Exception:
+            pass
+
+
+def test_realtime_messages_that_do_not_fit_beside_others_close_their_connection_and_write_nothing(limited):
+    url, port, _, process = limited
+    # Two messages of 15 MB, half put together, hold 30 of the budget's 32 MB.
+    holders = [LargeRealtimeWrite(port, f"/rt/held{n}", 15 << 20) for n in range(2)]
+    try:
+        for holder in holders:
+            holder.send_all_but_last()
+        # Once the server has read the holders' segments, a 4 MB message does not fit beside them: its
+        # connection is closed, saying why. Until then such a probe is taken (and written).
+        deadline = time.monotonic() + 30
+        while True:
+            probe = LargeRealtimeWrite(port, "/rt/probe", 4 << 20)
+            probe.send_all_but_last()
+            answer = probe.finish()
+            probe.close()
+            if "closed" in answer:
+                break
+            assert answer == {"s": "ok", "d": ""}, answer
+            assert time.monotonic() < deadline, "the holders' segments never held the budget"
+        # (The close frame says why, but a client still sending may see only the connection end: the
+        # server logs the reason too.)
+        busy = LargeRealtimeWrite(port, "/rt/busy", 4 << 20)
+        busy.send_all_but_last()
+        assert "closed" in busy.finish(), "a message that does not fit was taken"
+        busy.close()
+        assert requests.get(f"{url}/rt/busy.json?ns=mem").json() is None
+        # Small messages are not counted: the SDKs' everyday writes go on.
+        assert requests.put(f"{url}/rt/small.json?ns=mem", json={"ok": True}).status_code == 200
+        # The holders' messages complete and are written.
+        for holder in holders:
+            assert holder.finish() == {"s": "ok", "d": ""}
+    finally:
+        for holder in holders:
+            holder.close()
+    assert stored_bytes(url, "/rt/held1") == 15 << 20
+    # Their share given back, the same 4 MB message goes through.
+    done = LargeRealtimeWrite(port, "/rt/busy", 4 << 20)
+    done.send_all_but_last()
+    assert done.finish() == {"s": "ok", "d": ""}
+    done.close()
+    assert stored_bytes(url, "/rt/busy") == 4 << 20
+    assert process.poll() is None
+    limited_refusals.append("server busy with other large messages under its memory limit")

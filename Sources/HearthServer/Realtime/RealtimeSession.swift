@@ -13,6 +13,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
     unowned let server: DatabaseServer
     let sink: any RealtimeSink
     var machine = ConnectionMachine(messageBytesMax: ServerLimits.realtimeMessageBytesMax)
+    var reassemblingByteCount: Int { machine.reassemblingByteCount }
     var namespace: Namespace?
     /// Who this connection acts as (`auth`/`unauth`).
     private(set) var caller = Caller.signedOut
