@@ -46,22 +46,10 @@ public struct ChangeFeedEntry: Sendable, Equatable {
         bytes = encoder.bytes
     }
 
-    /// The entry of `note` (its data as given) that replaced `before`.
+    /// The entry of `note` (its data as given) that replaced `before`: with no change set, the data is
+    /// the note's and the earlier values are `before`.
     public init(note: ChangeFeedNote, before: [ChangeFeedValue], beforeBytesMax: Int) {
-        var encoder = Encoder(note: note)
-        switch note.data {
-        case .set(let value):
-            encoder.appendValue(value)
-        case .update(let values):
-            StorageBytes.appendVarint(values.count, to: &encoder.bytes)
-            for value in values {
-                StorageBytes.append(value.path, to: &encoder.bytes)
-                encoder.appendValue(value.value)
-            }
-        }
-        encoder.appendWriter(note)
-        encoder.appendBefore(count: before.count, beforeBytesMax: beforeBytesMax) { (before[$0].path, before[$0].value) }
-        bytes = encoder.bytes
+        self.init(note: note, changes: ChangeSet(), context: before, beforeBytesMax: beforeBytesMax)
     }
 
     /// The stored form's fields in order: version, time, flags and path first, then the data (by the
