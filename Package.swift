@@ -226,7 +226,7 @@ let package = Package(
         .testTarget(name: "HearthBenchmarksTests", dependencies: ["HearthBenchmarks"], swiftSettings: strict),
         .testTarget(name: "HearthFuzzingTests", dependencies: ["HearthFuzzing"], swiftSettings: strict),
         .testTarget(
-            name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthSupport", "HearthWire", "HearthTesting", "hearth-client-probe", "quickstart-yardstick"],
+            name: "HearthClientTests", dependencies: ["HearthClient", "HearthCore", "HearthSQL", "HearthSupport", "HearthWire", "HearthTesting", "hearth-client-probe", "quickstart-yardstick"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

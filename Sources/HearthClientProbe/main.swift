@@ -9,6 +9,11 @@
 //                                        cached, prints it, exits
 //   hearth-client-probe offline URL PATH  persistence on, offline from the start: prints the first
 //                                        value PATH's listener gets (from the disk cache)
+//   hearth-client-probe churn URL RUN   persistence on, online: every 2 ms an update that adds one to
+//                                        `count` and sets `w/RUN-i` (printed "w RUN-i" once it is saved);
+//                                        every tenth tick a transaction adding one to `tx` ("t started",
+//                                        "t committed"); until killed
+//   hearth-client-probe watch URL PATH  persistence on, online: prints "value V" for each value of PATH
 //
 // The cache directory is HEARTH_CLIENT_CACHE_DIR.
 import Dispatch
@@ -27,9 +32,33 @@ final class Counter: @unchecked Sendable {
 /// One line to the test, written at once (a killed process keeps nothing buffered).
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
+/// The churn mode's writes, from a timer of its own (off the main actor, as an app's background work).
+func churn(_ database: Database, run: String) {
+    let ticks = Counter()
+    let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "probe.churn"))
+    timer.schedule(deadline: .now(), repeating: .milliseconds(2))
+    timer.setEventHandler { @Sendable in
+        let tick = ticks.increment()
+        // Saved to the disk cache before it returns: once printed, the write must reach the server.
+        database.reference().updateChildValues(["count": ServerValue.increment(1), "w/\(run)-\(tick)": true])
+        say("w \(run)-\(tick)")
+        guard tick % 10 == 0 else { return }
+        say("t started")
+        database.reference(withPath: "tx").runTransactionBlock({ current in
+            current.value = ((current.value as? Int) ?? 0) + 1
+            return TransactionResult.success(withValue: current)
+        }, andCompletionBlock: { _, committed, _ in
+            if committed { say("t committed") }
+        })
+    }
+    timer.resume()
+    churnTimer = timer
+}
+nonisolated(unsafe) var churnTimer: (any DispatchSourceTimer)?
+
 let arguments = CommandLine.arguments
 guard arguments.count >= 3 else {
-    say("usage: hearth-client-probe write|sync|cache|offline URL [N|PATH]")
+    say("usage: hearth-client-probe write|sync|cache|offline|churn|watch URL [N|PATH|RUN]")
     exit(64)
 }
 let options = FirebaseOptions(googleAppID: "probe", gcmSenderID: "")
@@ -71,6 +100,14 @@ case "cache":
             say("cached \(snapshot.childrenCount)")
             exit(0)
         }
+    }
+    dispatchMain()
+case "churn":
+    churn(database, run: arguments[3])
+    dispatchMain()
+case "watch":
+    database.reference(withPath: arguments[3]).observe(.value) { snapshot in
+        if let value = snapshot.value { say("value \(value)") } else { say("value null") }
     }
     dispatchMain()
 case "offline":

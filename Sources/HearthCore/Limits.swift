@@ -28,4 +28,14 @@ public enum Limits {
     /// Largest integer key treated as a number in key order: keys that parse as 32-bit signed
     /// integers sort numerically before all other keys (JS SDK `tryParseInt`, docs/protocol.md §5.6).
     public static let integerKeyRange: ClosedRange<Int64> = Int64(Int32.min)...Int64(Int32.max)
+
+    /// Longest write ID (HearthClient's `wid`, docs/protocol.md §2.6.1), in bytes of printable ASCII.
+    /// HearthClient's are about 30 (a random installation ID and a counter).
+    public static let writeIDBytesMax = 64
+
+    /// Write IDs a namespace remembers as applied, newest kept: a resent write whose ID is among them is
+    /// acknowledged without being applied again. A client resends what it had in flight when it lost
+    /// its connection or was killed; 100,000 IDs (about 5 MB of memory and file) cover every client's
+    /// writes of the last minutes of a busy namespace (ws.writes makes about 8,000 a second on 2 cores).
+    public static let rememberedWriteIDsMax = 100_000
 }

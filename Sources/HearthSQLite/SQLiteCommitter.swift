@@ -19,15 +19,21 @@ final class SQLiteCommitter: GroupCommitter {
     private var policy: WriteLogPolicy
     /// The change feed: each commit's records, in its transaction.
     private var feed: FeedTable
+    /// The IDs of applied writes: each commit's, in its transaction.
+    private var appliedWrites: AppliedWriteTable
     /// Whether closing folds the log (see `finish`).
     private let foldsOnClose: Bool
 
-    init(path: String, connection: SQLiteConnection, log: WriteLog, feed: FeedTable, policy: WriteLogPolicy, foldsOnClose: Bool = true) {
+    init(
+        path: String, connection: SQLiteConnection, log: WriteLog, feed: FeedTable, appliedWrites: AppliedWriteTable,
+        policy: WriteLogPolicy, foldsOnClose: Bool = true
+    ) {
         self.foldsOnClose = foldsOnClose
         self.path = path
         self.connection = connection
         self.log = log
         self.feed = feed
+        self.appliedWrites = appliedWrites
         self.policy = policy
     }
 
@@ -114,6 +120,7 @@ final class SQLiteCommitter: GroupCommitter {
             row = appended
         }
         try feed.append(batches[...], now: Self.milliseconds(), statements: statements)
+        try appliedWrites.append(batches[...], statements: statements)
         try writer.execute("COMMIT")
         if let row, fold.through.map({ $0 < row.sequence }) ?? true { log.appended(row) }
         log.folded(fold)

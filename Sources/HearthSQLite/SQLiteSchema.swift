@@ -33,7 +33,8 @@ enum SQLiteSchema {
     /// Layout version in `PRAGMA user_version`; bumped with a migration when the layout changes.
     /// 1: `nodes` only; 2: `nodes` and `log` (a version-1 file gains an empty `log` on open).
     /// 3: and the change feed (`FeedTable`; older files gain an empty one on open).
-    static let version: Int64 = 3
+    /// 4: and the IDs of applied writes (`AppliedWriteTable`; older files gain an empty one on open).
+    static let version: Int64 = 4
 
     static let create = """
         CREATE TABLE IF NOT EXISTS nodes(path TEXT PRIMARY KEY NOT NULL, value, priority) WITHOUT ROWID;
@@ -41,6 +42,7 @@ enum SQLiteSchema {
             SELECT '/' || rtrim(replace(path, char(1), '/'), '/') AS path, value, priority FROM nodes;
         \(createLog)
         \(FeedTable.create)
+        \(AppliedWriteTable.create)
         """
 
     /// What version 2 added to version 1.

@@ -41,6 +41,19 @@ extension SQLiteStorageEngine {
         }
     }
 
+    /// The IDs of the newest writes committed with one, oldest first (`AppliedWriteTable`), read on a
+    /// reader connection of its own.
+    public func rememberedWriteIDs() throws(StorageError) -> [String] {
+        do throws(SQLiteError) {
+            let reader = try SQLiteConnection(path: path, create: false)
+            defer { reader.close() }
+            try Self.configure(reader)
+            return try AppliedWriteTable.read(reader)
+        } catch {
+            throw Self.storageError(error, path: path)
+        }
+    }
+
     /// Copies the database to `destination` with SQLite's online backup API while writes go on: the copy
     /// is one consistent snapshot, written to `destination.partial` and renamed into place only when
     /// complete, so a failed backup never leaves a half-written file under the final name.

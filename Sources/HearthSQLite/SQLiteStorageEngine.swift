@@ -88,16 +88,19 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         checkedIntegrity = check && existed
         let log: WriteLog
         let feed: FeedTable
+        let appliedWrites: AppliedWriteTable
         do {
             log = try WriteLog(reading: connection, foldByteCount: logFoldByteCount)
             feed = try FeedTable(reading: connection, retention: feedRetention)
+            appliedWrites = try AppliedWriteTable(reading: connection)
         } catch {
             connection.close()
             throw Self.storageError(error, path: path)
         }
         writer = GroupCommitThread(
             committer: SQLiteCommitter(
-                path: path, connection: connection, log: log, feed: feed, policy: WriteLogPolicy(writeLog), foldsOnClose: foldsOnClose),
+                path: path, connection: connection, log: log, feed: feed, appliedWrites: appliedWrites, policy: WriteLogPolicy(writeLog),
+                foldsOnClose: foldsOnClose),
             location: path, batchesPerCommitMax: Self.batchesPerCommitMax)
         feedReader = FeedReader(path: path)
         feedLocations = FeedLocationIndex(writer: writer, reader: feedReader)
@@ -194,7 +197,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
                 try connection.execute("BEGIN IMMEDIATE")
                 if version == 0 { try connection.execute(SQLiteSchema.create) }
                 if version == 1 { try connection.execute(SQLiteSchema.createLog) }
-                if version >= 1 { try connection.execute(FeedTable.create) }
+                if version >= 1 && version < 3 { try connection.execute(FeedTable.create) }
+                if version >= 1 { try connection.execute(AppliedWriteTable.create) }
                 try connection.execute("PRAGMA application_id = \(SQLiteSchema.applicationID)")
                 try connection.execute("PRAGMA user_version = \(SQLiteSchema.version)")
                 try connection.execute("COMMIT")
@@ -351,6 +355,8 @@ extension SQLiteStorageEngine {
         let insert, deleteOne, deleteRange, deleteAll, appendLog, selectLog, deleteLogThrough, clearLog: SQLiteStatement
         /// The change feed's (`FeedTable`).
         let appendFeed, selectFeedSizes, deleteFeedThrough, setFeedTrimmed: SQLiteStatement
+        /// The applied write IDs' (`AppliedWriteTable`).
+        let appendWriteID, trimWriteIDs: SQLiteStatement
         init(_ connection: SQLiteConnection) throws(SQLiteError) {
             insert = try connection.prepare("INSERT OR REPLACE INTO nodes(path, value, priority) VALUES (?1, ?2, ?3)")
             deleteOne = try connection.prepare("DELETE FROM nodes WHERE path = ?1")
@@ -364,6 +370,9 @@ extension SQLiteStorageEngine {
             selectFeedSizes = try connection.prepare("SELECT number, time, count, length(entries) FROM feed ORDER BY number")
             deleteFeedThrough = try connection.prepare("DELETE FROM feed WHERE number <= ?1")
             setFeedTrimmed = try connection.prepare("INSERT OR REPLACE INTO feed_trimmed(id, through) VALUES (1, ?1)")
+            appendWriteID = try connection.prepare("INSERT INTO applied_writes(id) VALUES (?1)")
+            trimWriteIDs = try connection.prepare(
+                "DELETE FROM applied_writes WHERE sequence <= (SELECT sequence FROM applied_writes ORDER BY sequence DESC LIMIT 1 OFFSET ?1)")
         }
     }
 }

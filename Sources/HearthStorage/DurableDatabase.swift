@@ -61,6 +61,8 @@ public final class DurableDatabase: Sendable {
         var carriesOut: [LedgerEntry] = []
         /// What the change feed records of it, when it records it.
         var feed: ChangeFeedNote?
+        /// The ID its client gave it, recorded as applied in its commit (``WriteBatch/writeID``).
+        var writeID: String?
         var apply: @Sendable (inout DatabaseTree) throws(DataError) -> ChangeSet
         var completion: @Sendable (Result<CommittedWrite, any Error>) -> Void
 
@@ -126,10 +128,10 @@ public final class DurableDatabase: Sendable {
     /// has failed. Validation errors and hash mismatches are reported through `completion` too.
     ///
     /// `feed` is what the change feed records of the write (docs/feed.md); the batch carries it with the
-    /// values the write replaced.
+    /// values the write replaced, and `writeID`, its client's ID for it, to be remembered as applied.
     public func set(
         _ path: Path, to value: Node, ifHash: String? = nil, now: Int64? = nil, check: WriteCheck? = nil,
-        feed: ChangeFeedNote? = nil, completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
+        feed: ChangeFeedNote? = nil, writeID: String? = nil, completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
         let target = path.last == .priorityKey ? (path.parent ?? path) : path
         var write: Write
@@ -145,6 +147,7 @@ public final class DurableDatabase: Sendable {
             }
         }
         write.feed = feed
+        write.writeID = writeID
         self.write(write)
     }
 
@@ -152,7 +155,7 @@ public final class DurableDatabase: Sendable {
     /// ledger entries it `carriesOut` in the same commit (``LedgerEntry``).
     public func update(
         _ path: Path, with values: [(Path, Node)], now: Int64? = nil, check: WriteCheck? = nil, carriesOut: [LedgerEntry] = [],
-        feed: ChangeFeedNote? = nil, completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
+        feed: ChangeFeedNote? = nil, writeID: String? = nil, completion: @escaping @Sendable (Result<CommittedWrite, any Error>) -> Void
     ) {
         // A target's proper ancestors include those of its node when it ends in `.priority`: a superset.
         var write = Write(targets: values.map { path.appending(path: $0.0) }, check: check, completion: completion) { tree throws(DataError) in
@@ -160,6 +163,7 @@ public final class DurableDatabase: Sendable {
         }
         write.carriesOut = carriesOut
         write.feed = feed
+        write.writeID = writeID
         self.write(write)
     }
 
@@ -265,6 +269,7 @@ public final class DurableDatabase: Sendable {
         let targets = write.targets
         var batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
         batch.carriesOut = write.carriesOut
+        batch.writeID = write.writeID
         if let note = write.feed {
             batch.feed = ChangeFeedEntry(note: note, changes: changes, context: context, beforeBytesMax: feedBeforeBytesMax)
         }

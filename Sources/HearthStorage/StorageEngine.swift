@@ -53,6 +53,11 @@ public protocol StorageEngine: AnyObject, Sendable {
     /// Above this many bytes, a change-feed entry's earlier values are left out (its retention's
     /// ``ChangeFeedRetention/beforeBytesMax``): the database makes entries to this size.
     var feedBeforeBytesMax: Int { get }
+
+    /// The IDs of the writes it committed with one (``WriteBatch/writeID``), oldest first, at most
+    /// `Limits.rememberedWriteIDsMax` of the newest: what a server remembers as applied when it opens the
+    /// namespace. Engines that keep none return none.
+    func rememberedWriteIDs() throws(StorageError) -> [String]
 }
 
 /// How far a long storage operation has come.
@@ -70,6 +75,8 @@ public struct LoadProgress: Sendable, Equatable {
 
 extension StorageEngine {
     public var feedBeforeBytesMax: Int { ChangeFeedRetention.standard.beforeBytesMax }
+
+    public func rememberedWriteIDs() throws(StorageError) -> [String] { [] }
 
     public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
         let failure = StorageError(.unsupported, "\(location) keeps no change feed yet; serve the namespace from SQLite (docs/feed.md).")

@@ -47,6 +47,10 @@ public struct WriteBatch: Sendable, Equatable {
     /// transaction as the operations; others ignore it. Nil for writes the feed does not record (imports,
     /// the server's own bookkeeping).
     public var feed: ChangeFeedEntry?
+    /// The ID its client gave the write (HearthClient's `wid`): an engine that remembers applied writes
+    /// records it in the same transaction as the operations (``StorageEngine/rememberedWriteIDs()``);
+    /// others ignore it. Not part of the stored change.
+    public var writeID: String?
 
     public init(operations: [Operation]) { self.operations = operations }
 

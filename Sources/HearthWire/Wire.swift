@@ -21,6 +21,9 @@ public enum Wire {
     public static let credential = "cred"
     public static let authVariable = "authvar"
     public static let noAuth = "noauth"
+    /// Hearth's own (§2.6.1): the ID HearthClient gives a put or merge, so that one sent again (after a
+    /// reconnect, or by the app after a restart) is applied once.
+    public static let writeID = "wid"
     /// Connection URL query parameters (§1.1): namespace, last session id, long-poll session to upgrade.
     public static let namespaceParameter = "ns"
     public static let lastSessionParameter = "ls"

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthSQL
 import Synchronization
 import Testing
 
@@ -121,10 +122,35 @@ final class Probe: @unchecked Sendable {
         let names = try FileManager.default.contentsOfDirectory(atPath: directory)
         #expect(names.contains { $0.contains(".corrupt-") })
         // The new file works.
-        persistence.saveWrite(id: 1, path: Path("a"), set: Node(1), merge: nil)
+        persistence.saveWrite(id: 1, writeID: "run-1", path: Path("a"), set: Node(1), merge: nil)
         #expect(persistence.loadWrites().map(\.id) == [1])
+        #expect(persistence.loadWrites().map(\.writeID) == ["run-1"])
         var status = stat()
         #expect(stat(file, &status) == 0 && status.st_mode & 0o077 == 0)
+    }
+
+    /// A cache written before writes had IDs keeps its writes: they are sent again without one.
+    @Test func aVersionOneCacheKeepsItsWritesWithoutIDs() throws {
+        let directory = NSTemporaryDirectory() + "hearth-client-cache-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let info = try #require(RepoInfo(databaseURL: "http://127.0.0.1:1?ns=old"))
+        do {
+            let old = try SQLiteDatabase(path: SQLitePersistence.file(for: info, in: directory))
+            try old.executeScript("""
+                CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+                CREATE TABLE writes (id INTEGER PRIMARY KEY, path TEXT NOT NULL, merge INTEGER NOT NULL, data BLOB NOT NULL);
+                INSERT INTO meta VALUES ('schema', 1);
+                INSERT INTO writes VALUES (7, 'a/b', 0, CAST('{"x":1}' AS BLOB));
+                """)
+        }
+        let persistence = try #require(SQLitePersistence.open(info: info, cacheSizeBytes: 1 << 20, directory: directory))
+        let writes = persistence.loadWrites()
+        #expect(writes.map(\.id) == [7])
+        #expect(writes.first?.writeID == nil)
+        #expect(writes.first?.set == Node(["x": Node(1)]))
+        persistence.saveWrite(id: 8, writeID: "run-8", path: Path("c"), set: Node(true), merge: nil)
+        #expect(persistence.loadWrites().map(\.writeID) == [nil, "run-8"])
     }
 
     @Test func theCacheIsPrunedToItsSizeLeastRecentlyUsedFirstButNeverKeptQueries() throws {

@@ -108,7 +108,7 @@ private func rowCount(_ table: String, in directory: String, namespace: String) 
     engine.close()
     let reopened = try SQLiteDatabase(path: directory + "/old.sqlite")
     defer { reopened.close() }
-    #expect(try reopened.query("PRAGMA user_version")[0][0].integer == 3)
+    #expect(try reopened.query("PRAGMA user_version")[0][0].integer == 4)
     #expect(try reopened.query("SELECT count(*) FROM log")[0][0].integer == 0)
     #expect(try reopened.query("SELECT count(*) FROM feed")[0][0].integer == 0)
 }

@@ -9,7 +9,8 @@ protocol ClientPersistence: AnyObject {
     func attach(queue: DispatchQueue)
     /// Writes saved by an earlier run, oldest first.
     func loadWrites() -> [SavedWrite]
-    func saveWrite(id: Int64, path: Path, set: Node?, merge: [(Path, Node)]?)
+    /// Saves a write before it is applied; `writeID` is what the server knows it by, sent again with it.
+    func saveWrite(id: Int64, writeID: String, path: Path, set: Node?, merge: [(Path, Node)]?)
     func removeWrite(id: Int64)
     func renumberWrite(from old: Int64, to new: Int64)
     func removeAllWrites()
@@ -25,6 +26,8 @@ protocol ClientPersistence: AnyObject {
 
 struct SavedWrite: Sendable {
     var id: Int64
+    /// Nil for writes saved by a version that gave none.
+    var writeID: String?
     var path: Path
     var set: Node?
     var merge: [(Path, Node)]?

@@ -20,7 +20,8 @@ final class SQLitePersistence: ClientPersistence, @unchecked Sendable {  // used
     private weak var queue: DispatchQueue?
     private var latestTree: SyncTree?
 
-    static let schemaVersion: Int64 = 1
+    /// 1: writes, queries; 2: writes keep the ID the server knows them by (`wid`).
+    static let schemaVersion: Int64 = 2
 
     private init(database: SQLiteDatabase, file: String, cacheSizeBytes: UInt) {
         self.database = database
@@ -61,14 +62,17 @@ final class SQLitePersistence: ClientPersistence, @unchecked Sendable {  // used
             PRAGMA synchronous=NORMAL;
             PRAGMA cache_size=-64;
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-            CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY, path TEXT NOT NULL, merge INTEGER NOT NULL, data BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS writes (
+                id INTEGER PRIMARY KEY, path TEXT NOT NULL, merge INTEGER NOT NULL, data BLOB NOT NULL, wid TEXT);
             CREATE TABLE IF NOT EXISTS queries (
                 spec TEXT PRIMARY KEY, path TEXT NOT NULL, query TEXT NOT NULL, last_use INTEGER NOT NULL,
                 kept INTEGER NOT NULL, bytes INTEGER NOT NULL, data BLOB NOT NULL);
             CREATE INDEX IF NOT EXISTS queries_path ON queries(path);
             """)
         let version = try database.query("SELECT value FROM meta WHERE key = 'schema'").first?.first?.integer
-        if let version, version != schemaVersion { throw UnknownLayout(version: version) }
+        if let version, version > schemaVersion || version < 1 { throw UnknownLayout(version: version) }
+        // A version-1 file's writes were saved without an ID: they are sent without one.
+        if version == 1 { try database.query("ALTER TABLE writes ADD COLUMN wid TEXT") }
         try database.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema', ?1)", [.integer(schemaVersion)])
         // Reading every row once checks the file is a database at all (SQLite opens garbage lazily).
         _ = try database.query("SELECT count(*) FROM writes")
@@ -91,21 +95,22 @@ final class SQLitePersistence: ClientPersistence, @unchecked Sendable {  // used
     // MARK: Writes
 
     func loadWrites() -> [SavedWrite] {
-        let rows = (try? database.query("SELECT id, path, merge, data FROM writes ORDER BY id")) ?? []
+        let rows = (try? database.query("SELECT id, path, merge, data, wid FROM writes ORDER BY id")) ?? []
         return rows.compactMap { row in
-            guard row.count == 4, let id = row[0].integer, let path = row[1].text, let merge = row[2].integer,
+            guard row.count == 5, let id = row[0].integer, let path = row[1].text, let merge = row[2].integer,
                 let data = row[3].blob
             else { return nil }
+            let writeID = row[4].text
             if merge == 1 {
                 guard let entries = JSONObjectSplitter.parse(data) else { return nil }
-                return SavedWrite(id: id, path: Path(path), set: nil, merge: entries)
+                return SavedWrite(id: id, writeID: writeID, path: Path(path), set: nil, merge: entries)
             }
             guard let node = try? Node(jsonBytes: data) else { return nil }
-            return SavedWrite(id: id, path: Path(path), set: node, merge: nil)
+            return SavedWrite(id: id, writeID: writeID, path: Path(path), set: node, merge: nil)
         }
     }
 
-    func saveWrite(id: Int64, path: Path, set: Node?, merge: [(Path, Node)]?) {
+    func saveWrite(id: Int64, writeID: String, path: Path, set: Node?, merge: [(Path, Node)]?) {
         let data: [UInt8]
         if let merge {
             data = ClientRequest.mergeJSON(merge)
@@ -116,8 +121,8 @@ final class SQLitePersistence: ClientPersistence, @unchecked Sendable {  // used
         }
         do {
             try database.query(
-                "INSERT OR REPLACE INTO writes (id, path, merge, data) VALUES (?1, ?2, ?3, ?4)",
-                [.integer(id), .text(path.description), .integer(merge == nil ? 0 : 1), .blob(data)])
+                "INSERT OR REPLACE INTO writes (id, path, merge, data, wid) VALUES (?1, ?2, ?3, ?4, ?5)",
+                [.integer(id), .text(path.description), .integer(merge == nil ? 0 : 1), .blob(data), .text(writeID)])
         } catch {
             ClientLog.warning("a write could not be saved to the disk cache: \(error)")
         }

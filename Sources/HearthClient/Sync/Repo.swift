@@ -17,6 +17,8 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
     private var transactionQueue = TransactionQueue()
     private var transactions: [Int64: Transaction] = [:]
     private var nextWriteID: Int64 = 1
+    /// Names this repo's writes to the server (``WireWriteIDs``).
+    private let wireIDs = WireWriteIDs()
     private var pushIDs = PushIDGenerator()
     private let callbackQueue: @Sendable () -> DispatchQueue
     let persistence: ClientPersistence?
@@ -205,9 +207,10 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
             let id = takeWriteID()
             abortTransactions(overlapping: path)
             let resolved = resolveServerValues(value, at: path)
-            persistence?.saveWrite(id: id, path: path, set: value, merge: nil)
+            let wireID = wireIDs.id(of: id)
+            persistence?.saveWrite(id: id, writeID: wireID, path: path, set: value, merge: nil)
             raise(tree.applyUserWrite(PendingWrite(id: id, kind: .set(path, resolved), visible: true)))
-            connection.write(id: id, .put(path: path, data: value, hash: nil), compareAndSet: false) { [weak self] outcome in
+            connection.write(id: id, .put(path: path, data: value, hash: nil, writeID: wireID), compareAndSet: false) { [weak self] outcome in
                 self?.writeAnswered(id, outcome, "setValue: or removeValue:", at: path, completion: completion)
             }
         }
@@ -227,9 +230,10 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
             let resolved = children.map { child, value in
                 (child, (try? ServerValues.resolve(value, at: path.appending(path: child), in: root, now: now)) ?? value)
             }
-            persistence?.saveWrite(id: id, path: path, set: nil, merge: children)
+            let wireID = wireIDs.id(of: id)
+            persistence?.saveWrite(id: id, writeID: wireID, path: path, set: nil, merge: children)
             raise(tree.applyUserWrite(PendingWrite(id: id, kind: .merge(path, resolved), visible: true)))
-            connection.write(id: id, .merge(path: path, data: children), compareAndSet: false) { [weak self] outcome in
+            connection.write(id: id, .merge(path: path, data: children, writeID: wireID), compareAndSet: false) { [weak self] outcome in
                 self?.writeAnswered(id, outcome, "updateChildValues:", at: path, completion: completion)
             }
         }
@@ -431,7 +435,9 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
             transaction.writeID = writeID
             transactions[id] = transaction
             transactionQueue.sent(id)
-            let request = ClientRequest.put(path: transaction.path, data: value, hash: current.hash)
+            // Every attempt of a transaction carries the ID of its first: one sent again after its
+            // connection dropped, which the server had applied, is not applied a second time.
+            let request = ClientRequest.put(path: transaction.path, data: value, hash: current.hash, writeID: wireIDs.id(of: writeID))
             connection.write(id: writeID, request, compareAndSet: true) { [weak self] outcome in
                 guard let self else { return }
                 if !outcome.isOK { pendingOutcomes[id] = outcome }
@@ -477,12 +483,12 @@ final class Repo: @unchecked Sendable {  // all mutable state is confined to `qu
             if let children = saved.merge {
                 let resolved = children.map { ($0.0, resolveServerValues($0.1, at: path.appending(path: $0.0))) }
                 raise(tree.applyUserWrite(PendingWrite(id: id, kind: .merge(path, resolved), visible: true)))
-                connection.write(id: id, .merge(path: path, data: children), compareAndSet: false) { [weak self] outcome in
+                connection.write(id: id, .merge(path: path, data: children, writeID: saved.writeID), compareAndSet: false) { [weak self] outcome in
                     self?.writeAnswered(id, outcome, "Persisted write", at: path, completion: nil)
                 }
             } else if let value = saved.set {
                 raise(tree.applyUserWrite(PendingWrite(id: id, kind: .set(path, resolveServerValues(value, at: path)), visible: true)))
-                connection.write(id: id, .put(path: path, data: value, hash: nil), compareAndSet: false) { [weak self] outcome in
+                connection.write(id: id, .put(path: path, data: value, hash: nil, writeID: saved.writeID), compareAndSet: false) { [weak self] outcome in
                     self?.writeAnswered(id, outcome, "Persisted write", at: path, completion: nil)
                 }
             }

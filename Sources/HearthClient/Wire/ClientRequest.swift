@@ -9,9 +9,10 @@ enum ClientRequest: Sendable {
     case unauth
     case listen(path: Path, query: WireQuery?, tag: Int64?, hash: String)
     case unlisten(path: Path, query: WireQuery?, tag: Int64?)
-    /// `hash` makes it a compare-and-set (transactions, §2.6).
-    case put(path: Path, data: Node, hash: String?)
-    case merge(path: Path, data: [(Path, Node)])
+    /// `hash` makes it a compare-and-set (transactions, §2.6). `writeID` (§2.6.1) makes sending it
+    /// again safe: the server applies it once.
+    case put(path: Path, data: Node, hash: String?, writeID: String?)
+    case merge(path: Path, data: [(Path, Node)], writeID: String?)
     case onDisconnectPut(path: Path, data: Node)
     case onDisconnectMerge(path: Path, data: [(Path, Node)])
     case onDisconnectCancel(path: Path)
@@ -70,11 +71,16 @@ enum ClientRequest: Sendable {
             body.string(Wire.path, path.slashed)
             if let query { body.raw(Wire.query, query.json) }
             if let tag { body.raw(Wire.tag, Array(String(tag).utf8)) }
-        case .put(let path, let data, let hash):
+        case .put(let path, let data, let hash, let writeID):
             body.string(Wire.path, path.slashed)
             body.node(Wire.data, data)
             if let hash { body.string(Wire.hash, hash) }
-        case .merge(let path, let data), .onDisconnectMerge(let path, let data):
+            if let writeID { body.string(Wire.writeID, writeID) }
+        case .merge(let path, let data, let writeID):
+            body.string(Wire.path, path.slashed)
+            body.raw(Wire.data, Self.mergeJSON(data))
+            if let writeID { body.string(Wire.writeID, writeID) }
+        case .onDisconnectMerge(let path, let data):
             body.string(Wire.path, path.slashed)
             body.raw(Wire.data, Self.mergeJSON(data))
         case .onDisconnectPut(let path, let data):

@@ -33,6 +33,9 @@ struct MetricsEndpoint {
                     samples: ServerMetrics.Channel.allCases.map { ([("protocol", $0.rawValue)], Double(metrics.reads[$0] ?? 0)) })
         text.family("hearth_writes_total", .counter, help: "Writes committed, by the protocol that sent them.",
                     samples: ServerMetrics.Channel.allCases.map { ([("protocol", $0.rawValue)], Double(metrics.writes[$0] ?? 0)) })
+        text.family("hearth_writes_resent_total", .counter,
+                    help: "Writes a client sent again (the same write ID) after they were applied or while they were: answered, not applied again.",
+                    value: Double(metrics.resentWrites))
         let reasons = ["invalid", "permission_denied", "stale", "storage"]
         text.family("hearth_write_failures_total", .counter, help: "Writes not made, by reason.",
                     samples: reasons.map { ([("reason", $0)], Double(metrics.writeFailures[$0] ?? 0)) })

@@ -22,6 +22,8 @@ final class ServerMetrics {
     private(set) var deliveries = 0
     private(set) var deliveredBytes = 0
     private(set) var httpRequests = 0
+    /// Writes sent again by their client (the same write ID) and answered without being applied again.
+    private(set) var resentWrites = 0
     /// When the server started, in milliseconds since the epoch.
     let startedAt: Int64
 
@@ -31,6 +33,7 @@ final class ServerMetrics {
     func countWrite(_ channel: Channel) { writes[channel, default: 0] &+= 1 }
     func countWriteFailure(_ failure: WriteFailure) { writeFailures[failure.metricName, default: 0] &+= 1 }
     func countHTTPRequest() { httpRequests &+= 1 }
+    func countResentWrite() { resentWrites &+= 1 }
     func countStorageError(_ code: StorageError.Code) { storageErrors[code.rawValue, default: 0] &+= 1 }
 
     func countDeliveries(_ messages: [[UInt8]]) {

@@ -17,6 +17,8 @@ final class Namespace {
     var changeFeedStreams: [UInt64: ChangeFeedStream] = [:]
     /// Realtime sessions, their listens and every subscription a committed write is sent to: one owner.
     let listeners = Listeners()
+    /// The write IDs applied or in flight: a write its client sends again is not made twice.
+    var rememberedWrites: RememberedWrites<(WritePipeline.Outcome) -> Void>
     /// Writes that failed in storage since the last one stored (the log says when this starts and ends).
     var failingWrites = 0
     /// The security rules every read and write of a non-admin caller is decided by; `source` is the text
@@ -32,7 +34,11 @@ final class Namespace {
     /// Where deliveries are counted (nil in tests that do not look).
     let metrics: ServerMetrics?
 
-    init(name: String, database: DurableDatabase, rules: RuleSet, rulesDeployed: Bool, metrics: ServerMetrics? = nil) {
+    init(
+        name: String, database: DurableDatabase, rules: RuleSet, rulesDeployed: Bool, appliedWriteIDs: [String] = [],
+        metrics: ServerMetrics? = nil
+    ) {
+        rememberedWrites = RememberedWrites(applied: appliedWriteIDs)
         self.metrics = metrics
         self.name = name
         self.database = database

@@ -146,7 +146,7 @@ final class NamespaceRegistry: @unchecked Sendable {
     }
 
     /// What opening a namespace reads: its engine, its tree and its stored rules.
-    private typealias Loaded = (engine: any StorageEngine, root: Node, rules: StoredRules)
+    private typealias Loaded = (engine: any StorageEngine, root: Node, appliedWriteIDs: [String], rules: StoredRules)
 
     /// Reads the stored rules, opens the engine and loads the tree: any thread. Rules that cannot be read
     /// fail the open: serving under the default rules (open in emulator mode) could allow what the
@@ -163,7 +163,7 @@ final class NamespaceRegistry: @unchecked Sendable {
         }
         do {
             let engine = try openEngine(name)
-            do { return .success((engine, try engine.load(progress: nil), stored)) } catch {
+            do { return .success((engine, try engine.load(progress: nil), try engine.rememberedWriteIDs(), stored)) } catch {
                 engine.close()
                 throw error
             }
@@ -188,7 +188,7 @@ final class NamespaceRegistry: @unchecked Sendable {
             if let executor { finisher = { executor.execute($0) } }
             let namespace = Namespace(
                 name: name, database: DurableDatabase(engine: loaded.engine, root: loaded.root, finishOn: finisher),
-                rules: rules.rules, rulesDeployed: rules.deployed, metrics: metrics)
+                rules: rules.rules, rulesDeployed: rules.deployed, appliedWriteIDs: loaded.appliedWriteIDs, metrics: metrics)
             namespaces[name] = namespace
             histories[name] = loaded.rules.versions
             follow(namespace)

@@ -307,14 +307,17 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             reply(WireEncoder.error(r, .failure, "Put needs a path 'p' and data 'd'"))
             return
         }
-        let value: Node
-        do { value = try WriteBody.value(raw, at: path) } catch {
+        let value: Node, writeID: String?
+        do throws(WriteFailure) {
+            value = try WriteBody.value(raw, at: path)
+            writeID = try WriteBody.writeID(request.fields[Wire.writeID])
+        } catch {
             reply(WireEncoder.error(r, error.wireStatus, error.message))
             return
         }
         // A present `h` (even "") makes the put a compare-and-set (§2.6).
         let ifHash: String? = request.fields[Wire.hash].map { _ in request.node(Wire.hash)?.stringValue ?? "" }
-        server.writes.submit(.set(path, value, ifHash: ifHash), by: caller, in: namespace, from: .realtime, answer: writeAnswer(r))
+        server.writes.submit(.set(path, value, ifHash: ifHash), by: caller, in: namespace, from: .realtime, writeID: writeID, answer: writeAnswer(r))
     }
 
     private func merge(_ request: WireRequest, namespace: Namespace) {
@@ -323,8 +326,11 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             reply(WireEncoder.error(r, .failure, "Merge needs a path 'p' and data 'd'"))
             return
         }
-        let values: [(Path, Node)]
-        do { values = try WriteBody.update(raw, at: path) } catch {
+        let values: [(Path, Node)], writeID: String?
+        do throws(WriteFailure) {
+            values = try WriteBody.update(raw, at: path)
+            writeID = try WriteBody.writeID(request.fields[Wire.writeID])
+        } catch {
             reply(WireEncoder.error(r, error.wireStatus, error.message))
             return
         }
@@ -332,7 +338,7 @@ final class RealtimeSession: RealtimeSessionHandle, FanOutTarget {
             reply(WireEncoder.ok(r))
             return
         }
-        server.writes.submit(.update(path, values), by: caller, in: namespace, from: .realtime, answer: writeAnswer(r))
+        server.writes.submit(.update(path, values), by: caller, in: namespace, from: .realtime, writeID: writeID, answer: writeAnswer(r))
     }
 
     // MARK: onDisconnect (§2.8)

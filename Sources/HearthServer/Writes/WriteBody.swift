@@ -6,6 +6,18 @@ import HearthWire
 enum WriteBody {
     static let unparsable = "Invalid data; couldn't parse JSON object, array, or value."
 
+    /// A write's ID (a realtime `wid`, docs/protocol.md §2.6.1), nil when it has none: a JSON string of 1
+    /// to `Limits.writeIDBytesMax` printable ASCII characters.
+    static func writeID(_ bytes: [UInt8]?) throws(WriteFailure) -> String? {
+        guard let bytes else { return nil }
+        guard let id = (try? Node(jsonBytes: bytes))?.stringValue, (1...Limits.writeIDBytesMax).contains(id.utf8.count),
+            id.utf8.allSatisfy({ (0x21...0x7E).contains($0) })
+        else {
+            throw .invalid("Invalid write ID 'wid': a string of 1 to \(Limits.writeIDBytesMax) printable ASCII characters, without spaces.")
+        }
+        return id
+    }
+
     /// A value to write at `path`.
     static func value(_ bytes: [UInt8], at path: Path) throws(WriteFailure) -> Node {
         do {

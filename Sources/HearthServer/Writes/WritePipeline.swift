@@ -33,21 +33,38 @@ final class WritePipeline {
 
     /// Makes `operation` as `caller` in `namespace`; `answer` runs on the loop with the tree after the
     /// write, or why it was not made. An update removes the ledger entries it is `carryingOut` in its
-    /// commit (a dead node's claimed onDisconnect operations, ``OnDisconnectLedger``).
+    /// commit (a dead node's claimed onDisconnect operations, ``OnDisconnectLedger``). A write its client
+    /// gave an ID (`writeID`) is made once however often it is sent (``RememberedWrites``).
     func submit(
         _ operation: WriteOperation, by caller: Caller, in namespace: Namespace, from channel: ServerMetrics.Channel,
-        carryingOut: [LedgerEntry] = [], attempt: Int = 0, answer: @escaping (Outcome) -> Void
+        writeID: String? = nil, carryingOut: [LedgerEntry] = [], attempt: Int = 0, answer: @escaping (Outcome) -> Void
     ) {
         let original = answer
         guard let executor else { return answer(.failure(.storage("The server is not running"))) }
         executor.assertOnLoop("WritePipeline.submit")
         let metrics = metrics
+        // A resend of a write applied already, or still in flight, is answered as that write was, and
+        // not applied again. A write decided again (`attempt` > 0) was admitted the first time.
+        if let writeID, attempt == 0 {
+            switch namespace.rememberedWrites.admit(writeID, waiter: original) {
+            case .apply: break
+            case .applied:
+                metrics?.countResentWrite()
+                return original(.success(namespace.database.root))
+            case .waiting:
+                metrics?.countResentWrite()
+                return
+            }
+        }
         let answer: (Outcome) -> Void = { outcome in
             switch outcome {
             case .success: metrics?.countWrite(channel)
             case .failure(let failure): metrics?.countWriteFailure(failure)
             }
             answer(outcome)
+            guard let writeID else { return }
+            let applied = if case .success = outcome { true } else { false }
+            for resend in namespace.rememberedWrites.finished(writeID, applied: applied) { resend(outcome) }
         }
         let now = clock()
         let database = namespace.database, committing = committing
@@ -60,7 +77,9 @@ final class WritePipeline {
         var reconsider: FinishingWrite.Reconsider?
         if case .set(let path, _, let ifHash?) = operation {
             let again: (() -> Void)? = attempt < Self.staleReconsiderationsMax ? { [weak self] in
-                self?.submit(operation, by: caller, in: namespace, from: channel, carryingOut: carryingOut, attempt: attempt + 1, answer: original)
+                self?.submit(
+                    operation, by: caller, in: namespace, from: channel, writeID: writeID, carryingOut: carryingOut, attempt: attempt + 1,
+                    answer: original)
             } : nil
             reconsider = FinishingWrite.Reconsider(path: path, hash: ifHash, again: again)
         }
@@ -77,9 +96,10 @@ final class WritePipeline {
         switch operation {
         case .set(let path, let value, let ifHash):
             let check = namespace.compareAndSetCheck(check, caller: caller, at: path, ifHash: ifHash, now: now)
-            database.set(path, to: value, ifHash: ifHash, now: now, check: check, feed: feed, completion: completion)
+            database.set(path, to: value, ifHash: ifHash, now: now, check: check, feed: feed, writeID: writeID, completion: completion)
         case .update(let path, let values):
-            database.update(path, with: values, now: now, check: check, carriesOut: carryingOut, feed: feed, completion: completion)
+            database.update(
+                path, with: values, now: now, check: check, carriesOut: carryingOut, feed: feed, writeID: writeID, completion: completion)
         }
     }
 
