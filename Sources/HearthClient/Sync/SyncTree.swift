@@ -335,8 +335,14 @@ struct SyncTree: Sendable {
     /// What is visible at `path`: the server's data with the pending writes over it, excluding those in
     /// `excluding` (a transaction computes from the state without its own write).
     func visibleValue(at path: Path, excluding: Set<Int64> = []) -> Node {
-        var node = serverTree.value(at: path)
-        for write in writes.overlapping(path) where write.visible && !excluding.contains(write.id) {
+        let overlapping = writes.overlapping(path)
+        // The newest write that replaces the whole node makes the server's data and every older write
+        // there irrelevant: the writes are applied from it. (A client writing one location offline holds
+        // thousands; applying them all on every acknowledgement made draining them quadratic.)
+        let shown = { (write: PendingWrite) in write.visible && !excluding.contains(write.id) }
+        let newestCovering = overlapping.lastIndex { shown($0) && $0.covers(path) }
+        var node = newestCovering == nil ? serverTree.value(at: path) : .empty
+        for write in overlapping[(newestCovering ?? 0)...] where shown(write) {
             node = write.apply(to: node, at: path)
         }
         return node
