@@ -63,9 +63,23 @@ public protocol HTTPHandler: AnyObject {
     /// The response for a request the transport refuses before it reaches ``handle(_:responder:)`` (a
     /// head too large, a body framed two ways, a bad upgrade), in the handler's own error shape.
     func refusal(status: Int, message: String) -> HTTPResponse
+    /// The transport's memory budget, for what the handler holds between requests; given once the loop
+    /// has started, before the first request.
+    func memoryBudgetAvailable(_ budget: any HeldMemoryBudget)
+}
+
+/// The transport's memory budget (under a memory limit, a share of it), lent for what a handler holds
+/// between requests: a long-poll session's segments of a message not yet complete. Request bodies and
+/// WebSocket messages take from the same budget. Loop thread only.
+public protocol HeldMemoryBudget: AnyObject {
+    /// Takes `bytes` more; false, and nothing taken, when they do not fit beside what others hold.
+    func hold(_ bytes: Int) -> Bool
+    /// Gives back `bytes` taken before.
+    func release(_ bytes: Int)
 }
 
 extension HTTPHandler {
+    public func memoryBudgetAvailable(_ budget: any HeldMemoryBudget) {}
     public func needsPeerAddress(path: String) -> Bool { false }
     public var hasOutputComing: Bool { false }
     public func refusal(status: Int, message: String) -> HTTPResponse {

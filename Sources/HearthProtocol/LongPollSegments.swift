@@ -25,6 +25,9 @@ public struct LongPollSegments: Sendable {
     /// The serial of the next message's first segment.
     private var nextSerial = 0
 
+    /// Bytes of segment text kept waiting now.
+    public var pendingByteCount: Int { pendingBytes }
+
     public init(pendingSegmentsMax: Int, pendingBytesMax: Int) {
         self.pendingSegmentsMax = pendingSegmentsMax
         self.pendingBytesMax = pendingBytesMax

@@ -79,6 +79,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         let now = { [serverClock] in serverClock.read() }
         writes = WritePipeline(clock: now, metrics: metrics)
         writes.log = log
+        longPolls.log = log
         rest = RESTHandler(writes: writes, subscriberIDs: subscriberIDs, clock: now, metrics: metrics)
     }
 
@@ -93,6 +94,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
     public func close() { namespaces.close() }
 
     // MARK: HTTPHandler
+
+    public func memoryBudgetAvailable(_ budget: any HeldMemoryBudget) { longPolls.budget = budget }
 
     public func loopStarted(executor: any LoopExecutor) {
         self.executor = executor

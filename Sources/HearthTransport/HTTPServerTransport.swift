@@ -177,6 +177,7 @@ public final class HTTPServerTransport: @unchecked Sendable {
         }
         executor.attach(wakeup)
         handler.loopStarted(executor: executor)
+        handler.memoryBudgetAvailable(self)
         started.signal()
 
         uv_run(loop, UV_RUN_DEFAULT)
@@ -423,4 +424,10 @@ public final class HTTPServerTransport: @unchecked Sendable {
             }
         }
     }
+}
+
+extension HTTPServerTransport: HeldMemoryBudget {
+    /// What a handler holds between requests takes from the request-body budget (loop thread).
+    public func hold(_ bytes: Int) -> Bool { bodyBudget.reserve(bytes) == .granted }
+    public func release(_ bytes: Int) { bodyBudget.release(bytes) }
 }

@@ -5,8 +5,10 @@ address-space limit a 150 MB write peaked at 2.0 GB of address space, and a 200 
 SQLite with a misleading error; a larger one ends the process.
 """
 
+import base64
 import json
 import socket
+import threading
 import time
 
 import pytest
@@ -14,6 +16,7 @@ import requests
 import websocket
 
 from conftest import start_hearth
+from test_realtime import LongPoll
 
 LIMIT = 1 << 30  # 1 GiB of address space (idle, the server takes about 400 MB of it)
 BUDGET = LIMIT // 32  # ServerLimits.memoryBytesPerRequestBodyByte
@@ -192,5 +195,88 @@ def test_realtime_messages_that_do_not_fit_beside_others_close_their_connection_
     assert done.finish() == {"s": "ok", "d": ""}
     done.close()
     assert stored_bytes(url, "/rt/busy") == 4 << 20
+    assert process.poll() is None
+    limited_refusals.append("server busy with other large messages under its memory limit")
+
+
+class LargeLongPollWrite:
+    """A realtime `p` of `length` bytes sent over the long-poll transport (§1.10) as a browser sends it: the message
+    base64-encoded and cut into segments, a few per poll. Each poll is held by the server until the next one comes,
+    so each is sent on a thread of its own while the previous one is still open."""
+
+    SEGMENT = 1800  # characters of base64 per segment (Firebase's SDKs cut about 1,870)
+    PER_POLL = 3  # segments per poll: within the 8 KB of path and query a request may have
+
+    def __init__(self, url, path, length):
+        self.session = LongPoll(type("Server", (), {"url": url})(), ns="mem")
+        data = {f"part{n}": "x" * (1 << 20) for n in range(length >> 20)}
+        message = json.dumps({"t": "d", "d": {"r": 1, "a": "p", "b": {"p": path, "d": data}}})
+        encoded = base64.urlsafe_b64encode(message.encode()).decode().replace("=", ".")
+        self.segments = [encoded[i:i + self.SEGMENT] for i in range(0, len(encoded), self.SEGMENT)]
+        self.answers: list[str] = []
+
+    def _poll(self, params):
+        try:
+            self.answers.append(requests.get(self.session.base, params=params, timeout=60).text)
+        except requests.RequestException as error:
+            self.answers.append(f"failed: {error}")
+
+    def send(self):
+        """Sends every segment; returns the session's fate: "ok" once the write is acknowledged, "closed" when the
+        server ended the session."""
+        base = {"id": self.session.id, "pw": self.session.pw, "ser": "1", "ns": "mem"}
+        previous = None
+        for first in range(0, len(self.segments), self.PER_POLL):
+            params = dict(base)
+            for index, serial in enumerate(range(first, min(first + self.PER_POLL, len(self.segments)))):
+                params.update({f"seg{index}": str(serial), f"ts{index}": str(len(self.segments)), f"d{index}": self.segments[serial]})
+            poll = threading.Thread(target=self._poll, args=(params,))
+            poll.start()
+            if previous is not None:
+                previous.join(60)  # answered once this poll arrived
+            previous = poll
+            if any("pLPCommand('close'" in answer for answer in self.answers):
+                break
+        # One more poll collects what the session still has to say (the ack, or its end).
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            closing = threading.Thread(target=self._poll, args=(base,))
+            closing.start()
+            previous.join(60)
+            previous = closing
+            text = "".join(self.answers)
+            if "pLPCommand('close'" in text:
+                previous.join(60)
+                return "closed"
+            if '"r":1,"b":{"s":"ok"' in text:
+                previous.join(60)
+                return "ok"
+        raise AssertionError(f"the long-poll session neither answered nor closed: {self.answers[-3:]}")
+
+
+def test_long_poll_messages_that_do_not_fit_beside_others_end_their_session_and_write_nothing(limited):
+    url, port, _, process = limited
+    # Two WebSocket messages of 15 MB, half put together, hold 30 of the budget's 32 MB.
+    holders = [LargeRealtimeWrite(port, f"/lp/held{n}", 15 << 20) for n in range(2)]
+    try:
+        for holder in holders:
+            holder.send_all_but_last()
+        # Once the server has read the holders' segments, a 4 MB message sent by long polling does not fit
+        # beside them: its session is ended (the SDK would reconnect and send it again). Until then such a
+        # probe is taken (and written).
+        deadline = time.monotonic() + 30
+        while (fate := LargeLongPollWrite(url, "/lp/probe", 4 << 20).send()) == "ok":
+            assert time.monotonic() < deadline, "the holders' segments never held the budget"
+        assert fate == "closed"
+        assert LargeLongPollWrite(url, "/lp/busy", 4 << 20).send() == "closed"
+        assert requests.get(f"{url}/lp/busy.json?ns=mem").json() is None
+        for holder in holders:
+            assert holder.finish() == {"s": "ok", "d": ""}
+    finally:
+        for holder in holders:
+            holder.close()
+    # Their share given back, the same message goes through.
+    assert LargeLongPollWrite(url, "/lp/busy", 4 << 20).send() == "ok"
+    assert stored_bytes(url, "/lp/busy") == 4 << 20
     assert process.poll() is None
     limited_refusals.append("server busy with other large messages under its memory limit")

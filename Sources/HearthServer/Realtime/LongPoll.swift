@@ -9,6 +9,10 @@ final class LongPolls {
     private var connections: [String: LongPollConnection] = [:]
     /// Set when the loop starts: a connection answers its held poll in the loop's next turn.
     var executor: (any LoopExecutor)?
+    /// The transport's memory budget, which sessions' unfinished messages take from (nil: not counted).
+    weak var budget: (any HeldMemoryBudget)?
+    /// Where a session closed for want of memory is said.
+    var log: Log?
 
     var count: Int { connections.count }
 
@@ -93,6 +97,8 @@ final class LongPollConnection: RealtimeSink {
         pendingBytesMax: ServerLimits.realtimeMessageBytesMax)
     private var ended = false
     private var closeAfterFlush = false
+    /// What this session holds of the transport's memory budget for its messages (see `holdBudget`).
+    private var budgetedBytes = 0
 
     init(connectionID: String, password: String, callback: String, owner: LongPolls) {
         self.connectionID = connectionID
@@ -203,6 +209,7 @@ final class LongPollConnection: RealtimeSink {
     func end() {
         guard !ended else { return }
         ended = true
+        releaseBudget()
         if let responder = held {
             held = nil
             responder.respond(RESTResponses.script("pLPCommand('close');"))
@@ -216,16 +223,43 @@ final class LongPollConnection: RealtimeSink {
     // MARK: Client → server segments
 
     /// Delivers every message the poll's segments complete, in order (``LongPollSegments``). Segments
-    /// no client sends (numbers out of bounds, not base64) end the session.
+    /// no client sends (numbers out of bounds, not base64) end the session; so do messages that do not
+    /// fit the memory budget, before any of them is handled.
     func receiveSegments(_ items: [(name: String, value: String)]) {
         let messages: [[UInt8]]
         do { messages = try segments.receive(items) } catch {
             close(reason: "bad long-poll segment: \(error)", immediately: true)
             return
         }
+        guard holdBudget(segments.pendingByteCount + messages.reduce(0) { $0 + $1.count }) else { return }
         for message in messages {
             session?.receive(frame: message)
             if ended { return }
         }
+        _ = holdBudget(segments.pendingByteCount)
+    }
+
+    /// Holds, from the transport's budget, what `held` bytes of messages need beyond
+    /// ``ServerLimits/realtimeMessageBytesUnbudgeted`` (as a WebSocket connection does), or ends the
+    /// session, saying why, when that does not fit: the SDK reconnects and sends its writes again.
+    private func holdBudget(_ held: Int) -> Bool {
+        let wanted = max(0, held - ServerLimits.realtimeMessageBytesUnbudgeted)
+        guard let budget = owner.budget, wanted != budgetedBytes else { return true }
+        if wanted < budgetedBytes {
+            budget.release(budgetedBytes - wanted)
+        } else if !budget.hold(wanted - budgetedBytes) {
+            releaseBudget()
+            let reason = "server busy with other large messages under its memory limit: nothing was written, retry"
+            owner.log?("realtime: long-poll connection's message of \(held) bytes closed: \(reason)")
+            close(reason: reason, immediately: true)
+            return false
+        }
+        budgetedBytes = wanted
+        return true
+    }
+
+    private func releaseBudget() {
+        if budgetedBytes > 0 { owner.budget?.release(budgetedBytes) }
+        budgetedBytes = 0
     }
 }
