@@ -157,3 +157,62 @@ def test_io_errors_on_write_and_fsync_are_never_acknowledged_and_memory_stays_wh
     assert exported.returncode == 0, exported.stderr
     kept = json.loads(exported.stdout)["items"]
     assert kept == served == {key: value for key, (value, _) in acknowledged.items()}
+
+
+@pytest.mark.parametrize("ending", ["healed", "killed"])
+def test_io_errors_in_checkpoints_lose_nothing_acknowledged(hearth_binary, tmp_path, ending):
+    """Writes and fsyncs of the database file fail, not of its write-ahead log: commits (which only append to the
+    WAL) go on, and checkpoints (which copy the WAL into the database file) fail. Every write answered 200 is
+    there afterwards, whether the disk recovers and the server stops cleanly, or the server is killed while it
+    still fails; what the server served is what the disk holds."""
+    shim = Path(hearth_binary).parent / "libHearthFaultInjection.so"
+    control = tmp_path / "control"
+    data = tmp_path / "data"
+    process, port = start_hearth(hearth_binary, "--emulator", "--data", str(data), "--project", "io", environment={
+        "LD_PRELOAD": str(shim), "HEARTH_FAULT_PATH": f"{NS}.sqlite$", "HEARTH_FAULT_CONTROL": str(control)})
+    assert process.poll() is None, process.communicate()[1]
+    url = f"http://127.0.0.1:{port}"
+    acknowledged, refused = {}, []
+    value = "c" * 100_000
+    try:
+        assert requests.put(f"{url}/items/first.json?ns={NS}", json=1, timeout=30).status_code == 200
+        acknowledged["first"] = 1
+        database = data / f"{NS}.sqlite"
+        size_before = database.stat().st_size
+        control.write_text("write\nfsync\n")
+        # 30 MB: past the WAL's automatic checkpoint (4,000 pages, 16 MB), several times over the write log's fold.
+        for index in range(300):
+            response = requests.put(f"{url}/items/k{index}.json?ns={NS}", json=f"{index}{value}", timeout=30)
+            if response.status_code == 200:
+                acknowledged[f"k{index}"] = f"{index}{value}"
+            else:
+                refused.append((index, response.status_code, response.text[:200]))
+        assert requests.get(f"{url}/items/k0.json?ns={NS}", timeout=30).json() == f"0{value}"
+        # Every checkpoint failed: the database file did not grow (30 MB were copied into it otherwise), the
+        # WAL holds it all.
+        assert database.stat().st_size == size_before
+        assert (data / f"{NS}.sqlite-wal").stat().st_size > 30 << 20
+        served = requests.get(f"{url}/items.json?ns={NS}", timeout=60).json()
+        assert process.poll() is None, "the server died"
+        if ending == "healed":
+            control.unlink()
+            assert requests.put(f"{url}/items/after.json?ns={NS}", json=2, timeout=30).status_code == 200
+            acknowledged["after"] = 2
+            served["after"] = 2
+            process.terminate()
+            process.communicate(timeout=60)
+            assert process.returncode == 0
+            # The clean stop's checkpoint copied the WAL into the database file.
+            assert database.stat().st_size > 30 << 20
+        else:
+            process.kill()
+            process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate(timeout=30)
+    print(f"{len(acknowledged)} acknowledged, {len(refused)} refused: {refused[:3]}")
+    exported = subprocess.run([str(hearth_binary), "export", NS, "--data", str(data)], capture_output=True, text=True, timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    kept = json.loads(exported.stdout)["items"]
+    assert kept == served == acknowledged, (sorted(set(kept) ^ set(acknowledged))[:10], refused[:3])

@@ -1,5 +1,6 @@
 // An LD_PRELOAD shim for the storage fault tests (docs/reliability.md, Tests/compat/test_storage_faults.py):
-// fsync, fdatasync, write and pwrite of files whose path contains $HEARTH_FAULT_PATH fail with EIO while
+// fsync, fdatasync, write and pwrite of files whose path contains $HEARTH_FAULT_PATH (or, when it ends in
+// '$', ends with the rest: "ns.sqlite$" is the database file and not its -wal) fail with EIO while
 // the file named by $HEARTH_FAULT_CONTROL holds the word for that call ("fsync" fails fsync and fdatasync,
 // "write" fails write and pwrite; several words, one per line). The test writes and removes the control
 // file while the server runs. Every other call goes through.
@@ -34,6 +35,11 @@ static int concerns(int descriptor) {
     ssize_t length = readlink(link, path, sizeof path - 1);
     if (length <= 0) return 0;
     path[length] = 0;
+    size_t patternLength = strlen(pattern);
+    if (pattern[patternLength - 1] == '$') {
+        size_t stem = patternLength - 1;
+        return (size_t)length >= stem && strncmp(path + length - stem, pattern, stem) == 0;
+    }
     return strstr(path, pattern) != NULL;
 }
 
