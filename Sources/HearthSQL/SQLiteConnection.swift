@@ -10,6 +10,8 @@ package final class SQLiteConnection: @unchecked Sendable {  // confined to one 
     /// The handle; freed by `close()` (or deinit).
     private var handle: OpaquePointer?
     package let path: String
+    /// Kept alive for the WAL hook that points at it (``checkpointAutomatically(atFrames:)``).
+    var walCheckpoints: WALCheckpoints?
 
     /// Opens `path`. With `create`, a missing file is created.
     ///

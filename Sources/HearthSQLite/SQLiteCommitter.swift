@@ -23,12 +23,18 @@ final class SQLiteCommitter: GroupCommitter {
     private var appliedWrites: AppliedWriteTable
     /// Whether closing folds the log (see `finish`).
     private let foldsOnClose: Bool
+    /// The writer's checkpoints (run by its WAL hook inside each commit), and where they are reported.
+    private let checkpoints: WALCheckpoints
+    private let report: CheckpointReport
+    private var reported = CheckpointFailures()
 
     init(
         path: String, connection: SQLiteConnection, log: WriteLog, feed: FeedTable, appliedWrites: AppliedWriteTable,
-        policy: WriteLogPolicy, foldsOnClose: Bool = true
+        policy: WriteLogPolicy, checkpoints report: CheckpointReport = CheckpointReport(), foldsOnClose: Bool = true
     ) {
         self.foldsOnClose = foldsOnClose
+        self.report = report
+        checkpoints = connection.checkpointAutomatically(atFrames: SQLiteStorageEngine.checkpointFrames)
         self.path = path
         self.connection = connection
         self.log = log
@@ -122,6 +128,7 @@ final class SQLiteCommitter: GroupCommitter {
         try feed.append(batches[...], now: Self.milliseconds(), statements: statements)
         try appliedWrites.append(batches[...], statements: statements)
         try writer.execute("COMMIT")
+        reportCheckpoints()
         if let row, fold.through.map({ $0 < row.sequence }) ?? true { log.appended(row) }
         log.folded(fold)
         if policy.measures {
@@ -129,6 +136,14 @@ final class SQLiteCommitter: GroupCommitter {
         }
         // One large write (a 10 MB set) should not keep its buffer for the life of the engine.
         if encodedGroup.capacity > 4 << 20 { encodedGroup = [] }
+    }
+
+    /// Publishes how the checkpoints a commit ran went, when that changed.
+    private func reportCheckpoints() {
+        let now = CheckpointFailures(count: checkpoints.failures, failing: checkpoints.failing)
+        guard now != reported else { return }
+        reported = now
+        report.publish(now)
     }
 
     /// The wall clock in milliseconds, for the feed's retention.

@@ -62,6 +62,10 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// The feed indexed by location, for histories (built when first asked for).
     private let feedLocations: FeedLocationIndex
     public let feedBeforeBytesMax: Int
+    /// What the storage thread last saw of its checkpoints (``StorageEngine/checkpointFailures``).
+    private let checkpoints: CheckpointReport
+
+    public var checkpointFailures: CheckpointFailures { checkpoints.value }
 
     /// Opens (or, with `create`, creates) the namespace's database, checks it with `PRAGMA quick_check`
     /// when `verify` asks for it, and starts the storage thread. `logFoldByteCount` is the write log's size
@@ -97,10 +101,11 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
             connection.close()
             throw Self.storageError(error, path: path)
         }
+        checkpoints = CheckpointReport()
         writer = GroupCommitThread(
             committer: SQLiteCommitter(
                 path: path, connection: connection, log: log, feed: feed, appliedWrites: appliedWrites, policy: WriteLogPolicy(writeLog),
-                foldsOnClose: foldsOnClose),
+                checkpoints: checkpoints, foldsOnClose: foldsOnClose),
             location: path, batchesPerCommitMax: Self.batchesPerCommitMax)
         feedReader = FeedReader(path: path)
         feedLocations = FeedLocationIndex(writer: writer, reader: feedReader)
@@ -213,6 +218,9 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         }
     }
 
+    /// WAL frames (pages) at which a commit checkpoints.
+    static let checkpointFrames: Int32 = 4000
+
     /// Every pragma Hearth sets, in one place (https://sqlite.org/pragma.html).
     static func configure(_ connection: SQLiteConnection) throws(SQLiteError) {
         // Busy handling: readers never block the writer in WAL mode, but a checkpoint, an import or
@@ -231,7 +239,8 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
         try connection.execute("PRAGMA synchronous = FULL")
         // Checkpoint every 4,000 pages (16 MB of WAL) instead of 1,000: pages rewritten between
         // checkpoints are copied to the database once, which lowers write amplification under load.
-        try connection.execute("PRAGMA wal_autocheckpoint = 4000")
+        // (The writer runs its checkpoints itself at the same size, to see them fail: SQLiteCommitter.)
+        try connection.execute("PRAGMA wal_autocheckpoint = \(checkpointFrames)")
         // After a checkpoint, truncate a WAL that grew past 64 MB (after an import) back to that size.
         try connection.execute("PRAGMA journal_size_limit = 67108864")
         // 64 MiB page cache: the upper levels of the path B-tree of a 1M-leaf database stay in memory.

@@ -58,6 +58,21 @@ public protocol StorageEngine: AnyObject, Sendable {
     /// `Limits.rememberedWriteIDsMax` of the newest: what a server remembers as applied when it opens the
     /// namespace. Engines that keep none return none.
     func rememberedWriteIDs() throws(StorageError) -> [String]
+
+    /// How the engine's background checkpoints go (SQLite copying its write-ahead log into the database
+    /// file): a failing one loses nothing, but the log grows until it works. Any thread.
+    var checkpointFailures: CheckpointFailures { get }
+}
+
+/// Checkpoints that failed since an engine opened, and while they still fail, the last one's error.
+public struct CheckpointFailures: Sendable, Equatable {
+    public var count: Int
+    public var failing: String?
+
+    public init(count: Int = 0, failing: String? = nil) {
+        self.count = count
+        self.failing = failing
+    }
 }
 
 /// How far a long storage operation has come.
@@ -77,6 +92,8 @@ extension StorageEngine {
     public var feedBeforeBytesMax: Int { ChangeFeedRetention.standard.beforeBytesMax }
 
     public func rememberedWriteIDs() throws(StorageError) -> [String] { [] }
+
+    public var checkpointFailures: CheckpointFailures { CheckpointFailures() }
 
     public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
         let failure = StorageError(.unsupported, "\(location) keeps no change feed yet; serve the namespace from SQLite (docs/feed.md).")

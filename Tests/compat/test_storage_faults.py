@@ -5,6 +5,7 @@ lost (checked after a restart), and the process never dies."""
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -164,7 +165,7 @@ def test_io_errors_in_checkpoints_lose_nothing_acknowledged(hearth_binary, tmp_p
     """Writes and fsyncs of the database file fail, not of its write-ahead log: commits (which only append to the
     WAL) go on, and checkpoints (which copy the WAL into the database file) fail. Every write answered 200 is
     there afterwards, whether the disk recovers and the server stops cleanly, or the server is killed while it
-    still fails; what the server served is what the disk holds."""
+    still fails; what the server served is what the disk holds. The log and /metrics say the checkpoints fail."""
     shim = Path(hearth_binary).parent / "libHearthFaultInjection.so"
     control = tmp_path / "control"
     data = tmp_path / "data"
@@ -194,14 +195,19 @@ def test_io_errors_in_checkpoints_lose_nothing_acknowledged(hearth_binary, tmp_p
         assert (data / f"{NS}.sqlite-wal").stat().st_size > 30 << 20
         served = requests.get(f"{url}/items.json?ns={NS}", timeout=60).json()
         assert process.poll() is None, "the server died"
+        metrics = requests.get(f"{url}/metrics", headers=OWNER, timeout=10).text
+        failures = re.search(r'^hearth_checkpoint_failures_total\{namespace="%s"\} (\S+)$' % NS, metrics, re.MULTILINE)
+        assert failures and float(failures.group(1)) >= 1, metrics[-1500:]
         if ending == "healed":
             control.unlink()
             assert requests.put(f"{url}/items/after.json?ns={NS}", json=2, timeout=30).status_code == 200
             acknowledged["after"] = 2
             served["after"] = 2
             process.terminate()
-            process.communicate(timeout=60)
+            _, errors = process.communicate(timeout=60)
             assert process.returncode == 0
+            assert f"checkpoints of '{NS}' are failing (disk I/O error" in errors, errors[-2000:]
+            assert f"checkpoints of '{NS}' work again" in errors, errors[-2000:]
             # The clean stop's checkpoint copied the WAL into the database file.
             assert database.stat().st_size > 30 << 20
         else:

@@ -41,6 +41,9 @@ struct MetricsEndpoint {
                     samples: reasons.map { ([("reason", $0)], Double(metrics.writeFailures[$0] ?? 0)) })
         text.family("hearth_storage_errors_total", .counter, help: "Writes storage could not make durable, by its error (DISK_FULL, IO_ERROR, UNAVAILABLE...).",
                     samples: metrics.storageErrors.keys.sorted().map { ([("code", $0)], Double(metrics.storageErrors[$0] ?? 0)) })
+        text.family("hearth_checkpoint_failures_total", .counter,
+                    help: "Checkpoints of a namespace's write-ahead log into its file that failed (nothing lost; the log grows).",
+                    samples: namespaces.map { ([("namespace", $0.name)], Double($0.database.engine.checkpointFailures.count)) })
         text.family("hearth_deliveries_total", .counter, help: "Messages fan-out queued to listeners (SSE events, realtime pushes).",
                     value: Double(metrics.deliveries))
         text.family("hearth_delivered_bytes_total", .counter, help: "Bytes of those messages.", value: Double(metrics.deliveredBytes))

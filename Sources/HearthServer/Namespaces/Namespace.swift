@@ -19,6 +19,8 @@ final class Namespace {
     let listeners = Listeners()
     /// The write IDs applied or in flight: a write its client sends again is not made twice.
     var rememberedWrites: RememberedWrites<(WritePipeline.Outcome) -> Void>
+    /// How its storage's checkpoints went, as last said in the log (``WritePipeline``).
+    var checkpoints = CheckpointFailures()
     /// Writes that failed in storage since the last one stored (the log says when this starts and ends).
     var failingWrites = 0
     /// The security rules every read and write of a non-admin caller is decided by; `source` is the text

@@ -108,6 +108,7 @@ final class WritePipeline {
     fileprivate static func noteStorage(_ result: Result<DurableDatabase.CommittedWrite, any Error>, in namespace: Namespace, metrics: ServerMetrics?, log: Log?) {
         switch result {
         case .success:
+            noteCheckpoints(in: namespace, log: log)
             guard namespace.failingWrites > 0 else { return }
             log?("hearth: writes to '\(namespace.name)' are stored again (\(namespace.failingWrites) failed in storage meanwhile).")
             namespace.failingWrites = 0
@@ -118,6 +119,20 @@ final class WritePipeline {
         case .failure:
             break
         }
+    }
+
+    /// Says in the log when a namespace's checkpoints (its storage copying its write-ahead log into its
+    /// file, which commits trigger) start failing, and when they work again. Nothing is lost meanwhile,
+    /// but the log grows until the disk fills.
+    private static func noteCheckpoints(in namespace: Namespace, log: Log?) {
+        let now = namespace.database.engine.checkpointFailures
+        guard now != namespace.checkpoints else { return }
+        if let failing = now.failing, namespace.checkpoints.failing == nil {
+            log?("hearth: checkpoints of '\(namespace.name)' are failing (\(failing)): nothing is lost, but the write-ahead log grows until one works. Check the disk holding \(namespace.database.engine.location).")
+        } else if now.failing == nil, namespace.checkpoints.failing != nil {
+            log?("hearth: checkpoints of '\(namespace.name)' work again (\(now.count) failed).")
+        }
+        namespace.checkpoints = now
     }
 
     /// How many times one compare-and-set is decided again because the value it was refused on never
