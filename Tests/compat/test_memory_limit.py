@@ -154,13 +154,19 @@ class LargeRealtimeWrite:
             pass
 
 
+def holding_most_of_the_budget(port, path):
+    """Two WebSocket messages of 15 MB, half put together at `path`/held0 and held1: they hold 30 of the budget's
+    32 MB until finished."""
+    holders = [LargeRealtimeWrite(port, f"{path}/held{n}", 15 << 20) for n in range(2)]
+    for holder in holders:
+        holder.send_all_but_last()
+    return holders
+
+
 def test_realtime_messages_that_do_not_fit_beside_others_close_their_connection_and_write_nothing(limited):
     url, port, _, process = limited
-    # Two messages of 15 MB, half put together, hold 30 of the budget's 32 MB.
-    holders = [LargeRealtimeWrite(port, f"/rt/held{n}", 15 << 20) for n in range(2)]
+    holders = holding_most_of_the_budget(port, "/rt")
     try:
-        for holder in holders:
-            holder.send_all_but_last()
         # Once the server has read the holders' segments, a 4 MB message does not fit beside them: its
         # connection is closed, saying why. Until then such a probe is taken (and written).
         deadline = time.monotonic() + 30
@@ -256,11 +262,8 @@ class LargeLongPollWrite:
 
 def test_long_poll_messages_that_do_not_fit_beside_others_end_their_session_and_write_nothing(limited):
     url, port, _, process = limited
-    # Two WebSocket messages of 15 MB, half put together, hold 30 of the budget's 32 MB.
-    holders = [LargeRealtimeWrite(port, f"/lp/held{n}", 15 << 20) for n in range(2)]
+    holders = holding_most_of_the_budget(port, "/lp")
     try:
-        for holder in holders:
-            holder.send_all_but_last()
         # Once the server has read the holders' segments, a 4 MB message sent by long polling does not fit
         # beside them: its session is ended (the SDK would reconnect and send it again). Until then such a
         # probe is taken (and written).

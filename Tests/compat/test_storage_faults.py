@@ -112,15 +112,22 @@ def test_a_full_disk_refuses_writes_clearly_keeps_reads_and_loses_nothing(hearth
     assert kept["watched"] == "after"
 
 
-@pytest.mark.parametrize("failing", ["fsync", "write"])
-def test_io_errors_on_write_and_fsync_are_never_acknowledged_and_memory_stays_what_disk_holds(hearth_binary, tmp_path, failing):
+def serve_with_fault_shim(hearth_binary, tmp_path, files):
+    """`hearth serve` with the I/O fault shim preloaded for `files` (HEARTH_FAULT_PATH): calls fail while the
+    returned control file names them. Returns the process, its port, the control file and the data directory."""
     shim = Path(hearth_binary).parent / "libHearthFaultInjection.so"
     assert shim.exists(), f"{shim} is built by swift build (the HearthFaultInjection product)"
     control = tmp_path / "control"
     data = tmp_path / "data"
     process, port = start_hearth(hearth_binary, "--emulator", "--data", str(data), "--project", "io", environment={
-        "LD_PRELOAD": str(shim), "HEARTH_FAULT_PATH": f"{NS}.sqlite", "HEARTH_FAULT_CONTROL": str(control)})
+        "LD_PRELOAD": str(shim), "HEARTH_FAULT_PATH": files, "HEARTH_FAULT_CONTROL": str(control)})
     assert process.poll() is None, process.communicate()[1]
+    return process, port, control, data
+
+
+@pytest.mark.parametrize("failing", ["fsync", "write"])
+def test_io_errors_on_write_and_fsync_are_never_acknowledged_and_memory_stays_what_disk_holds(hearth_binary, tmp_path, failing):
+    process, port, control, data = serve_with_fault_shim(hearth_binary, tmp_path, f"{NS}.sqlite")
     url = f"http://127.0.0.1:{port}"
     acknowledged, refused = {}, {}
     try:
@@ -166,12 +173,7 @@ def test_io_errors_in_checkpoints_lose_nothing_acknowledged(hearth_binary, tmp_p
     WAL) go on, and checkpoints (which copy the WAL into the database file) fail. Every write answered 200 is
     there afterwards, whether the disk recovers and the server stops cleanly, or the server is killed while it
     still fails; what the server served is what the disk holds. The log and /metrics say the checkpoints fail."""
-    shim = Path(hearth_binary).parent / "libHearthFaultInjection.so"
-    control = tmp_path / "control"
-    data = tmp_path / "data"
-    process, port = start_hearth(hearth_binary, "--emulator", "--data", str(data), "--project", "io", environment={
-        "LD_PRELOAD": str(shim), "HEARTH_FAULT_PATH": f"{NS}.sqlite$", "HEARTH_FAULT_CONTROL": str(control)})
-    assert process.poll() is None, process.communicate()[1]
+    process, port, control, data = serve_with_fault_shim(hearth_binary, tmp_path, f"{NS}.sqlite$")
     url = f"http://127.0.0.1:{port}"
     acknowledged, refused = {}, []
     value = "c" * 100_000
