@@ -1,8 +1,9 @@
 /// The IDs a repo gives its writes on the wire (`wid`, docs/protocol.md §2.6.1): a random name for this
-/// run of the repo and the write's number, `"k3f9x0c2m1q8z7a4-17"`. The server applies a write once
-/// whatever number of times it arrives, so a write sent again after a reconnect, or after the app was
-/// killed and restarted (persistence keeps the ID with the write), cannot be applied twice. 128 random
-/// bits: two runs, on any number of devices, never name two writes alike.
+/// run of the repo (26 base-36 digits) and the write's number, `"0k3f9x0c2m1q8z07a4b2c9d1e5-17"`. The
+/// server applies a write once whatever number of times it arrives, so a write sent again after a
+/// reconnect, or after the app was killed and restarted (persistence keeps the ID with the write),
+/// cannot be applied twice. 128 random bits: two runs, on any number of devices, never name two writes
+/// alike.
 struct WireWriteIDs: Sendable {
     let run: String
 
