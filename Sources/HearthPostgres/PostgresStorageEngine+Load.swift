@@ -18,6 +18,32 @@ extension PostgresStorageEngine {
         return snapshot.root
     }
 
+    /// The IDs of the newest writes committed with one, oldest first (`hearth_applied_writes`), at
+    /// most `Limits.rememberedWriteIDsMax`, read on a connection of its own.
+    public func rememberedWriteIDs() throws(StorageError) -> [String] {
+        let connection = try openConnection(doing: "reading the applied write IDs of namespace '\(namespace)'")
+        defer { connection.close() }
+        let limit = Limits.rememberedWriteIDsMax
+        do {
+            let results = try connection.run([PostgresSchema.appliedWrites(namespace: namespace, limit: limit)], deadline: .at(.now + PostgresTimeouts.commit))
+            guard let result = results.first else { return [] }
+            var newestFirst: [String] = []
+            for index in 0..<Int32(clamping: result.rowCount) where newestFirst.count < limit {
+                guard let bytes = PostgresRow(result: result, index: index).bytes(0), let ids = PostgresBinary.decodeString(bytes) else {
+                    throw StorageError(.corrupt, "a hearth_applied_writes row of namespace '\(namespace)' at \(location) does not decode.")
+                }
+                newestFirst += ids.split(separator: " ").reversed().map(String.init)
+            }
+            return Array(newestFirst.prefix(limit).reversed())
+        } catch let error as PostgresError {
+            throw StorageError(error, at: endpoint, doing: "reading the applied write IDs of namespace '\(namespace)'")
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.io, "\(error)")
+        }
+    }
+
     /// A `hearth_records` row's leaf (nil for a priority marker) and priority, each column decoded with
     /// its length and value checked: a wrong size, invalid UTF-8 or a number that is not finite is
     /// reported as corrupt data, never trusted.

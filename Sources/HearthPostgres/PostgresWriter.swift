@@ -190,6 +190,7 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
         var encoded: [UInt8] = []
         WriteBatch.encode(batches, into: &encoded)
         let recordStatements = changes.statements(namespace: namespace)
+        let writeIDs = batches.compactMap(\.writeID)
         let doing = "committing \(batches.count) write\(batches.count == 1 ? "" : "s") to namespace '\(namespace)'"
         var retried = false
         while true {
@@ -203,6 +204,10 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
             var statements = [PostgresSchema.appendChange(namespace: namespace, sequence: sequence, batch: encoded)] + recordStatements
             statements += feedStatements(batches, sequence: sequence)
             if !carriedOut.isEmpty { statements.append(PostgresDisconnectLeases.carryOut(carriedOut)) }
+            if !writeIDs.isEmpty { statements.append(PostgresSchema.appendAppliedWrites(namespace: namespace, sequence: sequence, ids: writeIDs)) }
+            if sequence % Self.changeLogPruneInterval == 0 {
+                statements.append(PostgresSchema.trimAppliedWrites(namespace: namespace, keep: Limits.rememberedWriteIDsMax))
+            }
             statements.append(PostgresSchema.notifyChange(namespace: namespace, sequence: sequence))
             if sequence % Self.changeLogPruneInterval == 0 && sequence > Self.changeLogRetention {
                 statements.append(PostgresSchema.pruneChanges(namespace: namespace, through: sequence - Self.changeLogRetention))

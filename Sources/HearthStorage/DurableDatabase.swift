@@ -26,6 +26,9 @@ public final class DurableDatabase: Sendable {
     public struct CommittedWrite: Sendable {
         public var changes: ChangeSet
         public var root: Node
+        /// Another server had applied the write (its client sent it again, with its write ID): nothing
+        /// changed here.
+        public var appliedElsewhere = false
     }
 
     /// One write another server committed (``follow(_:)``; a snapshot when the log had been trimmed),
@@ -50,7 +53,17 @@ public final class DurableDatabase: Sendable {
         var writes = WriteQueue<Write>()
         /// Told of every remote commit once it is in the committed tree (``follow(_:)``).
         var onRemote: (@Sendable (RemoteWrite) -> Void)?
+        /// The write IDs of other servers' commits handed over: a client's write that one of them applied
+        /// (it resent it here after losing its answer) is acknowledged, not applied again.
+        var remoteWriteIDs = RecentWriteIDs()
+        /// The write IDs of this server's writes in flight: a remote commit with one of them does not
+        /// commute with them (see `receive`).
+        var writeIDsInFlight: Set<String> = []
     }
+
+    /// Why a write was not decided: another server applied it already (its write ID is in
+    /// `remoteWriteIDs`). Its writer is told it succeeded.
+    private struct AppliedElsewhere: Error {}
 
     /// A write as it was asked for, kept until it is durable: a superseded one is decided again on the
     /// caught-up tree (rules, transaction hash, server values at the time it was asked).
@@ -189,7 +202,11 @@ public final class DurableDatabase: Sendable {
 
     private func write(_ write: Write) {
         let refused = write.check == nil ? state.withLock { state in decide(write, &state) } : decideChecked(write)
-        if let refused { write.completion(.failure(refused)) }
+        guard let refused else { return }
+        guard refused is AppliedElsewhere else { return write.completion(.failure(refused)) }
+        // Acknowledged once the commit that applied it is in the committed tree (it may be in the
+        // pending tree alone now): after the batches before it, as a write of its own would be.
+        afterWritesInFlight { [self] in write.completion(.success(CommittedWrite(changes: ChangeSet(), root: root, appliedElsewhere: true))) }
     }
 
     /// A write with a check (the security rules) is decided outside the lock, on a copy of the pending
@@ -215,6 +232,7 @@ public final class DurableDatabase: Sendable {
         }
         return state.withLock { state -> (any Error)? in
             guard state.pendingVersion == snapshot.version, state.writes.decidesNow else { return decide(write, &state) }
+            if let id = write.writeID, state.remoteWriteIDs.contains(id) { return AppliedElsewhere() }
             state.pending = trial
             accept(write, changes, ancestors, context, &state)
             return nil
@@ -231,6 +249,7 @@ public final class DurableDatabase: Sendable {
         case .wait: return nil
         case .decide: break
         }
+        if let id = write.writeID, state.remoteWriteIDs.contains(id) { return AppliedElsewhere() }
         let targets = write.targets
         // What storage holds above the written paths, read before the write without keeping the
         // old root: holding it would make the write copy every node on its path.
@@ -270,6 +289,7 @@ public final class DurableDatabase: Sendable {
         var batch = WriteBatch(changes: changes, ancestorsBefore: ancestors, after: state.pending.root)
         batch.carriesOut = write.carriesOut
         batch.writeID = write.writeID
+        if let id = write.writeID { state.writeIDsInFlight.insert(id) }
         if let note = write.feed {
             batch.feed = ChangeFeedEntry(note: note, changes: changes, context: context, beforeBytesMax: feedBeforeBytesMax)
         }
@@ -295,6 +315,7 @@ public final class DurableDatabase: Sendable {
         state.withLock { state in
             let outcome = Self.outcome(of: result, following: state.onRemote != nil)
             state.writes.finished(write, outcome)
+            if let id = write.writeID { state.writeIDsInFlight.remove(id) }
             switch result {
             case .failure(let error):
                 if outcome == .failed { answers.append((write, .failure(error))) }
@@ -329,7 +350,10 @@ public final class DurableDatabase: Sendable {
         state.pendingVersion &+= 1
         var refused: [(Write, Result<CommittedWrite, any Error>)] = []
         for write in waiting {
-            if let error = decide(write, &state) { refused.append((write, .failure(error))) }
+            guard let error = decide(write, &state) else { continue }
+            // Settled once every remote commit is in the committed tree: one that applied it is there.
+            let applied = CommittedWrite(changes: ChangeSet(), root: state.committed.root, appliedElsewhere: true)
+            refused.append((write, error is AppliedElsewhere ? .success(applied) : .failure(error)))
         }
         return refused
     }
@@ -374,7 +398,14 @@ public final class DurableDatabase: Sendable {
     /// finish, the commit is then applied to the committed tree.
     private func receive(_ remote: RemoteCommit) -> Bool {
         let absorbed = state.withLock { state in
-            guard state.writes.remoteArrived(writing: Self.locations(of: remote)) else { return false }
+            // A write of this server's in flight that another server applied already (a resend) must
+            // not commit after it: it is superseded and decided again, and found applied.
+            var resent = false
+            for id in Self.writeIDs(of: remote) {
+                state.remoteWriteIDs.insert(id)
+                resent = resent || state.writeIDsInFlight.contains(id)
+            }
+            guard state.writes.remoteArrived(writing: resent ? nil : Self.locations(of: remote)) else { return false }
             for write in Self.writes(of: remote) { _ = Self.apply(write, to: &state.pending) }
             state.pendingVersion &+= 1
             return true
@@ -410,6 +441,12 @@ public final class DurableDatabase: Sendable {
     private static func locations(of remote: RemoteCommit) -> [Path]? {
         guard case .batches(let batches) = remote else { return nil }
         return batches.flatMap { $0.operations.map(\.path) }
+    }
+
+    /// The write IDs of another server's commit's writes.
+    private static func writeIDs(of remote: RemoteCommit) -> [String] {
+        guard case .batches(let batches) = remote else { return [] }
+        return batches.compactMap(\.writeID)
     }
 
     /// Another server's commit as the writes to apply and announce one by one, so that listeners hear

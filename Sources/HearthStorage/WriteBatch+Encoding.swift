@@ -9,20 +9,27 @@ import HearthCore
 /// byte count and the node (or the priority as a leaf) as `JSONFormat.lossless` JSON: the export form,
 /// which keeps priorities, with every double written so that it reads back as a double. A one-byte
 /// tag ends each batch but the last, so that readers can tell the writes apart (``decodeBatches(_:)``);
-/// a logged group is still applied as a whole or not at all. Version 1, without batch ends, still
-/// reads (as one batch).
+/// a logged group is still applied as a whole or not at all. Version 3 adds a batch's write ID
+/// (``writeID``): a tag byte, a varint byte count and the ID's bytes, after its operations, so that
+/// servers reading PostgreSQL's change log learn which client writes another server applied. A group
+/// without write IDs is written as version 2, which servers before version 3 read. Version 1, without
+/// batch ends, still reads (as one batch).
 extension WriteBatch {
     static let encodingVersion: UInt8 = 2
+    static let encodingVersionWithWriteIDs: UInt8 = 3
 
     private enum Tag: UInt8 {
         case removeSubtree = 1, removeRecord, put, putPriority
         /// Between two batches.
         case endOfBatch
+        /// The batch's write ID (version 3).
+        case writeID
     }
 
     /// Appends the encoding of `batches`' operations, in order, to `bytes`.
-    public static func encode(_ batches: some Sequence<WriteBatch>, into bytes: inout [UInt8]) {
-        bytes.append(encodingVersion)
+    public static func encode(_ batches: some Collection<WriteBatch>, into bytes: inout [UInt8]) {
+        let withWriteIDs = batches.contains { $0.writeID != nil }
+        bytes.append(withWriteIDs ? encodingVersionWithWriteIDs : encodingVersion)
         var json: [UInt8] = []
         var first = true
         for batch in batches {
@@ -47,6 +54,10 @@ extension WriteBatch {
                     bytes.append(contentsOf: json)
                 }
             }
+            if let id = batch.writeID {
+                bytes.append(Tag.writeID.rawValue)
+                StorageBytes.appendSlice(id.utf8, to: &bytes)
+            }
         }
     }
 
@@ -63,23 +74,34 @@ extension WriteBatch {
     public static func decodeBatches(_ bytes: UnsafeRawBufferPointer) throws(StorageError) -> [WriteBatch] {
         var reader = StorageBytes.Reader(bytes: bytes)
         let version = try reader.byte()
-        guard version == 1 || version == Self.encodingVersion else {
+        guard (1...Self.encodingVersionWithWriteIDs).contains(version) else {
             throw StorageError(.corrupt, "a logged write has an unknown format (version \(version)).")
         }
         var batches: [WriteBatch] = []
         var operations: [Operation] = []
+        var writeID: String?
+        func endBatch() {
+            var batch = WriteBatch(operations: operations)
+            batch.writeID = writeID
+            batches.append(batch)
+            operations = []
+            writeID = nil
+        }
         while !reader.isAtEnd {
-            guard let tag = Tag(rawValue: try reader.byte()), version > 1 || tag != .endOfBatch else {
+            guard let tag = Tag(rawValue: try reader.byte()), version > 1 || tag != .endOfBatch, version > 2 || tag != .writeID else {
                 throw StorageError(.corrupt, "a logged write has an unknown operation at byte \(reader.offset - 1).")
             }
             if tag == .endOfBatch {
-                batches.append(WriteBatch(operations: operations))
-                operations = []
+                endBatch()
+                continue
+            }
+            if tag == .writeID {
+                writeID = String(decoding: try reader.slice(), as: UTF8.self)
                 continue
             }
             let path = try reader.path()
             switch tag {
-            case .endOfBatch: break
+            case .endOfBatch, .writeID: break
             case .removeSubtree: operations.append(.removeSubtree(path))
             case .removeRecord: operations.append(.removeRecord(path))
             case .put: operations.append(.put(path, try reader.node()))
@@ -90,7 +112,7 @@ extension WriteBatch {
                 operations.append(.putPriority(path, priority))
             }
         }
-        batches.append(WriteBatch(operations: operations))
+        endBatch()
         return batches
     }
 }

@@ -166,6 +166,48 @@ import Testing
         #expect(database.root.child(at: "posts/p1").isEmpty)
     }
 
+    /// A client that lost the answer to a write sends it again, perhaps to another server of the cluster
+    /// (HearthClient's write IDs, docs/protocol.md §2.6.1): one that another server applied already is
+    /// acknowledged once the commit that applied it is in the tree, and not applied again.
+    @Test func aWriteAnotherServerAppliedIsAcknowledgedNotAppliedAgain() throws {
+        let (engine, database) = following()
+        let increment = try Node(json: #"{".sv": {"increment": 1}}"#)
+        var applied = WriteBatch(operations: [.put("count", Node(1))])
+        applied.writeID = "w-1"
+        #expect(try engine.deliver(applied))
+        let resent = Answer()
+        database.set("count", to: increment, now: 1, writeID: "w-1", completion: resent.completion)
+        // Nothing to store: only the barrier that answers it after what came before.
+        #expect(engine.batches.allSatisfy { $0.operations.isEmpty })
+        engine.complete(0, .success(()))
+        #expect(resent.succeeded)
+        // Checked by rules (decided outside the lock) too; another ID is applied.
+        let checked = Answer()
+        database.set("count", to: increment, now: 1, check: { _, _, _ in nil }, writeID: "w-1", completion: checked.completion)
+        engine.complete(1, .success(()))
+        #expect(checked.succeeded)
+        database.set("count", to: increment, now: 1, writeID: "w-2", completion: Answer().completion)
+        engine.complete(2, .success(()))
+        #expect(database.root.child(at: "count") == Node(2))
+    }
+
+    /// The resend was in flight here when the commit of the first send arrived: even where they would
+    /// commute (the first changed nothing), the resend is superseded, decided again and found applied.
+    @Test func aResendInFlightWhenTheFirstSendArrivesIsNotCommittedAfterIt() throws {
+        let (engine, database) = following()
+        let resent = Answer()
+        database.update("flags", with: [("on", Node(true))], writeID: "w-1", completion: resent.completion)
+        var first = WriteBatch(operations: [])
+        first.writeID = "w-1"
+        #expect(try !engine.deliver(first))
+        #expect(resent.isPending)
+        engine.complete(0, .failure(Self.superseded))
+        // Decided again once the commit is in the tree: acknowledged, nothing appended again.
+        #expect(resent.succeeded)
+        #expect(engine.batches.count == 1)
+        #expect(database.root.child(at: "flags").isEmpty)
+    }
+
     @Test func writtenLocationsOverlapAtAboveAndBelow() {
         let written = WrittenLocations(["a/b/c", "x"])
         for overlapping: Path in ["", "a", "a/b", "a/b/c", "a/b/c/d", "x", "x/y/z"] {

@@ -39,6 +39,28 @@ private let sampleBatches: [WriteBatch] = [
     #expect { try marked.withUnsafeBytes { try WriteBatch.decodeBatches($0) } } throws: { ($0 as? StorageError)?.code == .corrupt }
 }
 
+/// Version 3 carries each batch's write ID (servers following PostgreSQL's change log learn which client
+/// writes another server applied); a group without one stays version 2, which older servers read.
+@Test func theWriteIDsOfAGroupDecodeWithTheirBatches() throws {
+    var withIDs = sampleBatches
+    withIDs[0].writeID = "0123456789abcdefghijklmnop-1"
+    withIDs[2].writeID = "x"
+    withIDs.append({ var empty = WriteBatch(operations: []); empty.writeID = "nothing-changed"; return empty }())
+    var bytes: [UInt8] = []
+    WriteBatch.encode(withIDs, into: &bytes)
+    #expect(bytes[0] == 3)
+    #expect(try bytes.withUnsafeBytes { try WriteBatch.decodeBatches($0) } == withIDs)
+    var plain: [UInt8] = []
+    WriteBatch.encode(sampleBatches, into: &plain)
+    #expect(plain[0] == 2)
+    // An ID's tag in a version 2 encoding is damage, as is an ID cut short.
+    var older = bytes
+    older[0] = 2
+    #expect { try older.withUnsafeBytes { try WriteBatch.decodeBatches($0) } } throws: { ($0 as? StorageError)?.code == .corrupt }
+    let cut = Array(bytes.dropLast(3))
+    #expect { try cut.withUnsafeBytes { try WriteBatch.decodeBatches($0) } } throws: { ($0 as? StorageError)?.code == .corrupt }
+}
+
 @Test func anEmptyGroupEncodesToNoOperations() throws {
     var bytes: [UInt8] = []
     WriteBatch.encode([WriteBatch](), into: &bytes)

@@ -8,7 +8,9 @@ link to the server goes through the fault proxy, which a nemesis keeps switching
 Afterwards every write the app had saved is on the server, and each once: `count` (one increment per write)
 equals the number of keys, so no write was applied twice, although the server saw writes sent again after it had
 applied them (`hearth_writes_resent_total`); the transaction counter is at most the transactions started and at
-least those reported committed; and a listener on `count` converges to the server's value."""
+least those reported committed; and a listener on `count` converges to the server's value. The same again in
+front of a cluster, where each reconnect may land on another node (CLUSTER_CHURN_ROUNDS,
+`HEARTH_CLIENT_CLUSTER_CHURN_ROUNDS`)."""
 
 import os
 import random
@@ -16,15 +18,21 @@ import re
 import subprocess
 import threading
 
+import pytest
 import requests
 
 from conftest import start_hearth
 from fault_proxy import FaultProxy
+from nginx_support import Balancer
+from postgres_support import TemporaryPostgres
+from test_cluster import Node as ClusterNode
 from test_realtime import Client
 
 NS = "churn"
 OWNER = {"Authorization": "Bearer owner"}
 CHURN_ROUNDS = int(os.environ.get("HEARTH_CLIENT_CHURN_ROUNDS", "200"))
+# In front of a cluster (three nodes on PostgreSQL behind nginx): fewer, each slower to start.
+CLUSTER_CHURN_ROUNDS = int(os.environ.get("HEARTH_CLIENT_CLUSTER_CHURN_ROUNDS", "100"))
 # A kill comes this long after the app starts, at most: some before it has connected, most while it writes.
 KILL_AFTER_MAX_SECONDS = 0.4
 
@@ -67,14 +75,43 @@ def run_probe(probe, *arguments, cache, timeout=None, kill_after=None):
 
 
 def test_the_swift_sdk_killed_at_random_on_a_faulty_link_applies_every_saved_write_exactly_once(hearth_binary, tmp_path):
-    probe = hearth_binary.parent / "hearth-client-probe"
-    seed = int(os.environ.get("HEARTH_CLIENT_CHURN_SEED", random.randrange(1 << 30)))
-    print(f"seed {seed}, {CHURN_ROUNDS} rounds")
-    rng = random.Random(seed)
     process, port = start_hearth(hearth_binary, "--emulator", "--data", str(tmp_path / "data"), "--project", NS)
     assert process.poll() is None, process.communicate()[1]
-    server = f"http://127.0.0.1:{port}"
     proxy = FaultProxy(port, name="client")
+    try:
+        churn(hearth_binary, proxy, [f"http://127.0.0.1:{port}"], tmp_path, CHURN_ROUNDS)
+    finally:
+        proxy.stop()
+        process.terminate()
+        process.wait(timeout=20)
+
+
+def test_the_swift_sdk_killed_at_random_in_front_of_a_cluster_applies_every_saved_write_exactly_once(hearth_binary, tmp_path):
+    """The same, with the app's link going through nginx to three nodes on PostgreSQL: each reconnect may land on
+    another node, which must know the writes the others applied (the write IDs in PostgreSQL's change log)."""
+    if os.environ.get("HEARTH_SKIP_POSTGRES") == "1":
+        pytest.skip("HEARTH_SKIP_POSTGRES=1: the cluster needs PostgreSQL")
+    postgres = TemporaryPostgres()
+    nodes = [ClusterNode(hearth_binary, postgres.url, name, tmp_path / f"node-{name}") for name in ("a", "b", "c")]
+    balancer = Balancer([node.port for node in nodes])
+    proxy = FaultProxy(balancer.port, name="client")
+    try:
+        churn(hearth_binary, proxy, [node.endpoint.url for node in nodes], tmp_path, CLUSTER_CHURN_ROUNDS)
+    finally:
+        proxy.stop()
+        balancer.stop()
+        for node in nodes:
+            node.stop()
+        postgres.destroy()
+
+
+def churn(hearth_binary, proxy: FaultProxy, servers: list[str], tmp_path, rounds: int):
+    """Runs the probe app `rounds` times through `proxy`, killed at random while the nemesis switches the link;
+    then checks on every server (base URLs) that each saved write is there once and a listener converges."""
+    probe = hearth_binary.parent / "hearth-client-probe"
+    seed = int(os.environ.get("HEARTH_CLIENT_CHURN_SEED", random.randrange(1 << 30)))
+    print(f"seed {seed}, {rounds} rounds")
+    rng = random.Random(seed)
     url = f"http://127.0.0.1:{proxy.port}?ns={NS}"
     cache = tmp_path / "cache"
     stop, switches = threading.Event(), []
@@ -83,7 +120,7 @@ def test_the_swift_sdk_killed_at_random_on_a_faulty_link_applies_every_saved_wri
     started_transactions = committed_transactions = 0
     try:
         switching.start()
-        for round_number in range(CHURN_ROUNDS):
+        for round_number in range(rounds):
             out = run_probe(probe, "churn", url, str(round_number), cache=cache,
                             kill_after=rng.uniform(0, KILL_AFTER_MAX_SECONDS))
             saved.update(re.findall(r"^w (\S+)$", out, re.MULTILINE))
@@ -96,19 +133,22 @@ def test_the_swift_sdk_killed_at_random_on_a_faulty_link_applies_every_saved_wri
         out = run_probe(probe, "sync", url, cache=cache, timeout=120)
         assert "synced" in out, out
 
-        written = requests.get(f"{server}/w.json?ns={NS}", headers=OWNER, timeout=30).json() or {}
-        count = requests.get(f"{server}/count.json?ns={NS}", headers=OWNER, timeout=10).json()
-        transactions = requests.get(f"{server}/tx.json?ns={NS}", headers=OWNER, timeout=10).json() or 0
-        metrics = requests.get(f"{server}/metrics", headers=OWNER, timeout=10).text
-        resent = int(float(re.search(r"^hearth_writes_resent_total (\S+)$", metrics, re.MULTILINE).group(1)))
-        print(f"{len(saved)} writes saved by the app, {len(written)} on the server, count {count}; "
-              f"{resent} resends of applied writes answered without applying; transactions: "
-              f"{started_transactions} started, {committed_transactions} reported committed, {transactions} applied; "
-              f"link: {', '.join(f'{switches.count(kind)} {kind}' for kind in ('heal', 'delay', 'reset', 'blackhole'))}")
-        lost = saved - written.keys()
-        assert not lost, f"{len(lost)} saved writes never reached the server: {sorted(lost)[:10]}"
-        assert count == len(written), f"count {count} for {len(written)} writes: some were applied more than once"
-        assert committed_transactions <= transactions <= started_transactions
+        resent = 0
+        for server in servers:
+            metrics = requests.get(f"{server}/metrics", headers=OWNER, timeout=10).text
+            resent += int(float(re.search(r"^hearth_writes_resent_total (\S+)$", metrics, re.MULTILINE).group(1)))
+        for server in servers:
+            written = requests.get(f"{server}/w.json?ns={NS}", headers=OWNER, timeout=30).json() or {}
+            count = requests.get(f"{server}/count.json?ns={NS}", headers=OWNER, timeout=10).json()
+            transactions = requests.get(f"{server}/tx.json?ns={NS}", headers=OWNER, timeout=10).json() or 0
+            print(f"{server}: {len(saved)} writes saved by the app, {len(written)} on the server, count {count}; "
+                  f"{resent} resends of applied writes answered without applying; transactions: "
+                  f"{started_transactions} started, {committed_transactions} reported committed, {transactions} applied; "
+                  f"link: {', '.join(f'{switches.count(kind)} {kind}' for kind in ('heal', 'delay', 'reset', 'blackhole'))}")
+            lost = saved - written.keys()
+            assert not lost, f"{len(lost)} saved writes never reached {server}: {sorted(lost)[:10]}"
+            assert count == len(written), f"count {count} for {len(written)} writes: some were applied more than once"
+            assert committed_transactions <= transactions <= started_transactions
         assert resent > 0, "no write was sent again after it was applied: the faults did not test exactly-once"
 
         # A listener converges to what the server holds.
@@ -129,9 +169,6 @@ def test_the_swift_sdk_killed_at_random_on_a_faulty_link_applies_every_saved_wri
             watch.wait()
     finally:
         stop.set()
-        proxy.stop()
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def test_a_write_sent_again_with_its_id_is_applied_once_even_after_a_restart(hearth_binary, tmp_path):

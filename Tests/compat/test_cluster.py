@@ -301,8 +301,9 @@ def test_a_functions_process_registers_and_reads_through_any_node(cluster, heart
         listed = lambda node: requests.get(f"{node.endpoint.url}/.settings/functions.json?ns={ns}", headers={"Authorization": "Bearer owner"},
                                            timeout=10).json().get("functions", [])
         assert eventually(lambda: listed(c), 30), (tmp_path / "probe.err").read_text()
-        requests.put(f"{c.endpoint.url}/inbox/m1.json?ns={ns}", json={"text": "hi"}, timeout=10).raise_for_status()
-        requests.put(f"{a.endpoint.url}/inbox/m2.json?ns={ns}", json={"text": "ho"}, timeout=10).raise_for_status()
+        for node, key, text in ((c, "m1", "hi"), (a, "m2", "ho")):
+            response = requests.put(f"{node.endpoint.url}/inbox/{key}.json?ns={ns}", json={"text": text}, timeout=10)
+            assert response.status_code == 200, (node.name, response.status_code, response.text)
 
         def created():
             if not log.exists():
@@ -461,6 +462,58 @@ def test_realtime_transactions_from_clients_on_every_node_sum_exactly(cluster):
     assert not errors, errors[:3]
     for node in nodes:
         assert eventually(lambda: get(node.endpoint, path, ns) == 200, 5), get(node.endpoint, path, ns)
+
+
+def resent_writes(node) -> int:
+    metrics = requests.get(f"{node.endpoint.url}/metrics", headers={"Authorization": "Bearer owner"}, timeout=10).text
+    return int(next(line.split()[1] for line in metrics.splitlines() if line.startswith("hearth_writes_resent_total ")))
+
+
+def test_a_write_sent_again_to_another_node_is_applied_once(cluster):
+    """HearthClient's write IDs in a cluster (docs/protocol.md §2.6.1): a client that lost the answer to a write
+    sends it again, perhaps through the balancer to another node. That node knows another applied it (from
+    PostgreSQL's change log; once restarted, from hearth_applied_writes) and acknowledges it without applying it
+    again: sent to one node after another, to all three at once, as a transaction's compare-and-set, and after a
+    restart."""
+    _postgres, (a, b, c), _balancer = cluster
+    ns = namespace()
+    increment = {"count": {".sv": {"increment": 1}}}
+    clients = {node.name: Client(node.endpoint, ns=ns) for node in (a, b, c)}
+    resent_before = sum(resent_writes(node) for node in (a, b, c))
+    for index in range(10):
+        for node in (a, b, c):
+            status = clients[node.name].call("m", {"p": "/", "d": increment, "wid": f"one-by-one-{index}"})[1]
+            assert status["s"] == "ok", (node.name, status)
+    for index in range(10):
+        statuses = {}
+
+        def send(name, wid=f"at-once-{index}"):
+            statuses[name] = clients[name].call("m", {"p": "/", "d": increment, "wid": wid})[1]["s"]
+
+        threads = [threading.Thread(target=send, args=(name,)) for name in clients]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert statuses == {"a": "ok", "b": "ok", "c": "ok"}, statuses
+    # A transaction's compare-and-set sent again elsewhere is acknowledged, not refused as stale.
+    assert clients["a"].call("p", {"p": "/tx", "d": 1, "h": "", "wid": "cas"})[1]["s"] == "ok"
+    assert clients["b"].call("p", {"p": "/tx", "d": 1, "h": "", "wid": "cas"})[1]["s"] == "ok"
+    for node in (a, b, c):
+        assert eventually(lambda: get(node.endpoint, "", ns) == {"count": 20, "tx": 1}), (node.name, get(node.endpoint, "", ns))
+    # Each write was applied by one node; the two others each took it as a resend.
+    assert sum(resent_writes(node) for node in (a, b, c)) - resent_before == 2 * 20 + 1
+    for client in clients.values():
+        client.close()
+    # Restarted, a node remembers the IDs PostgreSQL holds.
+    b.stop()
+    b.start(port=b.port)
+    restarted = Client(b.endpoint, ns=ns)
+    assert restarted.call("m", {"p": "/", "d": increment, "wid": "one-by-one-0"})[1]["s"] == "ok"
+    assert restarted.call("m", {"p": "/", "d": increment, "wid": "after-restart"})[1]["s"] == "ok"
+    restarted.close()
+    assert get(b.endpoint, "count", ns) == 21
+    assert resent_writes(b) == 1
 
 
 def test_a_killed_node_loses_nothing_acknowledged_and_its_on_disconnects_run_once(cluster):

@@ -1,4 +1,5 @@
 import HearthCore
+import HearthStorage
 
 /// Which write IDs (HearthClient's `wid`, docs/protocol.md §2.6.1) a namespace has applied, or is
 /// applying: a client that lost its connection, or was killed and restarted, sends again every write it
@@ -18,18 +19,12 @@ struct RememberedWrites<Waiter> {
         case waiting
     }
 
-    private var applied: Set<String>
-    /// `applied` oldest first, from `oldest`, for forgetting the oldest past the limit.
-    private var order: [String]
-    private var oldest = 0
+    private var applied: RecentWriteIDs
     private var inFlight: [String: [Waiter]] = [:]
-    private let capacity: Int
 
     /// Remembers `ids` (oldest first) as applied.
     init(applied ids: [String] = [], capacity: Int = Limits.rememberedWriteIDsMax) {
-        self.capacity = capacity
-        order = Array(ids.suffix(capacity))
-        applied = Set(order)
+        applied = RecentWriteIDs(ids, capacity: capacity)
     }
 
     var appliedCount: Int { applied.count }
@@ -49,18 +44,7 @@ struct RememberedWrites<Waiter> {
     /// for it, which have its outcome. A write not made is forgotten: its next resend is decided again.
     mutating func finished(_ id: String, applied wasApplied: Bool) -> [Waiter] {
         let waiters = inFlight.removeValue(forKey: id) ?? []
-        if wasApplied, applied.insert(id).inserted {
-            order.append(id)
-            if applied.count > capacity {
-                applied.remove(order[oldest])
-                oldest += 1
-                // Dropped from the front in halves, not one at a time.
-                if oldest * 2 > order.count {
-                    order.removeFirst(oldest)
-                    oldest = 0
-                }
-            }
-        }
+        if wasApplied { applied.insert(id) }
         return waiters
     }
 }

@@ -171,6 +171,10 @@ final class WritePipeline {
         func finish(_ result: Result<DurableDatabase.CommittedWrite, any Error>) {
             WritePipeline.noteStorage(result, in: namespace, metrics: metrics, log: log)
             switch result {
+            case .success(let committed) where committed.appliedElsewhere:
+                // A resend of a write another server of the cluster applied: its listeners heard of it then.
+                metrics?.countResentWrite()
+                answer(.success(committed.root))
             case .success(let committed):
                 namespace.publish(CommittedChange(write: shape, root: committed.root, changes: committed.changes))
                 answer(.success(committed.root))
