@@ -131,7 +131,7 @@ let package = Package(
             dependencies: [
                 "HearthCore", "HearthSupport", "HearthStorage", "HearthSQL", "HearthSQLite", "HearthPostgres", "HearthServer", "HearthTransport",
                 "HearthBolt", "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthOutbound",
-                "HearthProtocol", "HearthHooks", "HearthHooksPostgres", "HearthTriggers",
+                "HearthProtocol", "HearthHooks", "HearthHooksPostgres", "HearthTriggers", "CMalloc",
             ],
             swiftSettings: strict),
         /// Writes continuously until killed: the child process of the crash test in HearthSQLiteTests.

@@ -445,7 +445,7 @@ extension HearthCommand {
             configuration: ServerConfiguration(
                 emulator: settings.emulator, adminToken: adminToken, defaultNamespace: settings.defaultNamespace,
                 project: settings.project, node: settings.node, trustedProxies: TrustedProxies(settings.trustedProxies),
-                secureCookies: settings.certificatePath != nil),
+                secureCookies: settings.certificatePath != nil, heapInUse: ProcessHeap.bytesInUse),
             rules: storage.rules, files: storage.files, identity: auth, site: site, onDisconnectLedger: storage.ledger,
             hooks: hooks, backups: backupDirectory.map(BackupDirectory.catalogue), openEngine: storage.openEngine)
         // After the transport has stopped and the server closed (below), before the storage closes.

@@ -280,7 +280,8 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
             caller = try? credentials.caller(credential: credential, authVariable: nil).get()
         }
         guard caller?.isAdmin == true else { throw .permissionDenied }
-        let endpoint = MetricsEndpoint(metrics: metrics, registry: namespaces, longPolls: longPolls.count, now: clock(), node: configuration.node)
+        let endpoint = MetricsEndpoint(metrics: metrics, registry: namespaces, longPolls: longPolls.count, now: clock(), node: configuration.node,
+            heapInUse: configuration.heapInUse)
         responder.respond(endpoint.response())
     }
 

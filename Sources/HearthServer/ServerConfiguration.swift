@@ -21,12 +21,16 @@ public struct ServerConfiguration: Sendable {
     public var trustedProxies: TrustedProxies
     /// Served over TLS (`--tls-cert`): the console's cookie is marked `Secure`.
     public var secureCookies: Bool
+    /// The bytes the process's allocator has handed out and not had back, for `/metrics`
+    /// (`hearth_heap_bytes`); nil reads nothing. The server links no C, so the command line gives it.
+    public var heapInUse: (@Sendable () -> Int?)?
 
     public init(
         emulator: Bool, adminToken: String?, defaultNamespace: String, project: String = "demo-hearth",
         keepAliveIntervalSeconds: Int = 30, node: String = "hearth", trustedProxies: TrustedProxies = TrustedProxies(),
-        secureCookies: Bool = false
+        secureCookies: Bool = false, heapInUse: (@Sendable () -> Int?)? = nil
     ) {
+        self.heapInUse = heapInUse
         self.secureCookies = secureCookies
         self.node = node
         self.trustedProxies = trustedProxies

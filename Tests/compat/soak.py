@@ -125,11 +125,14 @@ class Deployment:
             cleanup()
 
 
-def sample(process) -> dict:
+def sample(process, url: str) -> dict:
     pid = process.pid
     status = Path(f"/proc/{pid}/status").read_text()
     rss = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) * 1024
-    return {"rss": rss, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": len(os.listdir(f"/proc/{pid}/task"))}
+    # What the allocator has handed out: resident memory growing while this stays flat is freed pages kept.
+    metrics = requests.get(f"{url}/metrics", headers={"Authorization": "Bearer owner"}, timeout=30).text
+    heap = next((int(float(line.split()[1])) for line in metrics.splitlines() if line.startswith("hearth_heap_bytes ")), None)
+    return {"rss": rss, "heap": heap, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": len(os.listdir(f"/proc/{pid}/task"))}
 
 
 class Users:
@@ -343,7 +346,7 @@ class Stream:
 
 def plot(samples: list[dict], names: list[str], out: Path, title: str):
     """The run as small line charts, one per measure, a line per server process: hand-drawn SVG."""
-    measures = [("rss", "resident memory (MB)", 1 / (1 << 20)), ("fds", "open file descriptors", 1), ("threads", "threads", 1),
+    measures = [("rss", "resident memory (MB)", 1 / (1 << 20)), ("heap", "heap in use (MB)", 1 / (1 << 20)), ("fds", "open file descriptors", 1), ("threads", "threads", 1),
                 ("rest_p99", "REST write p99 (ms)", 1000), ("realtime_p99", "realtime write p99 (ms)", 1000)]
     width, height, pad = 420, 150, 40
     colours = ["#d9480f", "#1864ab", "#2b8a3e"]
@@ -431,8 +434,8 @@ def main() -> int:
                 row = {"minute": round((time.monotonic() - began) / 60, 2),
                        "rest_p99": percentile(latencies["rest"], 0.99), "realtime_p99": percentile(latencies["realtime"], 0.99),
                        "rest_writes": len(latencies["rest"]), "errors": len(stats.errors)}
-                for name, process in zip(names, deployment.processes):
-                    for key, value in sample(process).items():
+                for name, process, node_url in zip(names, deployment.processes, deployment.node_urls):
+                    for key, value in sample(process, node_url).items():
                         row[f"{name}.{key}"] = value
                 samples.append(row)
                 if columns is None:
@@ -440,7 +443,7 @@ def main() -> int:
                     csv.write(",".join(columns) + "\n")
                 csv.write(",".join("" if row.get(c) is None else str(row[c]) for c in columns) + "\n")
                 csv.flush()
-                shown = "  ".join(f"{name}: {row[f'{name}.rss'] >> 20} MB, {row[f'{name}.fds']} fds, {row[f'{name}.threads']} threads" for name in names)
+                shown = "  ".join(f"{name}: {row[f'{name}.rss'] >> 20} MB (heap {(row[f'{name}.heap'] or 0) >> 20}), {row[f'{name}.fds']} fds, {row[f'{name}.threads']} threads" for name in names)
                 p99 = f"{row['rest_p99'] * 1000:.1f}" if row["rest_p99"] is not None else "-"
                 print(f"{row['minute']:6.2f} min  {shown}  REST p99 {p99} ms  ({row['rest_writes']} writes)  errors {row['errors']}", flush=True)
         stop.set()
@@ -464,7 +467,7 @@ def main() -> int:
                 diverged.append(listener.index)
         summary = {"kind": kind, "minutes": arguments.minutes, "counts": stats.counts, "errors": stats.errors[:20],
                    "error count": len(stats.errors), "lost": lost[:20], "listeners diverged": diverged,
-                   "growth %": {f"{name}.{key}": round(growth(samples, f"{name}.{key}"), 2) for name in names for key in ("rss", "fds", "threads")}}
+                   "growth %": {f"{name}.{key}": round(growth(samples, f"{name}.{key}"), 2) for name in names for key in ("rss", "heap", "fds", "threads")}}
         summary["growth %"]["rest_p99"] = round(growth(samples, "rest_p99"), 2)
         (out / "summary.json").write_text(json.dumps(summary, indent=1))
         plot(samples, names, out / "soak.svg", f"hearth soak, {kind}, {arguments.minutes:g} min")

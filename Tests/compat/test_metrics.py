@@ -58,3 +58,18 @@ def test_reads_writes_and_deliveries_are_counted(hearth_server):
     stale = requests.put(f"{base}/counter.json?ns={namespace}", json=9, headers={"if-match": "not-the-hash"})
     assert stale.status_code == 412
     assert metric(scrape(), "hearth_write_failures_total", reason="stale") - metric(after, "hearth_write_failures_total", reason="stale") == 1
+
+
+def test_the_heap_in_use_grows_with_what_the_server_holds(hearth_server):
+    """`hearth_heap_bytes` is the allocator's count of bytes handed out (what the soak plots beside resident
+    memory): a namespace loaded with a few megabytes of data shows in it."""
+    base, admin = hearth_server.url, {"Authorization": "Bearer owner"}
+    namespace = "metrics-heap"
+    before = metric(requests.get(base + "/metrics", headers=admin).text, "hearth_heap_bytes")
+    assert before > 1 << 20
+    value = "x" * 1000
+    for chunk in range(4):
+        body = {f"k{chunk}-{index}": value for index in range(1000)}
+        assert requests.patch(f"{base}/big.json?ns={namespace}", json=body, headers=admin).status_code == 200
+    after = metric(requests.get(base + "/metrics", headers=admin).text, "hearth_heap_bytes")
+    assert after - before > 4_000_000, (before, after)

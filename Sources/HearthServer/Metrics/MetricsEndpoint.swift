@@ -9,6 +9,7 @@ struct MetricsEndpoint {
     let longPolls: Int
     let now: Int64
     let node: String
+    let heapInUse: (@Sendable () -> Int?)?
 
     func render() -> String {
         var text = PrometheusText()
@@ -16,6 +17,10 @@ struct MetricsEndpoint {
         text.family("hearth_node_info", .gauge, help: "This node's name (hearth serve --node).", samples: [([("node", node)], 1)])
         text.family("hearth_uptime_seconds", .gauge, help: "Seconds since the server started.",
                     value: Double(max(0, now - metrics.startedAt)) / 1000)
+        if let heap = heapInUse?() {
+            text.family("hearth_heap_bytes", .gauge, help: "Bytes allocated and not freed (the allocator's own count; resident memory also holds freed pages it keeps).",
+                        value: Double(heap))
+        }
         let namespaces = Array(registry.all).sorted { $0.name < $1.name }
         text.family("hearth_namespaces_open", .gauge, help: "Namespaces (databases) loaded.", value: Double(namespaces.count))
         text.family("hearth_realtime_connections", .gauge, help: "Open realtime connections (WebSocket and long-poll), by namespace.",
