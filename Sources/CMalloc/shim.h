@@ -1,3 +1,3 @@
 // glibc's malloc statistics (mallinfo2, malloc_trim), which the Glibc module does not export.
-// Imported only by HearthBenchmarks, to count the heap bytes a tree holds.
+// Imported by HearthBenchmarks, to count the heap bytes a tree holds, and by HearthCLI, for /metrics.
 #include <malloc.h>
