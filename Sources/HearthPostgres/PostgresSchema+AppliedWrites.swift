@@ -25,10 +25,11 @@ extension PostgresSchema {
             [.text(namespace), .int8(sequence), .text(ids.joined(separator: " "))])
     }
 
-    /// The rows of the newest `limit` commits that applied IDs, newest first.
-    static func appliedWrites(namespace: String, limit: Int) -> PostgresStatement {
+    /// The rows of the newest `limit` commits after change `sequence` that applied IDs, newest first.
+    static func appliedWrites(namespace: String, after sequence: Int64, limit: Int) -> PostgresStatement {
         PostgresStatement(
-            "SELECT write_ids FROM hearth_applied_writes WHERE namespace = $1 ORDER BY seq DESC LIMIT \(limit)", [.text(namespace)])
+            "SELECT write_ids FROM hearth_applied_writes WHERE namespace = $1 AND seq > $2 ORDER BY seq DESC LIMIT \(limit)",
+            [.text(namespace), .int8(sequence)])
     }
 
     /// Removes all but the newest `keep` rows: each holds at least one ID, so at least `keep` IDs stay.

@@ -23,25 +23,32 @@ extension PostgresStorageEngine {
     public func rememberedWriteIDs() throws(StorageError) -> [String] {
         let connection = try openConnection(doing: "reading the applied write IDs of namespace '\(namespace)'")
         defer { connection.close() }
+        return try Self.appliedWriteIDs(namespace: namespace, after: 0, on: connection, endpoint: endpoint, location: location)
+    }
+
+    /// The newest `Limits.rememberedWriteIDsMax` IDs of writes committed after change `sequence`, oldest
+    /// first.
+    static func appliedWriteIDs(
+        namespace: String, after sequence: Int64, on connection: PostgresConnection, endpoint: PostgresEndpoint, location: String
+    ) throws(StorageError) -> [String] {
         let limit = Limits.rememberedWriteIDsMax
+        let result: PostgresResult
         do {
-            let results = try connection.run([PostgresSchema.appliedWrites(namespace: namespace, limit: limit)], deadline: .at(.now + PostgresTimeouts.commit))
-            guard let result = results.first else { return [] }
-            var newestFirst: [String] = []
-            for index in 0..<Int32(clamping: result.rowCount) where newestFirst.count < limit {
-                guard let bytes = PostgresRow(result: result, index: index).bytes(0), let ids = PostgresBinary.decodeString(bytes) else {
-                    throw StorageError(.corrupt, "a hearth_applied_writes row of namespace '\(namespace)' at \(location) does not decode.")
-                }
-                newestFirst += ids.split(separator: " ").reversed().map(String.init)
-            }
-            return Array(newestFirst.prefix(limit).reversed())
-        } catch let error as PostgresError {
-            throw StorageError(error, at: endpoint, doing: "reading the applied write IDs of namespace '\(namespace)'")
-        } catch let error as StorageError {
-            throw error
+            let results = try connection.run(
+                [PostgresSchema.appliedWrites(namespace: namespace, after: sequence, limit: limit)], deadline: .at(.now + PostgresTimeouts.commit))
+            guard let first = results.first else { return [] }
+            result = first
         } catch {
-            throw StorageError(.io, "\(error)")
+            throw StorageError(error, at: endpoint, doing: "reading the applied write IDs of namespace '\(namespace)'")
         }
+        var newestFirst: [String] = []
+        for index in 0..<Int32(clamping: result.rowCount) where newestFirst.count < limit {
+            guard let bytes = PostgresRow(result: result, index: index).bytes(0), let ids = PostgresBinary.decodeString(bytes) else {
+                throw StorageError(.corrupt, "a hearth_applied_writes row of namespace '\(namespace)' at \(location) does not decode.")
+            }
+            newestFirst += ids.split(separator: " ").reversed().map(String.init)
+        }
+        return Array(newestFirst.prefix(limit).reversed())
     }
 
     /// A `hearth_records` row's leaf (nil for a priority marker) and priority, each column decoded with

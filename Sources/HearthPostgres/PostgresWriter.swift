@@ -357,10 +357,14 @@ final class PostgresWriter: GroupCommitter, @unchecked Sendable {  // confined t
 
     private func snapshot(on connection: PostgresConnection, doing: String) throws(StorageError) -> RemoteCommit {
         do {
+            // The IDs applied since this server's position, read first: any the snapshot holds are among
+            // them (more are harmless: they are stored).
+            let writeIDs = try PostgresStorageEngine.appliedWriteIDs(
+                namespace: namespace, after: lastSequence ?? 0, on: connection, endpoint: endpoint, location: "PostgreSQL \(endpoint)")
             let snapshot = try PostgresSnapshot.read(namespace: namespace, on: connection, location: "PostgreSQL \(endpoint)", progress: nil)
             lastSequence = snapshot.sequence
             log("hearth: namespace '\(namespace)' fell behind the change log's trimmed rows; reloaded it whole at change \(snapshot.sequence).")
-            return .snapshot(snapshot.root)
+            return .snapshot(snapshot.root, writeIDs: writeIDs)
         } catch {
             // The transaction may still be open: a new connection starts clean.
             disconnect()

@@ -445,8 +445,10 @@ public final class DurableDatabase: Sendable {
 
     /// The write IDs of another server's commit's writes.
     private static func writeIDs(of remote: RemoteCommit) -> [String] {
-        guard case .batches(let batches) = remote else { return [] }
-        return batches.compactMap(\.writeID)
+        switch remote {
+        case .batches(let batches): batches.compactMap(\.writeID)
+        case .snapshot(_, let writeIDs): writeIDs
+        }
     }
 
     /// Another server's commit as the writes to apply and announce one by one, so that listeners hear
@@ -467,7 +469,7 @@ public final class DurableDatabase: Sendable {
         case .batches(let batches):
             after = batches.reduce(before) { $0.applying($1) }
             locations = Path.outermost(batches.flatMap { $0.operations.map(\.path) })
-        case .snapshot(let root):
+        case .snapshot(let root, _):
             after = root
             locations = [.root]
         }

@@ -28,8 +28,9 @@ public protocol FollowingStorageEngine: StorageEngine {
 }
 
 /// What other servers committed to a namespace: their batches in commit order, or, when the engine
-/// fell too far behind to read them (the change log was trimmed), the whole tree as it is now.
+/// fell too far behind to read them (the change log was trimmed), the whole tree as it is now, with the
+/// write IDs (``WriteBatch/writeID``) applied since it fell behind.
 public enum RemoteCommit: Sendable {
     case batches([WriteBatch])
-    case snapshot(Node)
+    case snapshot(Node, writeIDs: [String] = [])
 }

@@ -220,4 +220,50 @@ struct FollowingTests {
         // B heard only what came after its snapshot: nothing applied twice.
         #expect(b.remote.flatMap(\.locations) == [Path("after")])
     }
+
+    /// A write with its client's ID (HearthClient's `wid`), answered when durable.
+    static func set(
+        _ path: Path, to value: Node, writeID: String, in database: DurableDatabase
+    ) async throws -> DurableDatabase.CommittedWrite {
+        try await withCheckedThrowingContinuation { continuation in
+            database.set(path, to: value, now: 1, writeID: writeID) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// A client sends a write again to another server (it lost the first answer): that server knows from
+    /// the change log that the first applied it, and acknowledges it without applying it again. So does a
+    /// server that fell behind the log's trimmed rows (the IDs come with the snapshot), and one that
+    /// starts later (from `hearth_applied_writes`).
+    @Test func aWriteSentAgainToAnotherServerIsAcknowledgedNotAppliedAgain() async throws {
+        let postgres = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("resent")
+        let increment = try Node(json: #"{".sv": {"increment": 1}}"#)
+        let a = try Server(url: postgres.url, namespace: namespace)
+        defer { a.close() }
+        // Loaded now, following only later: it will find the log trimmed below what it needs.
+        let lateEngine = try PostgresStorageEngine(url: postgres.url, namespace: namespace)
+        defer { lateEngine.close() }
+        let late = DurableDatabase(engine: lateEngine, root: try lateEngine.load(progress: nil))
+        let b = try Server(url: postgres.url, namespace: namespace)
+        defer { b.close() }
+
+        #expect(try await Self.set("count", to: increment, writeID: "w-1", in: a.database).appliedElsewhere == false)
+        #expect(await eventually { b.database.root.child("count") == Node(1) })
+        #expect(try await Self.set("count", to: increment, writeID: "w-1", in: b.database).appliedElsewhere)
+        #expect(try await Self.set("count", to: increment, writeID: "w-2", in: b.database).appliedElsewhere == false)
+        #expect(await eventually { a.database.root.child("count") == Node(2) })
+
+        // The rows the late server needs are gone (as retention trims them): it reloads the snapshot.
+        _ = try query(postgres.url, "DELETE FROM hearth_changes WHERE namespace = $1 AND seq < (SELECT max(seq) FROM hearth_changes WHERE namespace = $1)", [.text(namespace)])
+        #expect(late.follow { _ in })
+        await withCheckedContinuation { (caughtUp: CheckedContinuation<Void, Never>) in late.catchUp { _ in caughtUp.resume() } }
+        #expect(await eventually { late.root.child("count") == Node(2) })
+        #expect(try await Self.set("count", to: increment, writeID: "w-1", in: late).appliedElsewhere)
+
+        let restarted = try Server(url: postgres.url, namespace: namespace)
+        defer { restarted.close() }
+        // Its engine's IDs are what a server remembers on opening (the server checks them before deciding).
+        #expect(try restarted.engine.rememberedWriteIDs() == ["w-1", "w-2"])
+        #expect(a.database.root.child("count") == Node(2))
+    }
 }
