@@ -70,10 +70,10 @@ public protocol HTTPHandler: AnyObject {
 
 /// The transport's memory budget (under a memory limit, a share of it), lent for what a handler holds
 /// between requests: a long-poll session's segments of a message not yet complete. Request bodies and
-/// WebSocket messages take from the same budget. Loop thread only.
+/// WebSocket messages take from the same budget (``HeldMessageBytes``). Loop thread only.
 public protocol HeldMemoryBudget: AnyObject {
-    /// Takes `bytes` more; false, and nothing taken, when they do not fit beside what others hold.
-    func hold(_ bytes: Int) -> Bool
+    /// Takes `bytes` more; nil when taken, or why not (and nothing taken).
+    func hold(_ bytes: Int) -> BudgetRefusal?
     /// Gives back `bytes` taken before.
     func release(_ bytes: Int)
 }

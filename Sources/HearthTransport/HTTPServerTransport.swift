@@ -428,6 +428,12 @@ public final class HTTPServerTransport: @unchecked Sendable {
 
 extension HTTPServerTransport: HeldMemoryBudget {
     /// What a handler holds between requests takes from the request-body budget (loop thread).
-    public func hold(_ bytes: Int) -> Bool { bodyBudget.reserve(bytes) == .granted }
+    public func hold(_ bytes: Int) -> BudgetRefusal? {
+        switch bodyBudget.reserve(bytes) {
+        case .granted: nil
+        case .tooLarge(let bytesMax): .tooLarge(bytesMax: bytesMax)
+        case .busy(let bytesInFlight, let bytesMax): .busy(bytesInFlight: bytesInFlight, bytesMax: bytesMax)
+        }
+    }
     public func release(_ bytes: Int) { bodyBudget.release(bytes) }
 }

@@ -18,7 +18,7 @@ final class WebSocketConnection: RealtimeSink {
     private(set) var queuedByteCount = 0
     private var incoming: [UInt8] = []
     /// What this connection holds of the transport's body budget for its messages (see `holdBudget`).
-    private var budgetedBytes = 0
+    private var heldMessages = HeldMessageBytes()
     private var closeReason: String?
     private var closeNow = false
     private var isClosed = false
@@ -148,29 +148,14 @@ final class WebSocketConnection: RealtimeSink {
     }
 
     /// Holds the transport's body budget (under a memory limit, `RequestBodyBudget`) at what `held`
-    /// bytes of messages need beyond ``ServerLimits/realtimeMessageBytesUnbudgeted``, or closes the
-    /// connection with the reason when that does not fit and returns false.
+    /// bytes of messages need (``HeldMessageBytes``), or closes the connection with the reason when that
+    /// does not fit and returns false.
     private func holdBudget(_ held: Int) -> Bool {
-        let wanted = max(0, held - ServerLimits.realtimeMessageBytesUnbudgeted)
-        if wanted <= budgetedBytes {
-            if wanted < budgetedBytes { transport.bodyBudget.release(budgetedBytes - wanted) }
-            budgetedBytes = wanted
-            return true
-        }
-        switch transport.bodyBudget.reserve(wanted - budgetedBytes) {
-        case .granted:
-            budgetedBytes = wanted
-            return true
+        guard let refusal = heldMessages.hold(held, from: transport) else { return true }
         // Not at once: the close frame, which says why, leaves first (what still arrives is ignored). A
         // client still sending may see only the connection end (the unread bytes make the kernel reset
         // it), so the reason is logged too.
-        case .tooLarge(let bytesMax):
-            refuse("message larger than the server takes at once under its memory limit (\(bytesMax) bytes)")
-        case .busy(let inFlight, let bytesMax):
-            refuse("server busy with other large messages under its memory limit: nothing was written, retry",
-                   detail: "\(inFlight) of \(bytesMax) bytes held")
-        }
-        releaseBudget()
+        refuse(refusal.reason, detail: refusal.detail)
         return false
     }
 
@@ -183,10 +168,7 @@ final class WebSocketConnection: RealtimeSink {
         "connection's message of \(incoming.count + (session?.reassemblingByteCount ?? 0)) bytes" + (detail.map { " (\($0))" } ?? "")
     }
 
-    private func releaseBudget() {
-        if budgetedBytes > 0 { transport.bodyBudget.release(budgetedBytes) }
-        budgetedBytes = 0
-    }
+    private func releaseBudget() { heldMessages.release(to: transport) }
 
     func heardPong(now: Int64) {
         lastHeard = now

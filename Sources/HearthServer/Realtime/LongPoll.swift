@@ -98,7 +98,7 @@ final class LongPollConnection: RealtimeSink {
     private var ended = false
     private var closeAfterFlush = false
     /// What this session holds of the transport's memory budget for its messages (see `holdBudget`).
-    private var budgetedBytes = 0
+    private var heldMessages = HeldMessageBytes()
 
     init(connectionID: String, password: String, callback: String, owner: LongPolls) {
         self.connectionID = connectionID
@@ -239,27 +239,17 @@ final class LongPollConnection: RealtimeSink {
         _ = holdBudget(segments.pendingByteCount)
     }
 
-    /// Holds, from the transport's budget, what `held` bytes of messages need beyond
-    /// ``ServerLimits/realtimeMessageBytesUnbudgeted`` (as a WebSocket connection does), or ends the
-    /// session, saying why, when that does not fit: the SDK reconnects and sends its writes again.
+    /// Holds, from the transport's budget, what `held` bytes of messages need (``HeldMessageBytes``, as a
+    /// WebSocket connection does), or ends the session, saying why, when that does not fit: the SDK
+    /// reconnects and sends its writes again.
     private func holdBudget(_ held: Int) -> Bool {
-        let wanted = max(0, held - ServerLimits.realtimeMessageBytesUnbudgeted)
-        guard let budget = owner.budget, wanted != budgetedBytes else { return true }
-        if wanted < budgetedBytes {
-            budget.release(budgetedBytes - wanted)
-        } else if !budget.hold(wanted - budgetedBytes) {
-            releaseBudget()
-            let reason = "server busy with other large messages under its memory limit: nothing was written, retry"
-            owner.log?("realtime: long-poll connection's message of \(held) bytes closed: \(reason)")
-            close(reason: reason, immediately: true)
-            return false
-        }
-        budgetedBytes = wanted
-        return true
+        guard let budget = owner.budget, let refusal = heldMessages.hold(held, from: budget) else { return true }
+        owner.log?("realtime: long-poll connection's message of \(held) bytes\(refusal.detail.map { " (\($0))" } ?? "") closed: \(refusal.reason)")
+        close(reason: refusal.reason, immediately: true)
+        return false
     }
 
     private func releaseBudget() {
-        if budgetedBytes > 0 { owner.budget?.release(budgetedBytes) }
-        budgetedBytes = 0
+        if let budget = owner.budget { heldMessages.release(to: budget) }
     }
 }
