@@ -128,11 +128,15 @@ class Deployment:
 def sample(process, url: str) -> dict:
     pid = process.pid
     status = Path(f"/proc/{pid}/status").read_text()
-    rss = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")) * 1024
+    def kilobytes(field: str) -> int:
+        return next(int(line.split()[1]) for line in status.splitlines() if line.startswith(field)) * 1024
+
+    # Resident memory is mostly the libraries' pages (file-backed, shared): the process's own is the anonymous part.
+    rss, anon = kilobytes("VmRSS:"), kilobytes("RssAnon:")
     # What the allocator has handed out: resident memory growing while this stays flat is freed pages kept.
     metrics = requests.get(f"{url}/metrics", headers={"Authorization": "Bearer owner"}, timeout=30).text
     heap = next((int(float(line.split()[1])) for line in metrics.splitlines() if line.startswith("hearth_heap_bytes ")), None)
-    return {"rss": rss, "heap": heap, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": len(os.listdir(f"/proc/{pid}/task"))}
+    return {"rss": rss, "anon": anon, "heap": heap, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": len(os.listdir(f"/proc/{pid}/task"))}
 
 
 class Users:
@@ -346,11 +350,12 @@ class Stream:
 
 def plot(samples: list[dict], names: list[str], out: Path, title: str):
     """The run as small line charts, one per measure, a line per server process: hand-drawn SVG."""
-    measures = [("rss", "resident memory (MB)", 1 / (1 << 20)), ("heap", "heap in use (MB)", 1 / (1 << 20)), ("fds", "open file descriptors", 1), ("threads", "threads", 1),
+    measures = [("rss", "resident memory (MB)", 1 / (1 << 20)), ("anon", "resident, anonymous (MB)", 1 / (1 << 20)),
+                ("heap", "heap in use (MB)", 1 / (1 << 20)), ("fds", "open file descriptors", 1), ("threads", "threads", 1),
                 ("rest_p99", "REST write p99 (ms)", 1000), ("realtime_p99", "realtime write p99 (ms)", 1000)]
     width, height, pad = 420, 150, 40
     colours = ["#d9480f", "#1864ab", "#2b8a3e"]
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * 2 + 20}" height="{(height + 30) * 3 + 30}" font-family="sans-serif" font-size="11">',
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * 2 + 20}" height="{(height + 30) * ((len(measures) + 1) // 2) + 30}" font-family="sans-serif" font-size="11">',
              f'<text x="10" y="18" font-size="13">{title}</text>']
     minutes = [s["minute"] for s in samples] or [0]
     for chart, (key, label, scale) in enumerate(measures):
@@ -443,7 +448,7 @@ def main() -> int:
                     csv.write(",".join(columns) + "\n")
                 csv.write(",".join("" if row.get(c) is None else str(row[c]) for c in columns) + "\n")
                 csv.flush()
-                shown = "  ".join(f"{name}: {row[f'{name}.rss'] >> 20} MB (heap {(row[f'{name}.heap'] or 0) >> 20}), {row[f'{name}.fds']} fds, {row[f'{name}.threads']} threads" for name in names)
+                shown = "  ".join(f"{name}: {row[f'{name}.rss'] >> 20} MB (anon {row[f'{name}.anon'] >> 20}, heap {(row[f'{name}.heap'] or 0) >> 20}), {row[f'{name}.fds']} fds, {row[f'{name}.threads']} threads" for name in names)
                 p99 = f"{row['rest_p99'] * 1000:.1f}" if row["rest_p99"] is not None else "-"
                 print(f"{row['minute']:6.2f} min  {shown}  REST p99 {p99} ms  ({row['rest_writes']} writes)  errors {row['errors']}", flush=True)
         stop.set()
@@ -467,14 +472,16 @@ def main() -> int:
                 diverged.append(listener.index)
         summary = {"kind": kind, "minutes": arguments.minutes, "counts": stats.counts, "errors": stats.errors[:20],
                    "error count": len(stats.errors), "lost": lost[:20], "listeners diverged": diverged,
-                   "growth %": {f"{name}.{key}": round(growth(samples, f"{name}.{key}"), 2) for name in names for key in ("rss", "heap", "fds", "threads")}}
+                   "growth %": {f"{name}.{key}": round(growth(samples, f"{name}.{key}"), 2) for name in names for key in ("rss", "anon", "heap", "fds", "threads")}}
         summary["growth %"]["rest_p99"] = round(growth(samples, "rest_p99"), 2)
         (out / "summary.json").write_text(json.dumps(summary, indent=1))
         plot(samples, names, out / "soak.svg", f"hearth soak, {kind}, {arguments.minutes:g} min")
         print(json.dumps(summary["counts"]))
         if stats.errors:
             print("errors:", *stats.errors[:10], sep="\n  ")
-        worst = max((value for key, value in summary["growth %"].items() if key != "rest_p99"), default=0.0)
+        # The target is on resident memory, descriptors and threads; the anonymous part and the heap say where
+        # growth comes from (small bases make their percentages jumpy).
+        worst = max((value for key, value in summary["growth %"].items() if key.split(".")[-1] in ("rss", "fds", "threads")), default=0.0)
         print(json.dumps({"scenario": f"soak.{kind}", "metric": "growth.last-half.max", "value": worst, "unit": "%",
                           "reference": "target", "referenceValue": 5.0, "ratio": round(worst / 5.0, 3),
                           "errors": len(stats.errors), "lost": len(lost), "listenersDiverged": len(diverged)}))
