@@ -46,7 +46,8 @@ public struct TokenVerificationError: Error, Equatable, Sendable, CustomStringCo
 /// emulators do.
 ///
 /// Signature checks are cached: the database verifies the same token on every request, so the verdict
-/// for a token string is kept (up to `cacheCapacity` tokens) and only the expiry is re-checked.
+/// for a token string is kept (``VerifiedTokens``: up to `cacheCapacity` tokens, the newest four of each
+/// account) and only the expiry is re-checked.
 ///
 /// Thread-safe; typical use from the database:
 ///
@@ -60,7 +61,7 @@ public final class TokenVerifier: Sendable {
     private let signedHeader: String
     private let issuer: String
     private let clock: @Sendable () -> Int64
-    private let cache = Mutex<[String: AuthContext]>([:])
+    private let cache: Mutex<VerifiedTokens>
     private let cacheCapacity: Int
     static let clockSkewSeconds: Int64 = 60
 
@@ -76,6 +77,7 @@ public final class TokenVerifier: Sendable {
         issuer = "https://securetoken.google.com/" + projectID
         self.clock = clock
         self.cacheCapacity = cacheCapacity
+        cache = Mutex(VerifiedTokens(capacity: cacheCapacity))
     }
 
     public func verify(_ token: String) throws(TokenVerificationError) -> AuthContext {
@@ -87,10 +89,7 @@ public final class TokenVerifier: Sendable {
         let context = try verifyUncached(token, now: now)
         // Only signed tokens are cached: the cached path re-checks expiry, which unsigned emulator tokens skip.
         if cacheCapacity > 0 && token.utf8.last != UInt8(ascii: ".") {
-            cache.withLock { entries in
-                if entries.count >= cacheCapacity { entries.removeAll(keepingCapacity: true) }
-                entries[token] = context
-            }
+            cache.withLock { $0.insert(context, for: token) }
         }
         return context
     }
