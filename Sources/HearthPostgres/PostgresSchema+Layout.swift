@@ -18,10 +18,12 @@ extension PostgresSchema {
         2: [PostgresStatement("SELECT pg_advisory_xact_lock(\(creationLockKey))")] + createFeed + [
             PostgresStatement("UPDATE hearth_schema SET version = 3 WHERE version < 3"),
         ],
-        // 3 → 4: the write IDs commits applied, empty (`createAppliedWrites`).
+        // 3 → 4: the write IDs commits applied, empty (`createAppliedWrites`), and the feed's running
+        // totals of bytes (`addFeedRunningTotals`).
         3: [
             PostgresStatement("SELECT pg_advisory_xact_lock(\(creationLockKey))"),
             createAppliedWrites,
+        ] + addFeedRunningTotals + [
             PostgresStatement("UPDATE hearth_schema SET version = 4 WHERE version < 4"),
         ],
     ]

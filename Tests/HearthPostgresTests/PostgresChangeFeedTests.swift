@@ -65,4 +65,45 @@ struct PostgresChangeFeedTests {
         let afterImport = try await engine.readFeed(after: last, limit: 10)
         #expect(afterImport.entries.isEmpty && afterImport.needsResync(after: last))
     }
+
+    /// Retention reads the two ends of the feed, never all of it: each trim looks at the oldest
+    /// `trimRowsMax` rows (it runs every 256 commits, so it keeps up) and finds how many bytes are newer
+    /// than a row from the running totals. Rows of layout 3, which had none, get them when it migrates.
+    @Test func retentionLooksAtTheOldestRowsAndTheRunningTotals() async throws {
+        let server = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("feedends")
+        let engine = try PostgresStorageEngine(url: server.url, namespace: namespace)
+        defer { engine.close() }
+        let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
+        for index in 0..<3 {
+            try await database.set(Path("i/\(index)"), to: Node(index), feed: note("i/\(index)", Node(index)))
+        }
+        let totals = { try query(server.url, "SELECT upto, octet_length(entries)::bigint FROM hearth_feed WHERE namespace = $1 ORDER BY seq", [.text(namespace)]) }
+        let sizes = try totals().map { try #require($0.int64(1)) }
+        #expect(try totals().map { $0.int64(0) } == [sizes[0], sizes[0] + sizes[1], sizes[0] + sizes[1] + sizes[2]])
+
+        // As layout 3 left them (no totals): the migration sums them.
+        _ = try query(server.url, "UPDATE hearth_feed SET upto = 0 WHERE namespace = $1", [.text(namespace)])
+        for statement in PostgresSchema.addFeedRunningTotals { _ = try query(server.url, statement.sql, statement.parameters) }
+        #expect(try totals().map { $0.int64(0) } == [sizes[0], sizes[0] + sizes[1], sizes[0] + sizes[1] + sizes[2]])
+
+        // 2,500 rows of 10 bytes after them; a size of 10,000 bytes keeps the newest 1,000. The first trim
+        // deletes the oldest 1,000 it looks at (each beyond the size), the next the 503 left beyond it.
+        _ = try query(server.url, """
+            INSERT INTO hearth_feed (namespace, seq, time, count, entries, upto)
+            SELECT $1, 1000 + n, 0, 1, '\\x00112233445566778899'::bytea, $2 + 10 * n FROM generate_series(1, 2500) AS n
+            """, [.text(namespace), .int8(sizes.reduce(0, +))])
+        let trim = PostgresSchema.trimFeed(namespace: namespace, before: -1, maxBytes: 10_000)
+        let count = { try query(server.url, "SELECT count(*)::bigint FROM hearth_feed WHERE namespace = $1", [.text(namespace)]).first?.int64(0) }
+        _ = try query(server.url, trim.sql, trim.parameters)
+        #expect(try count() == 2_503 - 1_000)
+        _ = try query(server.url, trim.sql, trim.parameters)
+        #expect(try count() == 1_000)
+        _ = try query(server.url, trim.sql, trim.parameters)
+        #expect(try count() == 1_000, "nothing beyond the size is left")
+        // By age: the rows are from 1970.
+        let old = PostgresSchema.trimFeed(namespace: namespace, before: 1, maxBytes: 1 << 30)
+        _ = try query(server.url, old.sql, old.parameters)
+        #expect(try count() == 0)
+    }
 }
