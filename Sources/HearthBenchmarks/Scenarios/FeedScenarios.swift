@@ -2,11 +2,16 @@ import Dispatch
 import HearthCore
 import HearthSQLite
 import HearthStorage
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension Scenario {
     /// What the change feed costs durable writes: storage.write's workload (64 writers, 100-byte values,
     /// durable acks) with a feed entry on every write, as the server makes them, against the same writes
-    /// without one, alternating in one invocation (docs/feed.md).
+    /// without one, alternating in one invocation (docs/feed.md). Also what each write leaves on disk, with
+    /// and without its entry (the namespace's file once closed, over the writes): the history's cost in
+    /// bytes (issue 34).
     static let storageWriteFeed = Scenario(
         name: "storage.write.feed",
         summary: "storage.write with a change-feed entry on every write, against the same writes without, alternating"
@@ -15,6 +20,7 @@ extension Scenario {
         let value = Node(String(repeating: "v", count: 100))
         // Each writer's uid made once, as the server holds a caller's (its token's claims).
         let uids = (0..<writers).map { "user\($0)" }
+        var fileBytes: [Bool: [Int]] = [:]
         func run(feed: Bool) throws {
             StorageWorkload.removeDatabase("feed")
             let engine = try SQLiteStorageEngine(directory: StorageWorkload.directory, namespace: "feed")
@@ -37,14 +43,21 @@ extension Scenario {
             for writer in 0..<writers { write(writer, 0) }
             for _ in 0..<writers { done.wait() }
             engine.close()
+            // Closed, the file holds everything (the last connection checkpointed its write-ahead log).
+            var status = stat()
+            let file = StorageWorkload.directory + "/feed.sqlite"
+            fileBytes[feed, default: []].append(stat(file, &status) == 0 ? Int(status.st_size) : 0)
         }
         let (withFeed, without) = try context.measureAlternating(
             "DurableDatabase+SQLite, feed", { try run(feed: true) }, against: "the same, no feed", { try run(feed: false) })
         StorageWorkload.removeDatabase("feed")
+        func perWrite(_ sizes: [Int]?) -> Double { Double(sizes?.sorted()[(sizes?.count ?? 1) / 2] ?? 0) / Double(total) }
+        print("   on disk: \(Int(perWrite(fileBytes[true]))) bytes a write with its entry, \(Int(perWrite(fileBytes[false]))) without")
         return BenchmarkResult(
             scenario: "storage.write.feed", metric: "acknowledged durable writes per second, each with a change-feed entry",
             value: Double(total) / withFeed.median.seconds, unit: "writes/s",
             reference: "the same writes without feed entries, alternating",
-            referenceValue: Double(total) / without.median.seconds)
+            referenceValue: Double(total) / without.median.seconds,
+            extras: [("diskBytesPerWrite", perWrite(fileBytes[true])), ("referenceDiskBytesPerWrite", perWrite(fileBytes[false]))])
     }
 }
