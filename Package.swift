@@ -173,7 +173,7 @@ let package = Package(
         .executableTarget(
             name: "HearthBenchmarks",
             dependencies: [
-                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "CMalloc",
+                "HearthCore", "HearthSupport", "HearthStorage", "HearthSQLite", "HearthServer", "HearthTransport", "HearthCLI",
                 "HearthRules", "HearthAuth", "HearthAuthSQLite", "HearthAuthPostgres", "HearthCrypto", "HearthProtocol", "CEpoll", "HearthClient",
                 "HearthTesting", "HearthPostgres", "HearthWire", "HearthWebSocketClient", "HearthOutbound", "HearthFunctions",
             ],

@@ -1,3 +1,3 @@
 // glibc's malloc statistics (mallinfo2, malloc_trim), which the Glibc module does not export.
-// Imported by HearthBenchmarks, to count the heap bytes a tree holds, and by HearthCLI, for /metrics.
+// Imported by HearthCLI alone (ProcessHeap: /metrics, and hearth-bench counting a tree's heap bytes).
 #include <malloc.h>

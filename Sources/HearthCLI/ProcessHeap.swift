@@ -7,9 +7,10 @@ import Glibc
 ///
 /// `mallinfo2` counts the main arena only, and the loop and storage threads allocate in arenas of their
 /// own, so this reads `malloc_info`'s totals instead: what the arenas took from the system, less their
-/// free chunks, plus the chunks mapped alone.
-enum ProcessHeap {
-    @Sendable static func bytesInUse() -> Int? {
+/// free chunks, plus the chunks mapped alone. The one owner of glibc's malloc statistics (CMalloc):
+/// hearth-bench counts a tree's bytes with ``mainArenaBytesInUse()`` and ``trim()``.
+public enum ProcessHeap {
+    @Sendable public static func bytesInUse() -> Int? {
         var buffer: UnsafeMutablePointer<CChar>?
         var size = 0
         guard let stream = open_memstream(&buffer, &size) else { return nil }
@@ -19,6 +20,16 @@ enum ProcessHeap {
         guard status == 0, let buffer else { return nil }
         return MallocInfo(xml: String(cString: buffer))?.bytesInUse
     }
+}
+
+extension ProcessHeap {
+    /// The main arena's bytes in use (`mallinfo2().uordblks`): the calling thread's allocations when it
+    /// is the main thread, read without `malloc_info`'s locks of every arena.
+    public static func mainArenaBytesInUse() -> Int { Int(mallinfo2().uordblks) }
+
+    /// Gives free memory at the top of the heap back to the system (`malloc_trim(0)`), so that what a
+    /// measurement allocates next is not served from memory freed before it.
+    public static func trim() { _ = malloc_trim(0) }
 }
 
 /// The totals at the end of `malloc_info`'s XML (after every arena's own):

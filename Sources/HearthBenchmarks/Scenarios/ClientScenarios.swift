@@ -1,6 +1,6 @@
-import CMalloc
 import Dispatch
 import Foundation
+import HearthCLI
 import HearthClient
 import HearthCore
 import HearthTransport
@@ -264,8 +264,8 @@ extension Scenario {
         ServerHarness.stop(server.process)
         var heapPerLeaf: [Double] = []
         let hearth = try context.measure("HearthClient cold start from disk") { () throws(ServerHarness.Failure) in
-            malloc_trim(0)
-            let before = mallinfo2().uordblks
+            ProcessHeap.trim()
+            let before = ProcessHeap.mainArenaBytesInUse()
             let database = ClientBench.database(port: server.port, namespace: "offline", persistence: true)
             database.goOffline()
             let kept = Mutex<DataSnapshot?>(nil)
@@ -275,7 +275,7 @@ extension Scenario {
                     if snapshot.childrenCount == 100_000 { done() }
                 }
             }
-            let after = mallinfo2().uordblks
+            let after = ProcessHeap.mainArenaBytesInUse()
             heapPerLeaf.append(Double(Int(after) - Int(before)) / 100_000)
             withExtendedLifetime(kept) {}
         }
@@ -284,10 +284,10 @@ extension Scenario {
         }
         let perLeafJSON = Double(document.count) / 100_000
         // The same data as HearthCore's tree alone: what the SDK adds is the difference.
-        malloc_trim(0)
-        let beforeNode = mallinfo2().uordblks
+        ProcessHeap.trim()
+        let beforeNode = ProcessHeap.mainArenaBytesInUse()
         let node = try? Node(jsonBytes: document)
-        let nodePerLeaf = Double(Int(mallinfo2().uordblks) - Int(beforeNode)) / 100_000
+        let nodePerLeaf = Double(Int(ProcessHeap.mainArenaBytesInUse()) - Int(beforeNode)) / 100_000
         withExtendedLifetime(node) {}
         let heap = heapPerLeaf.sorted()[heapPerLeaf.count / 2]
         print("   heap per cached leaf: \(String(format: "%.0f", heap)) bytes (JSON: \(String(format: "%.0f", perLeafJSON)) bytes, ratio \(String(format: "%.2f", heap / perLeafJSON)); HearthCore's tree alone: \(String(format: "%.1f", nodePerLeaf)) bytes)")

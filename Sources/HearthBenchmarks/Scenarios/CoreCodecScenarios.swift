@@ -1,7 +1,6 @@
 import Foundation
+import HearthCLI
 import HearthCore
-
-import CMalloc
 
 extension Scenario {
     /// Parse the generated document into a tree, against JSONSerialization on the same bytes, their runs
@@ -48,16 +47,16 @@ extension Scenario {
 
     /// Memory held by the parsed tree, against the compact JSON size.
     ///
-    /// Counts the heap bytes in use (glibc's `mallinfo2().uordblks`) before and after parsing, so
+    /// Counts the heap bytes in use (glibc's `ProcessHeap.mainArenaBytesInUse()`) before and after parsing, so
     /// memory freed earlier in the process and kept by malloc cannot hide any of the tree; the
     /// resident-set growth is printed beside it.
     static let coreMemory = Scenario(name: "core.memory", summary: "Heap bytes held by the parsed 25 MB document") { context in
         let document = context.document()
         let compact = try Node(jsonBytes: document).json(.export).utf8.count
-        malloc_trim(0)
-        let heapBefore = mallinfo2().uordblks, residentBefore = ProcessMemory.residentBytes() ?? 0
+        ProcessHeap.trim()
+        let heapBefore = ProcessHeap.mainArenaBytesInUse(), residentBefore = ProcessMemory.residentBytes() ?? 0
         let tree = try Node(jsonBytes: document)
-        let heapAfter = mallinfo2().uordblks, residentAfter = ProcessMemory.residentBytes() ?? 0
+        let heapAfter = ProcessHeap.mainArenaBytesInUse(), residentAfter = ProcessMemory.residentBytes() ?? 0
         let treeBytes = Double(heapAfter - heapBefore)
         print("   tree: \(tree.leafCount) leaves; heap +\(rounded(treeBytes / 1e6, places: 1)) MB, resident +\(rounded(Double(residentAfter - residentBefore) / 1e6, places: 1)) MB; compact JSON \(rounded(Double(compact) / 1e6, places: 1)) MB")
         blackHole(tree)
