@@ -19,6 +19,7 @@ OUT/soak.svg (the plots) and OUT/summary.json; the last line printed is one JSON
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import os
 import random
@@ -136,7 +137,27 @@ def sample(process, url: str) -> dict:
     # What the allocator has handed out: resident memory growing while this stays flat is freed pages kept.
     metrics = requests.get(f"{url}/metrics", headers={"Authorization": "Bearer owner"}, timeout=30).text
     heap = next((int(float(line.split()[1])) for line in metrics.splitlines() if line.startswith("hearth_heap_bytes ")), None)
-    return {"rss": rss, "anon": anon, "heap": heap, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": len(os.listdir(f"/proc/{pid}/task"))}
+    # Threads by name, so that a change in their number says which (a pool growing, a thread started).
+    names = collections.Counter()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            names[Path(f"/proc/{pid}/task/{task}/comm").read_text().strip().replace(",", " ").replace(";", " ")] += 1
+        except OSError:
+            pass  # the thread ended while listed
+    return {"rss": rss, "anon": anon, "heap": heap, "fds": len(os.listdir(f"/proc/{pid}/fd")), "threads": len(os.listdir(f"/proc/{pid}/task")),
+            "thread names": ";".join(f"{name}x{count}" for name, count in sorted(names.items()))}
+
+
+def thread_change(before: str, after: str) -> str:
+    """What differs between two samples' thread names ("name x count;…"): "+hearth.storage -…"."""
+    def parse(names: str) -> collections.Counter:
+        counted = collections.Counter()
+        for item in filter(None, names.split(";")):
+            name, _, count = item.rpartition("x")
+            counted[name] += int(count)
+        return counted
+    old, new = parse(before), parse(after)
+    return " ".join([f"+{name}" for name in sorted((new - old).elements())] + [f"-{name}" for name in sorted((old - new).elements())])
 
 
 class Users:
@@ -442,6 +463,11 @@ def main() -> int:
                 for name, process, node_url in zip(names, deployment.processes, deployment.node_urls):
                     for key, value in sample(process, node_url).items():
                         row[f"{name}.{key}"] = value
+                if samples:
+                    for name in names:
+                        change = thread_change(samples[-1][f"{name}.thread names"], row[f"{name}.thread names"])
+                        if change:
+                            print(f"         {name} threads {samples[-1][f'{name}.threads']} -> {row[f'{name}.threads']}: {change}", flush=True)
                 samples.append(row)
                 if columns is None:
                     columns = list(row)
