@@ -149,7 +149,7 @@ def sample(process, url: str) -> dict:
 
 
 def thread_change(before: str, after: str) -> str:
-    """What differs between two samples' thread names ("name x count;…"): "+hearth.storage -…"."""
+    """What differs between two samples' thread names ("NAMExCOUNT;…"), as "+NAME -NAME …"."""
     def parse(names: str) -> collections.Counter:
         counted = collections.Counter()
         for item in filter(None, names.split(";")):
