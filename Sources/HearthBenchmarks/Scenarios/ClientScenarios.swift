@@ -276,7 +276,7 @@ extension Scenario {
                 }
             }
             let after = ProcessHeap.mainArenaBytesInUse()
-            heapPerLeaf.append(Double(Int(after) - Int(before)) / 100_000)
+            heapPerLeaf.append(Double(after - before) / 100_000)
             withExtendedLifetime(kept) {}
         }
         let reference = context.measure("JSONSerialization parse") {
@@ -287,7 +287,7 @@ extension Scenario {
         ProcessHeap.trim()
         let beforeNode = ProcessHeap.mainArenaBytesInUse()
         let node = try? Node(jsonBytes: document)
-        let nodePerLeaf = Double(Int(ProcessHeap.mainArenaBytesInUse()) - Int(beforeNode)) / 100_000
+        let nodePerLeaf = Double(ProcessHeap.mainArenaBytesInUse() - beforeNode) / 100_000
         withExtendedLifetime(node) {}
         let heap = heapPerLeaf.sorted()[heapPerLeaf.count / 2]
         print("   heap per cached leaf: \(String(format: "%.0f", heap)) bytes (JSON: \(String(format: "%.0f", perLeafJSON)) bytes, ratio \(String(format: "%.2f", heap / perLeafJSON)); HearthCore's tree alone: \(String(format: "%.1f", nodePerLeaf)) bytes)")

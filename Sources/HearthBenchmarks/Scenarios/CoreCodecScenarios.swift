@@ -47,7 +47,7 @@ extension Scenario {
 
     /// Memory held by the parsed tree, against the compact JSON size.
     ///
-    /// Counts the heap bytes in use (glibc's `ProcessHeap.mainArenaBytesInUse()`) before and after parsing, so
+    /// Counts the heap bytes in use (`ProcessHeap.mainArenaBytesInUse()`, glibc's `mallinfo2`) before and after parsing, so
     /// memory freed earlier in the process and kept by malloc cannot hide any of the tree; the
     /// resident-set growth is printed beside it.
     static let coreMemory = Scenario(name: "core.memory", summary: "Heap bytes held by the parsed 25 MB document") { context in
