@@ -25,3 +25,22 @@ def test_half_a_minute_of_soak_has_no_errors_and_loses_nothing(hearth_binary, tm
     assert (tmp_path / "soak.svg").read_text().startswith("<svg")
     last = json.loads(run.stdout.strip().splitlines()[-1])
     assert last["scenario"] == "soak.single" and last["errors"] == 0, run.stdout[-2000:]
+
+
+def judge(key, values):
+    sys.path.insert(0, str(HERE))
+    import soak
+    return soak.judged([{"minute": minute, key: value} for minute, value in enumerate(values)], key)
+
+
+def test_the_verdict_takes_one_more_thread_as_none_and_two_or_a_creep_as_growth():
+    # The hour-long cluster run's node a: 13 threads, 14 from minute 52.
+    assert judge("node a.threads", [13] * 51 + [14] * 9) == 0.0
+    assert judge("node a.threads", [13] * 30 + [14] * 10 + [15] * 20) > 5.0
+    # The two nodes' descriptors together, 72-78 as connections come and go, are flat; eight more from the middle on are not.
+    swing = [74, 75, 72, 76, 78, 75, 73, 76, 77, 74]
+    assert judge("all.fds", swing * 6) == 0.0
+    assert judge("all.fds", swing * 3 + [value + 8 for value in swing * 3]) > 5.0
+    # Resident memory creeping 0.3 MB a minute from 45 MB is growth, a flat one is not.
+    assert judge("node a.rss", [45e6 + 0.3e6 * minute for minute in range(60)]) > 5.0
+    assert judge("node a.rss", [45e6 + (minute % 3) * 1e5 for minute in range(60)]) <= 5.0
