@@ -25,6 +25,49 @@ final class PostgresFeedReader: @unchecked Sendable {  // `closed` is touched on
         }
     }
 
+    /// The entries at `positions` (those retention kept), in order: a history's candidates, read in one
+    /// statement rather than one connection each.
+    func read(at positions: [Int64], completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
+        queue.async { [self] in
+            guard !closed else {
+                return completion(.failure(StorageError(.closed, "namespace '\(namespace)' at \(endpoint) is closed.")))
+            }
+            completion(Result { () throws(StorageError) in try page(at: positions) })
+        }
+    }
+
+    private func page(at positions: [Int64]) throws(StorageError) -> ChangeFeedPage {
+        let doing = "reading entries of the change feed of namespace '\(namespace)'"
+        var sequences = PostgresBinary.ArrayEncoder(of: .int8)
+        for sequence in Set(positions.map(ChangeFeedPosition.commit(of:))).sorted() { sequences.append(sequence) }
+        let connection = try endpoint.connect(doing: doing)
+        defer { connection.close() }
+        let results: [PostgresResult]
+        do {
+            results = try connection.run(
+                [PostgresSchema.feedTrimmed(namespace: namespace), PostgresSchema.feedRows(namespace: namespace, sequences: sequences.finish())],
+                deadline: .at(.now + PostgresTimeouts.commit))
+        } catch {
+            throw StorageError(error, at: endpoint, doing: doing)
+        }
+        guard results.count == 2, let trimmed = results[0].firstValue?.bytes(0).flatMap(PostgresBinary.decodeInt64) else {
+            throw StorageError(.corrupt, "the change feed of namespace '\(namespace)' at \(endpoint) answered in an unexpected shape.")
+        }
+        let wanted = Set(positions)
+        var entries: [ChangeFeedPage.Entry] = []
+        for index in 0..<Int32(clamping: results[1].rowCount) {
+            let row = PostgresRow(result: results[1], index: index)
+            guard let number = row.bytes(0).flatMap(PostgresBinary.decodeInt64),
+                  let count = row.bytes(1).flatMap(PostgresBinary.decodeInt64), let bytes = row.bytes(2)
+            else { throw StorageError(.corrupt, "a change-feed row of namespace '\(namespace)' at \(endpoint) does not decode.") }
+            var rowEntries: [ChangeFeedPage.Entry] = []
+            try ChangeFeedRows.read(
+                row: number, count: Int(clamping: count), bytes: UnsafeRawBufferPointer(bytes), after: -1, limit: Int.max, into: &rowEntries)
+            entries += rowEntries.filter { wanted.contains($0.position) }
+        }
+        return ChangeFeedPage(entries: entries, trimmedThrough: trimmed)
+    }
+
     private func page(after position: Int64, limit: Int) throws(StorageError) -> ChangeFeedPage {
         let doing = "reading the change feed of namespace '\(namespace)'"
         let connection = try endpoint.connect(doing: doing)

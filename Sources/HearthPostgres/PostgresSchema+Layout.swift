@@ -26,6 +26,10 @@ extension PostgresSchema {
         ] + addFeedRunningTotals + [
             PostgresStatement("UPDATE hearth_schema SET version = 4 WHERE version < 4"),
         ],
+        // 4 → 5: the feed's location index, empty: it is built when a history first asks for it.
+        4: [PostgresStatement("SELECT pg_advisory_xact_lock(\(creationLockKey))")] + createFeedLocations + [
+            PostgresStatement("UPDATE hearth_schema SET version = 5 WHERE version < 5"),
+        ],
     ]
 
     static let storedVersion = PostgresStatement("SELECT max(version) FROM hearth_schema")

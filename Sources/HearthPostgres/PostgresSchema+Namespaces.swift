@@ -19,11 +19,14 @@ extension PostgresSchema {
         PostgresStatement("INSERT INTO hearth_namespaces (namespace) VALUES ($1) ON CONFLICT DO NOTHING", [.text(namespace)])
     }
 
-    /// Everything stored for a namespace, to run as one transaction: records, change log, feed, applied write IDs, rules,
-    /// entry;
+    /// Everything stored for a namespace, to run as one transaction: records, change log, feed and its
+    /// location index, applied write IDs, rules, entry;
     /// then a notification on ``namespacesChannel``, so that other servers close it too.
     static func deleteNamespace(_ namespace: String) -> [PostgresStatement] {
-        ["hearth_records", "hearth_changes", "hearth_feed", "hearth_feed_trimmed", "hearth_applied_writes", "hearth_rules", "hearth_namespaces"].map { table in
+        [
+            "hearth_records", "hearth_changes", "hearth_feed", "hearth_feed_trimmed", "hearth_feed_locations", "hearth_feed_locations_through",
+            "hearth_applied_writes", "hearth_rules", "hearth_namespaces",
+        ].map { table in
             PostgresStatement("DELETE FROM \(table) WHERE namespace = $1", [.text(namespace)])
         } + [PostgresStatement("SELECT pg_notify('\(namespacesChannel)', $1)", [.text(namespace)])]
     }

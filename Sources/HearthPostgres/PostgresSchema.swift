@@ -23,8 +23,8 @@ enum PostgresSchema {
     /// Layout version in `hearth_schema`; bumped with a migration when the layout changes
     /// (``migrations``): 1 had records and changes, 2 adds `hearth_namespaces` and `hearth_rules`, 3 the
     /// change feed (`hearth_feed`, `hearth_feed_trimmed`), 4 the write IDs commits applied
-    /// (`hearth_applied_writes`).
-    static let version: Int32 = 4
+    /// (`hearth_applied_writes`), 5 the feed's location index (`hearth_feed_locations`).
+    static let version: Int32 = 5
 
     /// Key of the advisory lock held while the tables are created, so two engines starting at once in
     /// one database do not race on `CREATE TABLE IF NOT EXISTS` (which can then fail on pg_type's
@@ -76,7 +76,7 @@ enum PostgresSchema {
         createNamespaces,
         createRules,
         createAppliedWrites,
-    ] + createFeed + [
+    ] + createFeed + createFeedLocations + [
         PostgresStatement("CREATE TABLE IF NOT EXISTS hearth_schema (version integer NOT NULL)"),
         PostgresStatement("INSERT INTO hearth_schema (version) SELECT \(version) WHERE NOT EXISTS (SELECT 1 FROM hearth_schema)"),
     ]

@@ -36,6 +36,9 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     private let thread: GroupCommitThread<PostgresWriter>
     /// Reads the change feed on its own connection and queue.
     private let feedReader: PostgresFeedReader
+    /// The feed's location index, for histories (built when one is first asked for).
+    private let feedLocationStore: PostgresFeedLocationStore
+    private let feedLocations: FeedLocationIndex<PostgresFeedLocationStore>
     /// The writer's count of connections opened, readable beside the storage thread.
     private let connections: PostgresWriter.ConnectionCount
     /// The writer's last sequence, readable beside the storage thread.
@@ -62,6 +65,8 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
         feedBeforeBytesMax = feedRetention.beforeBytesMax
         let writer = PostgresWriter(endpoint: endpoint, namespace: namespace, feedRetention: feedRetention, log: log)
         feedReader = PostgresFeedReader(endpoint: endpoint, namespace: namespace)
+        feedLocationStore = PostgresFeedLocationStore(endpoint: endpoint, namespace: namespace)
+        feedLocations = FeedLocationIndex(feedLocationStore)
         connections = writer.connectionCount
         knownSequence = writer.knownSequence
         self.log = log
@@ -79,6 +84,16 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
 
     public func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
         feedReader.read(after: position, limit: limit, completion: completion)
+    }
+
+    public func readFeed(at positions: [Int64], completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
+        feedReader.read(at: positions, completion: completion)
+    }
+
+    public func feedLocations(
+        of location: Path, before: Int64, limit: Int, completion: @escaping @Sendable (Result<FeedLocationCandidates?, StorageError>) -> Void
+    ) {
+        feedLocations.candidates(of: location, before: before, limit: limit, completion: completion)
     }
 
     // MARK: Following other servers
@@ -132,6 +147,8 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     public func close() {
         thread.close()
         feedReader.close()
+        feedLocationStore.close()
+        feedLocations.waitForBuild()
     }
 
     /// A connection of the calling thread's own, for reads and maintenance beside the storage thread.

@@ -8,7 +8,7 @@ import HearthStorage
 /// position indexed.
 ///
 /// Built lazily and off the commit path: nothing is indexed until a history is asked for, so writes pay
-/// nothing for it; then entries are indexed in steps of ``entriesPerStep`` between commits on the
+/// nothing for it; then entries are indexed in steps (``FeedLocationLimits/entriesPerStep``) between commits on the
 /// storage thread (one short transaction each, sorted by path so that a step touches few pages), and rows
 /// of entries retention removed go in the same steps.
 enum FeedLocations {
@@ -17,12 +17,6 @@ enum FeedLocations {
         CREATE INDEX IF NOT EXISTS feed_locations_position ON feed_locations (position);
         CREATE TABLE IF NOT EXISTS feed_locations_through (id INTEGER PRIMARY KEY CHECK (id = 1), position INTEGER NOT NULL);
         """
-    /// Entries one step indexes at most: a few milliseconds of the storage thread.
-    static let entriesPerStep = 4_096
-    /// Index rows in a location's subtree beyond which its history reads the feed instead: changes there
-    /// are then frequent enough that the newest entries hold them.
-    static let denseRows = 20_000
-
     /// The last position indexed (0: none; also before the index was ever built).
     static func through(_ connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
         guard try connection.integer("SELECT count(*) FROM sqlite_master WHERE name = 'feed_locations_through'") > 0 else { return 0 }
@@ -39,8 +33,8 @@ enum FeedLocations {
     }
 
     /// One step, on the writer connection: indexes the entries after the last one indexed, at most
-    /// ``entriesPerStep`` (whole feed rows), and drops rows of entries retention removed. Returns whether
-    /// more entries are left.
+    /// ``FeedLocationLimits/entriesPerStep`` (whole feed rows), and drops rows of entries retention
+    /// removed. Returns whether more entries are left.
     static func step(_ connection: SQLiteConnection) throws -> Bool {
         try connection.execute(schema)
         try connection.execute("BEGIN IMMEDIATE")
@@ -52,40 +46,27 @@ enum FeedLocations {
                 drop.bind(1, int64: trimmed)
                 try drop.run()
             }
-            let start = max(through, trimmed)
+            var taken = FeedLocationRows(after: max(through, trimmed))
             let select = try connection.prepare("SELECT number, count, entries FROM feed WHERE number >= ?1 ORDER BY number")
-            select.bind(1, int64: ChangeFeedPosition.commit(of: start))
-            var rows: [(path: [UInt8], position: Int64)] = []
-            var last = start
-            var taken = 0
+            select.bind(1, int64: ChangeFeedPosition.commit(of: max(through, trimmed)))
             var more = false
             while try select.step() {
-                guard taken < entriesPerStep else {
+                guard !taken.isFull else {
                     more = true
                     break
                 }
-                try ChangeFeedRows.forEach(
-                    row: select.int64(0), count: Int(select.int64(1)), bytes: UnsafeRawBufferPointer(select.bytes(2))
-                ) { position, stored throws(StorageError) in
-                    guard position > start else { return true }
-                    for path in try ChangeFeedRecord.writtenPaths(decoding: stored) { rows.append((EncodedPath(path).bytes, position)) }
-                    last = position
-                    taken += 1
-                    return true
-                }
+                try taken.take(row: select.int64(0), count: Int(select.int64(1)), bytes: UnsafeRawBufferPointer(select.bytes(2)))
             }
             select.reset()
-            // In key order: neighbouring rows share pages.
-            rows.sort { $0.path.lexicographicallyPrecedes($1.path) || ($0.path == $1.path && $0.position < $1.position) }
             let insert = try connection.prepare("INSERT OR IGNORE INTO feed_locations (path, position) VALUES (?1, ?2)")
-            for row in rows {
+            for row in taken.sorted {
                 insert.bind(1, blob: row.path)
                 insert.bind(2, int64: row.position)
                 try insert.run()
                 insert.reset()
             }
             let mark = try connection.prepare("INSERT OR REPLACE INTO feed_locations_through (id, position) VALUES (1, ?1)")
-            mark.bind(1, int64: last)
+            mark.bind(1, int64: taken.last)
             try mark.run()
             try connection.execute("COMMIT")
             return more
@@ -97,7 +78,7 @@ enum FeedLocations {
 
     /// The positions of the entries below `before` (and after `trimmed`) that wrote at `location`, below
     /// it or above it, newest first, at most `limit`; nil for the root, or a location whose subtree has
-    /// more than ``denseRows`` rows (its history reads the feed instead).
+    /// more than ``FeedLocationLimits/denseRows`` rows (its history reads the feed instead).
     static func candidates(
         _ connection: SQLiteConnection, location: Path, before: Int64, trimmed: Int64, limit: Int
     ) throws(SQLiteError) -> [Int64]? {
@@ -106,13 +87,13 @@ enum FeedLocations {
         var positions: [Int64] = []
         let below = try connection.prepare(
             // `+position`: the range on the key, never the position index (which would walk the whole feed).
-            "SELECT position FROM feed_locations WHERE path >= ?1 AND path < ?2 AND +position < ?3 AND +position > ?4 LIMIT \(denseRows + 1)")
+            "SELECT position FROM feed_locations WHERE path >= ?1 AND path < ?2 AND +position < ?3 AND +position > ?4 LIMIT \(FeedLocationLimits.denseRows + 1)")
         below.bind(1, blob: encoded.bytes)
         below.bind(2, blob: encoded.subtreeEnd)
         below.bind(3, int64: before)
         below.bind(4, int64: trimmed)
         while try below.step() { positions.append(below.int64(0)) }
-        guard positions.count <= denseRows else { return nil }
+        guard positions.count <= FeedLocationLimits.denseRows else { return nil }
         // Writes above it: each ancestor's own rows, the newest `limit`.
         let above = try connection.prepare(
             "SELECT position FROM feed_locations WHERE path = ?1 AND +position < ?2 AND +position > ?3 ORDER BY path DESC, position DESC LIMIT ?4")
@@ -126,6 +107,6 @@ enum FeedLocations {
             while try above.step() { positions.append(above.int64(0)) }
             above.reset()
         }
-        return Array(Set(positions).sorted(by: >).prefix(limit))
+        return FeedLocationLimits.newest(positions, limit: limit)
     }
 }

@@ -60,7 +60,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
     /// Reads the change feed on its own connection and queue, beside the writer (WAL).
     private let feedReader: FeedReader
     /// The feed indexed by location, for histories (built when first asked for).
-    private let feedLocations: FeedLocationIndex
+    private let feedLocations: FeedLocationIndex<SQLiteFeedLocationStore>
     public let feedBeforeBytesMax: Int
     /// What the storage thread last saw of its checkpoints (``StorageEngine/checkpointFailures``).
     private let checkpoints: CheckpointReport
@@ -108,7 +108,7 @@ public final class SQLiteStorageEngine: StorageEngine, @unchecked Sendable {
                 checkpoints: checkpoints, foldsOnClose: foldsOnClose),
             location: path, batchesPerCommitMax: Self.batchesPerCommitMax)
         feedReader = FeedReader(path: path)
-        feedLocations = FeedLocationIndex(writer: writer, reader: feedReader)
+        feedLocations = FeedLocationIndex(SQLiteFeedLocationStore(writer: writer, reader: feedReader))
     }
 
     deinit { writer.close() }

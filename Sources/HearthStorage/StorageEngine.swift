@@ -43,6 +43,11 @@ public protocol StorageEngine: AnyObject, Sendable {
     /// no feed fail with ``StorageError/Code/unsupported``.
     func readFeed(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void)
 
+    /// The entries at `positions` that retention kept, in order, with the last position it removed: a
+    /// history's candidates (``feedLocations(of:before:limit:completion:)``). Engines whose reads are
+    /// cheap read them one by one (the default); `completion` runs off the caller's stack.
+    func readFeed(at positions: [Int64], completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void)
+
     /// The entries below `before` that hold `location`'s history, from an index of the feed by location;
     /// nil when the engine keeps none, or when reading the feed newest first is the better way (the
     /// location changes often, or the index is still being built). `completion` runs off the caller's
@@ -104,6 +109,20 @@ extension StorageEngine {
         of location: Path, before: Int64, limit: Int, completion: @escaping @Sendable (Result<FeedLocationCandidates?, StorageError>) -> Void
     ) {
         DispatchQueue.global().async { completion(.success(nil)) }
+    }
+
+    public func readFeed(at positions: [Int64], completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
+        @Sendable func read(_ index: Int, _ entries: [ChangeFeedPage.Entry], trimmed: Int64) {
+            guard index < positions.count else { return completion(.success(ChangeFeedPage(entries: entries, trimmedThrough: trimmed))) }
+            readFeed(after: positions[index] - 1, limit: 1) { result in
+                switch result {
+                case .failure(let error): completion(.failure(error))
+                case .success(let page):
+                    read(index + 1, entries + page.entries.filter { $0.position == positions[index] }, trimmed: page.trimmedThrough)
+                }
+            }
+        }
+        read(0, [], trimmed: 0)
     }
 
     /// `readFeed`, waiting for the page.

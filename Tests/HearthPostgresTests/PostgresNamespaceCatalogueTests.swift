@@ -110,18 +110,19 @@ struct PostgresNamespaceCatalogueTests {
         let engine = try PostgresStorageEngine(url: url, namespace: "old")
         try await DurableDatabase(engine: engine, root: .empty).set("kept", to: Node(1))
         engine.close()
-        _ = try query(url, "DROP TABLE hearth_namespaces, hearth_rules, hearth_feed, hearth_feed_trimmed, hearth_applied_writes")
+        _ = try query(url, "DROP TABLE hearth_namespaces, hearth_rules, hearth_feed, hearth_feed_trimmed, hearth_applied_writes, hearth_feed_locations, hearth_feed_locations_through")
         _ = try query(url, "UPDATE hearth_schema SET version = 1")
 
         let catalogue = try await offThePool { try PostgresNamespaceCatalogue(url: url) }
         catalogue.close()
         #expect(catalogue.names() == ["old"], "namespaces with records enter the catalogue")
-        #expect(try query(url, "SELECT max(version)::bigint FROM hearth_schema").first?.int64(0) == 4, "1 → 2 → 3 → 4")
+        #expect(try query(url, "SELECT max(version)::bigint FROM hearth_schema").first?.int64(0) == 5, "1 → 2 → 3 → 4 → 5")
         #expect(try query(url, "SELECT count(*)::bigint FROM hearth_feed").first?.int64(0) == 0, "the feed's tables are there, empty")
         #expect(try query(url, "SELECT count(*)::bigint FROM hearth_applied_writes").first?.int64(0) == 0, "and the write IDs' table")
+        #expect(try query(url, "SELECT count(*)::bigint FROM hearth_feed_locations").first?.int64(0) == 0, "and the feed's location index")
         #expect(try await offThePool { try PostgresRulesStore(url: url).versions(of: "old") }.isEmpty)
 
-        _ = try query(url, "UPDATE hearth_schema SET version = 5")
+        _ = try query(url, "UPDATE hearth_schema SET version = 6")
         do {
             _ = try await offThePool { try PostgresNamespaceCatalogue(url: url) }
             Issue.record("a newer layout was used")

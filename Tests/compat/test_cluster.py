@@ -324,11 +324,20 @@ def test_a_locations_history_is_the_clusters_on_every_node(cluster):
     ns = namespace()
     for n, node in enumerate((a, b, c, a)):
         requests.put(f"{node.endpoint.url}/score.json?ns={ns}", json=n, timeout=10).raise_for_status()
+    for n in range(60):
+        requests.put(f"{(a, b, c)[n % 3].endpoint.url}/other/o{n}.json?ns={ns}", json=n, timeout=10).raise_for_status()
     for node in (a, b, c):
         response = requests.get(f"{node.endpoint.url}/.history.json", params={"ns": ns, "path": "/score"},
                                 headers={"Authorization": "Bearer owner"}, timeout=30)
         assert response.status_code == 200, response.text
         assert [change["after"] for change in response.json()["changes"]] == [3, 2, 1, 0]
+        # From the feed's location index in PostgreSQL: the four entries read, not the 60 newer ones.
+        assert response.json()["scanned"] == 4, response.json()
+    older = requests.get(f"{b.endpoint.url}/.history.json", params={"ns": ns, "path": "/score", "limit": 2},
+                         headers={"Authorization": "Bearer owner"}, timeout=30).json()
+    rest = requests.get(f"{c.endpoint.url}/.history.json", params={"ns": ns, "path": "/score", "before": older["next"]},
+                        headers={"Authorization": "Bearer owner"}, timeout=30).json()
+    assert [change["after"] for change in older["changes"] + rest["changes"]] == [3, 2, 1, 0] and rest["next"] is None
 
 
 def test_a_namespace_deleted_on_one_node_is_closed_on_the_others(cluster):

@@ -79,22 +79,19 @@ struct HistoryEndpoint {
         advance(scan.start, scan)
     }
 
-    /// Reads the entries after the index's end, then each candidate's entry, and answers.
+    /// Reads the entries after the index's end, then the candidates' entries, and answers.
     static func readIndexed(
         _ history: IndexedHistory, from engine: any StorageEngine,
         completion: @escaping @Sendable (Result<(IndexedHistory, Int64?, Int64), StorageError>) -> Void
     ) {
-        let positions = history.candidates.positions
-        @Sendable func candidates(_ index: Int, tail: [ChangeFeedPage.Entry], indexed: [ChangeFeedPage.Entry], trimmed: Int64) {
-            guard index < positions.count else {
-                var history = history
-                let next = history.answer(tail: tail, indexed: indexed)
-                return completion(.success((history, next, trimmed)))
-            }
-            engine.readFeed(after: positions[index] - 1, limit: 1) { result in
+        @Sendable func candidates(tail: [ChangeFeedPage.Entry], trimmed: Int64) {
+            engine.readFeed(at: history.candidates.positions) { result in
                 switch result {
                 case .failure(let error): completion(.failure(error))
-                case .success(let page): candidates(index + 1, tail: tail, indexed: indexed + page.entries, trimmed: page.trimmedThrough)
+                case .success(let page):
+                    var history = history
+                    let next = history.answer(tail: tail, indexed: page.entries)
+                    completion(.success((history, next, max(trimmed, page.trimmedThrough))))
                 }
             }
         }
@@ -103,7 +100,7 @@ struct HistoryEndpoint {
                 switch result {
                 case .failure(let error): completion(.failure(error))
                 case .success(let page):
-                    guard let last = page.entries.last else { return candidates(0, tail: read, indexed: [], trimmed: page.trimmedThrough) }
+                    guard let last = page.entries.last else { return candidates(tail: read, trimmed: page.trimmedThrough) }
                     tail(after: last.position, read + page.entries)
                 }
             }

@@ -1,0 +1,88 @@
+import HearthCore
+@testable import HearthPostgres
+import HearthStorage
+import HearthTesting
+import Testing
+
+/// The change feed indexed by location in PostgreSQL: built when a history first asks, by whichever node
+/// asks (each step under the namespace's lock, so two nodes asking at once index each entry once), the
+/// same candidates from every node, their entries read in one statement, and nothing retention removed.
+@Suite(.enabled(if: !TemporaryPostgres.isSkipped, "HEARTH_SKIP_POSTGRES=1 was set"))
+struct PostgresFeedLocationsTests {
+    private func set(_ database: DurableDatabase, _ path: String, _ value: Node) async throws {
+        try await database.set(Path(path), to: value, feed: ChangeFeedNote(time: 1_000, path: Path(path), data: .set(value), authType: .admin, channel: "rest"))
+    }
+
+    private func candidates(_ engine: PostgresStorageEngine, _ path: String, before: Int64 = .max, limit: Int = 100) async throws -> FeedLocationCandidates? {
+        let result = await withCheckedContinuation { continuation in
+            engine.feedLocations(of: Path(path), before: before, limit: limit) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    private func entries(_ engine: PostgresStorageEngine, at positions: [Int64]) async throws -> ChangeFeedPage {
+        let result = await withCheckedContinuation { continuation in
+            engine.readFeed(at: positions) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    @Test func twoNodesIndexEachEntryOnceAndAnswerAlike() async throws {
+        let server = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("locations")
+        let first = try PostgresStorageEngine(url: server.url, namespace: namespace)
+        let second = try PostgresStorageEngine(url: server.url, namespace: namespace)
+        defer { first.close(); second.close() }
+        let one = DurableDatabase(engine: first, root: try first.load(progress: nil))
+        _ = one.follow { _ in }
+        let two = DurableDatabase(engine: second, root: try second.load(progress: nil))
+        _ = two.follow { _ in }
+        try await set(one, "jokes/j1/text", Node("a"))                                  // below /jokes/j1
+        for n in 0..<50 { try await set(n % 2 == 0 ? one : two, "other/o\(n)", Node(n)) }
+        try await set(two, "jokes", Node(["j1": Node(["text": Node("b")])]))           // above
+        try await set(one, "jokes/j2", Node(1))                                        // beside: not j1's
+        let positions = try await first.readFeed(after: 0, limit: 1_000).entries.map(\.position)
+        #expect(positions.count == 53)
+
+        async let fromFirst = candidates(first, "jokes/j1")
+        async let fromSecond = candidates(second, "jokes/j1")
+        let (a, b) = try await (fromFirst, fromSecond)
+        #expect(a == b, "the same index whichever node built it")
+        #expect(a?.positions == [positions[51], positions[0]] && a?.indexedThrough == positions.last)
+        let rows = try query(server.url, "SELECT count(*)::bigint FROM hearth_feed_locations WHERE namespace = $1", [.text(namespace)])
+        #expect(rows.first?.int64(0) == 53, "one row per location an entry wrote, none twice")
+        #expect(try await candidates(first, "jokes/j1", before: positions[51])?.positions == [positions[0]])
+        #expect(try await candidates(second, "jokes/j1", limit: 1)?.positions == [positions[51]])
+        #expect(try await candidates(first, "/") == nil, "the root's history is the feed itself")
+
+        let read = try await entries(second, at: [positions[51], positions[0], positions[30]])
+        #expect(read.entries.map(\.position) == [positions[0], positions[30], positions[51]])
+        #expect(String(decoding: read.entries[2].json, as: UTF8.self).contains(#""path":"/jokes""#))
+
+        // Later writes are indexed when asked again.
+        try await set(two, "jokes/j1/text", Node("c"))
+        let later = try #require(try await candidates(first, "jokes/j1"))
+        #expect(later.positions.count == 3 && later.indexedThrough > (a?.indexedThrough ?? .max))
+    }
+
+    @Test func whatRetentionRemovedIsNoLongerACandidateNorARow() async throws {
+        let server = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("locationstrim")
+        let engine = try PostgresStorageEngine(url: server.url, namespace: namespace)
+        defer { engine.close() }
+        let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
+        for n in 0..<10 { try await set(database, "a", Node(n)) }
+        let positions = try await engine.readFeed(after: 0, limit: 100).entries.map(\.position)
+        #expect(try await candidates(engine, "a")?.positions.count == 10)
+        // Retention as a trim leaves it: the oldest rows gone and where they ended recorded.
+        _ = try query(server.url, "DELETE FROM hearth_feed WHERE namespace = $1 AND seq <= $2", [.text(namespace), .int8(ChangeFeedPosition.commit(of: positions[5]))])
+        _ = try query(server.url, "INSERT INTO hearth_feed_trimmed (namespace, through) VALUES ($1, $2)", [.text(namespace), .int8(positions[5])])
+        try await set(database, "a", Node(10))
+        let found = try #require(try await candidates(engine, "a"))
+        #expect(found.positions.count == 5 && found.positions.allSatisfy { $0 > positions[5] })
+        let rows = try query(server.url, "SELECT min(position)::bigint FROM hearth_feed_locations WHERE namespace = $1", [.text(namespace)])
+        #expect(rows.first?.int64(0) == positions[6], "the index's rows of removed entries went in the step")
+        let read = try await entries(engine, at: [positions[2], positions[7]])
+        #expect(read.entries.map(\.position) == [positions[7]] && read.trimmedThrough == positions[5])
+    }
+}
