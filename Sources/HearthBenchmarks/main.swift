@@ -20,7 +20,7 @@ let scenarios: [Scenario] = [
     .coreQuery,
     .storageWrite,
     .storageWriteFeed,
-    .functionsThroughput, .hooksLatency, .historyQuery, .restoreTime,
+    .functionsThroughput, .hooksLatency, .historyQuery, .historyQueryPostgres, .restoreTime,
     .storageLoad,
     .wsFanout,
     .wsLatency,

@@ -133,6 +133,22 @@ extension StorageEngine {
         return try result.get()
     }
 
+    /// `readFeed(at:)`, waiting for the page.
+    public func readFeed(at positions: [Int64]) async throws(StorageError) -> ChangeFeedPage {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<ChangeFeedPage, StorageError>, Never>) in
+            readFeed(at: positions) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    /// `feedLocations`, waiting for the answer.
+    public func feedLocations(of location: Path, before: Int64 = .max, limit: Int = 100) async throws(StorageError) -> FeedLocationCandidates? {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<FeedLocationCandidates?, StorageError>, Never>) in
+            feedLocations(of: location, before: before, limit: limit) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
     /// Appends `batch` and waits until it is durable or has failed.
     public func append(_ batch: WriteBatch) async throws(StorageError) {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Void, StorageError>, Never>) in

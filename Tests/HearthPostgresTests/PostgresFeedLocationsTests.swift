@@ -14,29 +14,16 @@ struct PostgresFeedLocationsTests {
     }
 
     private func candidates(_ engine: PostgresStorageEngine, _ path: String, before: Int64 = .max, limit: Int = 100) async throws -> FeedLocationCandidates? {
-        let result = await withCheckedContinuation { continuation in
-            engine.feedLocations(of: Path(path), before: before, limit: limit) { continuation.resume(returning: $0) }
-        }
-        return try result.get()
-    }
-
-    private func entries(_ engine: PostgresStorageEngine, at positions: [Int64]) async throws -> ChangeFeedPage {
-        let result = await withCheckedContinuation { continuation in
-            engine.readFeed(at: positions) { continuation.resume(returning: $0) }
-        }
-        return try result.get()
+        try await engine.feedLocations(of: Path(path), before: before, limit: limit)
     }
 
     @Test func twoNodesIndexEachEntryOnceAndAnswerAlike() async throws {
         let server = try await TemporaryPostgres.shared()
         let namespace = PostgresFixture.uniqueNamespace("locations")
-        let first = try PostgresStorageEngine(url: server.url, namespace: namespace)
-        let second = try PostgresStorageEngine(url: server.url, namespace: namespace)
-        defer { first.close(); second.close() }
-        let one = DurableDatabase(engine: first, root: try first.load(progress: nil))
-        _ = one.follow { _ in }
-        let two = DurableDatabase(engine: second, root: try second.load(progress: nil))
-        _ = two.follow { _ in }
+        let a = try FollowingTests.Server(url: server.url, namespace: namespace)
+        let b = try FollowingTests.Server(url: server.url, namespace: namespace)
+        defer { a.close(); b.close() }
+        let (first, one, second, two) = (a.engine, a.database, b.engine, b.database)
         try await set(one, "jokes/j1/text", Node("a"))                                  // below /jokes/j1
         for n in 0..<50 { try await set(n % 2 == 0 ? one : two, "other/o\(n)", Node(n)) }
         try await set(two, "jokes", Node(["j1": Node(["text": Node("b")])]))           // above
@@ -46,23 +33,23 @@ struct PostgresFeedLocationsTests {
 
         async let fromFirst = candidates(first, "jokes/j1")
         async let fromSecond = candidates(second, "jokes/j1")
-        let (a, b) = try await (fromFirst, fromSecond)
-        #expect(a == b, "the same index whichever node built it")
-        #expect(a?.positions == [positions[51], positions[0]] && a?.indexedThrough == positions.last)
+        let (found, alike) = try await (fromFirst, fromSecond)
+        #expect(found == alike, "the same index whichever node built it")
+        #expect(found?.positions == [positions[51], positions[0]] && found?.indexedThrough == positions.last)
         let rows = try query(server.url, "SELECT count(*)::bigint FROM hearth_feed_locations WHERE namespace = $1", [.text(namespace)])
         #expect(rows.first?.int64(0) == 53, "one row per location an entry wrote, none twice")
         #expect(try await candidates(first, "jokes/j1", before: positions[51])?.positions == [positions[0]])
         #expect(try await candidates(second, "jokes/j1", limit: 1)?.positions == [positions[51]])
         #expect(try await candidates(first, "/") == nil, "the root's history is the feed itself")
 
-        let read = try await entries(second, at: [positions[51], positions[0], positions[30]])
+        let read = try await second.readFeed(at: [positions[51], positions[0], positions[30]])
         #expect(read.entries.map(\.position) == [positions[0], positions[30], positions[51]])
         #expect(String(decoding: read.entries[2].json, as: UTF8.self).contains(#""path":"/jokes""#))
 
         // Later writes are indexed when asked again.
         try await set(two, "jokes/j1/text", Node("c"))
         let later = try #require(try await candidates(first, "jokes/j1"))
-        #expect(later.positions.count == 3 && later.indexedThrough > (a?.indexedThrough ?? .max))
+        #expect(later.positions.count == 3 && later.indexedThrough > (found?.indexedThrough ?? .max))
     }
 
     @Test func whatRetentionRemovedIsNoLongerACandidateNorARow() async throws {
@@ -82,7 +69,7 @@ struct PostgresFeedLocationsTests {
         #expect(found.positions.count == 5 && found.positions.allSatisfy { $0 > positions[5] })
         let rows = try query(server.url, "SELECT min(position)::bigint FROM hearth_feed_locations WHERE namespace = $1", [.text(namespace)])
         #expect(rows.first?.int64(0) == positions[6], "the index's rows of removed entries went in the step")
-        let read = try await entries(engine, at: [positions[2], positions[7]])
+        let read = try await engine.readFeed(at: [positions[2], positions[7]])
         #expect(read.entries.map(\.position) == [positions[7]] && read.trimmedThrough == positions[5])
     }
 }

@@ -12,10 +12,7 @@ struct FeedLocationsTests {
     }
 
     private func candidates(_ engine: SQLiteStorageEngine, _ path: String, before: Int64 = .max, limit: Int = 100) async throws -> FeedLocationCandidates? {
-        let result = await withCheckedContinuation { continuation in
-            engine.feedLocations(of: Path(path), before: before, limit: limit) { continuation.resume(returning: $0) }
-        }
-        return try result.get()
+        try await engine.feedLocations(of: Path(path), before: before, limit: limit)
     }
 
     @Test func aLocationsEntriesAreFoundAtAboveAndBelowItNewestFirst() async throws {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HearthCore
+import HearthPostgres
 import HearthSQLite
 import HearthStorage
 import HearthTesting
@@ -20,19 +21,34 @@ extension Scenario {
         name: "history.query",
         summary: "GET /.history.json for one location's last 100 changes in a namespace with 10 million changes, against a REST read"
     ) { context in
+        try historyQuery(context, name: "history.query", storage: nil)
+    }
+
+    /// ``historyQuery`` with the namespace in PostgreSQL (`hearth serve --storage`, the benchmark's own
+    /// PostgreSQL on loopback), where the location index is `hearth_feed_locations`.
+    static let historyQueryPostgres = Scenario(
+        name: "history.query.postgres",
+        summary: "history.query with the namespace in PostgreSQL (hearth serve --storage)"
+    ) { context in
+        try historyQuery(context, name: "history.query.postgres", storage: try ClusterWorkload.postgres().url)
+    }
+
+    private static func historyQuery(_ context: BenchmarkContext, name: String, storage: String?) throws -> BenchmarkResult {
         let changes = ProcessInfo.processInfo.environment["HEARTH_BENCH_HISTORY_CHANGES"].flatMap(Int.init) ?? 10_000_000
         let locations = max(1, changes / 100)
         let directory = ServerHarness.temporaryDirectory("history")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let namespace = "bench-default-rtdb"
         let retention = ChangeFeedRetention(maxAgeMilliseconds: 3650 * 86_400_000, maxBytes: 1 << 40)
-        try HistoryWorkload.write(changes: changes, locations: locations, into: directory + "/data", namespace: namespace, retention: retention)
+        let engine: any StorageEngine = try storage.map { try PostgresStorageEngine(url: $0, namespace: namespace, feedRetention: retention) }
+            ?? SQLiteStorageEngine(directory: directory + "/data", namespace: namespace, feedRetention: retention)
+        try HistoryWorkload.write(changes: changes, locations: locations, into: engine)
 
         let binary = try ServerHarness.hearthBinary()
         let port = Loopback.freePort()
         let server = try ServerHarness.spawn(
             binary, ["serve", "--emulator", "--host", "127.0.0.1", "--port", "\(port)", "--data", directory + "/data", "--project", "bench",
-                     "--feed-max-bytes", "\(retention.maxBytes)", "--feed-max-age", "3650d"],
+                     "--feed-max-bytes", "\(retention.maxBytes)", "--feed-max-age", "3650d"] + (storage.map { ["--storage", $0] } ?? []),
             log: directory + "/hearth.log")
         defer { ServerHarness.stop(server) }
         try ServerHarness.waitForListener(port: port, process: server, seconds: 300)
@@ -72,7 +88,7 @@ extension Scenario {
         func percentile(_ sorted: [Double], _ p: Double) -> Double { sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
         print("   history p50 \(String(format: "%.2f", percentile(history, 0.5))) ms, p99 \(String(format: "%.2f", percentile(history, 0.99))) ms; REST read p50 \(String(format: "%.2f", percentile(reads, 0.5))) ms, p99 \(String(format: "%.2f", percentile(reads, 0.99))) ms")
         return BenchmarkResult(
-            scenario: "history.query", metric: "p99 of GET /.history.json (one location's last 100 changes, \(changes) changes in the namespace)",
+            scenario: name, metric: "p99 of GET /.history.json (one location's last 100 changes, \(changes) changes in the namespace)",
             value: percentile(history, 0.99), unit: "ms", reference: "p99 of a REST GET of the same location",
             referenceValue: percentile(reads, 0.99), extras: [("p50", percentile(history, 0.5)), ("changes", Double(changes))])
     }
@@ -81,9 +97,8 @@ extension Scenario {
 /// The history benchmark's namespace and requests.
 enum HistoryWorkload {
     /// `changes` sets spread over `locations` (`/h/l0…`), each with a feed entry, by 64 writers through a
-    /// durable database on the SQLite engine.
-    static func write(changes: Int, locations: Int, into directory: String, namespace: String, retention: ChangeFeedRetention) throws {
-        let engine = try SQLiteStorageEngine(directory: directory, namespace: namespace, feedRetention: retention)
+    /// durable database on `engine`, which is closed after.
+    static func write(changes: Int, locations: Int, into engine: any StorageEngine) throws {
         let database = DurableDatabase(engine: engine, root: .empty)
         let writers = 64
         let done = DispatchGroup()
