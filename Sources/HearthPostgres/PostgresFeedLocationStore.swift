@@ -1,97 +1,88 @@
 import HearthCore
 import HearthStorage
-import Synchronization
 
-/// PostgreSQL's side of a ``FeedLocationIndex`` (`PostgresSchema+FeedLocations`): each call on a short
-/// connection of its own, as the feed reader's, beside the storage thread and never holding it (a step is
-/// a transaction of its own, under the namespace's step lock).
+/// PostgreSQL's side of a ``FeedLocationIndex`` (`PostgresSchema+FeedLocations`), on the feed reader's
+/// queue and connection, beside the storage thread and never holding it (a step is a transaction of its
+/// own, under the namespace's step lock). Once the reader is closed every call fails, which ends a
+/// background build.
 final class PostgresFeedLocationStore: FeedLocationStore {
+    private let reader: PostgresFeedReader
     private let endpoint: PostgresEndpoint
     private let namespace: String
-    private let closed = Atomic(false)
 
-    init(endpoint: PostgresEndpoint, namespace: String) {
+    init(reader: PostgresFeedReader, endpoint: PostgresEndpoint, namespace: String) {
+        self.reader = reader
         self.endpoint = endpoint
         self.namespace = namespace
     }
 
-    /// Makes every later call fail, ending a background build.
-    func close() { closed.store(true, ordering: .relaxed) }
-
-    func entriesBehind(atMost: Int64) throws -> Int64 {
-        try withConnection(doing: "reading how far the change feed's location index is behind") { connection in
+    /// One connection for the whole question: how far behind, the steps to catch up, the candidates.
+    func find(of location: Path, before: Int64, limit: Int, catchUpMax: Int64) throws -> FeedLocationAnswer {
+        try reader.withConnection(doing: "reading the change feed's location index") { connection in
             let through = try Self.int64(connection.run([PostgresSchema.feedLocationsThrough(namespace: namespace)], deadline: deadline())[0])
-            let counted = try connection.run([PostgresSchema.feedEntriesAfter(namespace: namespace, position: through, atMost: atMost)], deadline: deadline())
-            return try Self.int64(counted[0])
+            let counted = try connection.run(
+                [PostgresSchema.feedEntriesAfter(namespace: namespace, position: through, atMost: catchUpMax + 1)], deadline: deadline())
+            guard try Self.int64(counted[0]) <= catchUpMax else { return .farBehind }
+            while try step(on: connection) {}
+            return .caughtUp(try candidates(of: location, before: before, limit: limit, on: connection))
         }
     }
 
     func step() throws -> Bool {
-        try withConnection(doing: "indexing the change feed by location") { connection in
-            let begun = try connection.run(PostgresSchema.beginFeedLocationStep(namespace: namespace), deadline: deadline())
-            let start = max(try Self.int64(begun[3]), try Self.int64(begun[4]))
-            let read = try connection.run(
-                [PostgresSchema.feedRowsForStep(namespace: namespace, from: ChangeFeedPosition.commit(of: start), entries: FeedLocationLimits.entriesPerStep)],
-                deadline: deadline())[0]
-            var taken = FeedLocationRows(after: start)
-            for index in 0..<Int32(clamping: read.rowCount) where !taken.isFull {
-                let row = PostgresRow(result: read, index: index)
-                guard let number = row.bytes(0).flatMap(PostgresBinary.decodeInt64),
-                      let count = row.bytes(1).flatMap(PostgresBinary.decodeInt64), let bytes = row.bytes(2)
-                else { throw StorageError(.corrupt, "a change-feed row of namespace '\(namespace)' at \(endpoint) does not decode.") }
-                try taken.take(row: number, count: Int(clamping: count), bytes: UnsafeRawBufferPointer(bytes))
-            }
-            var paths = PostgresBinary.ArrayEncoder(of: .bytea)
-            var positions = PostgresBinary.ArrayEncoder(of: .int8)
-            for row in taken.sorted {
-                paths.append(row.path)
-                positions.append(row.position)
-            }
-            _ = try connection.run(
-                PostgresSchema.finishFeedLocationStep(namespace: namespace, paths: paths.finish(), positions: positions.finish(), through: taken.last),
-                deadline: deadline())
-            // Whether this step took anything: the step after the last one finds nothing and says so.
-            return taken.last > start
-        }
+        try reader.withConnection(doing: "indexing the change feed by location") { connection in try step(on: connection) }
     }
 
-    func candidates(of location: Path, before: Int64, limit: Int) throws -> FeedLocationCandidates? {
+    private func step(on connection: PostgresConnection) throws -> Bool {
+        let begun = try connection.run(PostgresSchema.beginFeedLocationStep(namespace: namespace), deadline: deadline())
+        let start = max(try Self.int64(begun[3]), try Self.int64(begun[4]))
+        let read = try connection.run(
+            [PostgresSchema.feedRowsForStep(namespace: namespace, from: ChangeFeedPosition.commit(of: start), entries: FeedLocationLimits.entriesPerStep)],
+            deadline: deadline())[0]
+        var taken = FeedLocationRows(after: start)
+        for index in 0..<Int32(clamping: read.rowCount) where !taken.isFull {
+            let row = try read.feedRow(index, of: namespace, at: endpoint)
+            try taken.take(row: row.number, count: row.count, bytes: row.bytes)
+        }
+        var paths = PostgresBinary.ArrayEncoder(of: .bytea)
+        var positions = PostgresBinary.ArrayEncoder(of: .int8)
+        for row in taken.sorted {
+            paths.append(row.path)
+            positions.append(row.position)
+        }
+        // Whether this step took anything: the step after the last one finds nothing, says so, and writes
+        // nothing (a commit without writes is not flushed: a history of a caught-up index waits for no fsync).
+        let took = taken.last > start
+        _ = try connection.run(
+            took ? PostgresSchema.finishFeedLocationStep(namespace: namespace, paths: paths.finish(), positions: positions.finish(), through: taken.last)
+                : [PostgresStatement("COMMIT")],
+            deadline: deadline())
+        return took
+    }
+
+    private func candidates(of location: Path, before: Int64, limit: Int, on connection: PostgresConnection) throws -> FeedLocationCandidates? {
         let encoded = EncodedPath(location)
         guard !encoded.isRoot else { return nil }
-        return try withConnection(doing: "reading the change feed's location index") { connection in
-            let ends = try connection.run(
-                [PostgresSchema.feedLocationsThrough(namespace: namespace), PostgresSchema.feedTrimmed(namespace: namespace)], deadline: deadline())
-            let through = try Self.int64(ends[0]), trimmed = try Self.int64(ends[1])
-            var ancestors = PostgresBinary.ArrayEncoder(of: .bytea)
-            var ancestor = location
-            while let parent = ancestor.parent {
-                ancestor = parent
-                ancestors.append(EncodedPath(ancestor).bytes)
-            }
-            let below = min(before, through + 1)
-            let found = try connection.run(
-                [PostgresSchema.feedLocationsBelow(
-                    namespace: namespace, low: encoded.bytes, high: encoded.subtreeEnd, before: below, trimmed: trimmed, limit: FeedLocationLimits.denseRows + 1),
-                 PostgresSchema.feedLocationsAt(namespace: namespace, paths: ancestors.finish(), before: below, trimmed: trimmed, limit: limit)],
-                deadline: deadline())
-            guard found[0].rowCount <= FeedLocationLimits.denseRows else { return nil }
-            let positions = try (found[0].positions + found[1].positions).map { position throws(StorageError) in
-                guard let position else { throw StorageError(.corrupt, "the change feed's location index of namespace '\(namespace)' at \(endpoint) answered in an unexpected shape.") }
-                return position
-            }
-            return FeedLocationCandidates(positions: FeedLocationLimits.newest(positions, limit: limit), indexedThrough: through)
+        let ends = try connection.run(
+            [PostgresSchema.feedLocationsThrough(namespace: namespace), PostgresSchema.feedTrimmed(namespace: namespace)], deadline: deadline())
+        let through = try Self.int64(ends[0]), trimmed = try Self.int64(ends[1])
+        var ancestors = PostgresBinary.ArrayEncoder(of: .bytea)
+        var ancestor = location
+        while let parent = ancestor.parent {
+            ancestor = parent
+            ancestors.append(EncodedPath(ancestor).bytes)
         }
-    }
-
-    private func withConnection<T>(doing: String, _ body: (PostgresConnection) throws -> T) throws -> T {
-        guard !closed.load(ordering: .relaxed) else { throw StorageError(.closed, "namespace '\(namespace)' at \(endpoint) is closed.") }
-        let connection = try endpoint.connect(doing: doing)
-        defer { connection.close() }
-        do {
-            return try body(connection)
-        } catch let error as PostgresError {
-            throw StorageError(error, at: endpoint, doing: doing)
+        let below = min(before, through + 1)
+        let found = try connection.run(
+            [PostgresSchema.feedLocationsBelow(
+                namespace: namespace, low: encoded.bytes, high: encoded.subtreeEnd, before: below, trimmed: trimmed, limit: FeedLocationLimits.denseRows + 1),
+             PostgresSchema.feedLocationsAt(namespace: namespace, paths: ancestors.finish(), before: below, trimmed: trimmed, limit: limit)],
+            deadline: deadline())
+        guard found[0].rowCount <= FeedLocationLimits.denseRows else { return nil }
+        let positions = try (found[0].positions + found[1].positions).map { position throws(StorageError) in
+            guard let position else { throw StorageError(.corrupt, "the change feed's location index of namespace '\(namespace)' at \(endpoint) answered in an unexpected shape.") }
+            return position
         }
+        return FeedLocationCandidates(positions: FeedLocationLimits.newest(positions, limit: limit), indexedThrough: through)
     }
 
     private func deadline() -> PostgresDeadline { .at(.now + PostgresTimeouts.commit) }

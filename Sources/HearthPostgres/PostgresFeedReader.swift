@@ -2,18 +2,28 @@ import Dispatch
 import HearthStorage
 
 /// Reads a namespace's change feed from PostgreSQL off the loop and off the storage thread, on one serial
-/// queue (`hearth.feed.read`), each read on a short connection of its own: a libpq connection belongs to
-/// the thread that opened it, and a queue's work may run on any thread. A follower has one read in
-/// flight however many commits arrive (`ChangeFeedFollower`), so connects stay few.
+/// queue (`hearth.feed.read`) and the connection it keeps while reads come (``KeptConnection``); the
+/// feed's location index uses both too (``withConnection(doing:_:)``). A follower has one read in flight
+/// however many commits arrive (`ChangeFeedFollower`).
 final class PostgresFeedReader: @unchecked Sendable {  // `closed` is touched on `queue` only
     private let endpoint: PostgresEndpoint
     private let namespace: String
     private let queue = DispatchQueue(label: "hearth.feed.read")
+    private let connection: KeptConnection
     private var closed = false
 
     init(endpoint: PostgresEndpoint, namespace: String) {
         self.endpoint = endpoint
         self.namespace = namespace
+        connection = KeptConnection(endpoint: endpoint, queue: queue)
+    }
+
+    /// Runs `body` on the reads' queue and connection, waiting for it (from any queue but that one).
+    func withConnection<T>(doing: String, _ body: (PostgresConnection) throws -> T) throws -> T {
+        try queue.sync {
+            guard !closed else { throw StorageError(.closed, "namespace '\(namespace)' at \(endpoint) is closed.") }
+            return try connection.use(doing: doing, body)
+        }
     }
 
     func read(after position: Int64, limit: Int, completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
@@ -40,29 +50,17 @@ final class PostgresFeedReader: @unchecked Sendable {  // `closed` is touched on
         let doing = "reading entries of the change feed of namespace '\(namespace)'"
         var sequences = PostgresBinary.ArrayEncoder(of: .int8)
         for sequence in Set(positions.map(ChangeFeedPosition.commit(of:))).sorted() { sequences.append(sequence) }
-        let connection = try endpoint.connect(doing: doing)
-        defer { connection.close() }
-        let results: [PostgresResult]
-        do {
-            results = try connection.run(
-                [PostgresSchema.feedTrimmed(namespace: namespace), PostgresSchema.feedRows(namespace: namespace, sequences: sequences.finish())],
-                deadline: .at(.now + PostgresTimeouts.commit))
-        } catch {
-            throw StorageError(error, at: endpoint, doing: doing)
-        }
+        let results = try run(
+            [PostgresSchema.feedTrimmed(namespace: namespace), PostgresSchema.feedRows(namespace: namespace, sequences: sequences.finish())], doing: doing)
         guard results.count == 2, let trimmed = results[0].firstValue?.bytes(0).flatMap(PostgresBinary.decodeInt64) else {
             throw StorageError(.corrupt, "the change feed of namespace '\(namespace)' at \(endpoint) answered in an unexpected shape.")
         }
         let wanted = Set(positions)
         var entries: [ChangeFeedPage.Entry] = []
         for index in 0..<Int32(clamping: results[1].rowCount) {
-            let row = PostgresRow(result: results[1], index: index)
-            guard let number = row.bytes(0).flatMap(PostgresBinary.decodeInt64),
-                  let count = row.bytes(1).flatMap(PostgresBinary.decodeInt64), let bytes = row.bytes(2)
-            else { throw StorageError(.corrupt, "a change-feed row of namespace '\(namespace)' at \(endpoint) does not decode.") }
+            let row = try results[1].feedRow(index, of: namespace, at: endpoint)
             var rowEntries: [ChangeFeedPage.Entry] = []
-            try ChangeFeedRows.read(
-                row: number, count: Int(clamping: count), bytes: UnsafeRawBufferPointer(bytes), after: -1, limit: Int.max, into: &rowEntries)
+            try ChangeFeedRows.read(row: row.number, count: row.count, bytes: row.bytes, after: -1, limit: Int.max, into: &rowEntries)
             entries += rowEntries.filter { wanted.contains($0.position) }
         }
         return ChangeFeedPage(entries: entries, trimmedThrough: trimmed)
@@ -70,31 +68,20 @@ final class PostgresFeedReader: @unchecked Sendable {  // `closed` is touched on
 
     private func page(after position: Int64, limit: Int) throws(StorageError) -> ChangeFeedPage {
         let doing = "reading the change feed of namespace '\(namespace)'"
-        let connection = try endpoint.connect(doing: doing)
-        defer { connection.close() }
-        let results: [PostgresResult]
-        do {
-            results = try connection.run(
-                [PostgresSchema.feedTrimmed(namespace: namespace),
-                 // One row more than entries wanted: the first row may hold only entries at or before `position`,
-                 // and every other row holds at least one.
-                 PostgresSchema.feedRows(namespace: namespace, from: ChangeFeedPosition.commit(of: max(0, position)), limit: limit + 1),
-                 PostgresSchema.feedNewest(namespace: namespace)],
-                deadline: .at(.now + PostgresTimeouts.commit))
-        } catch {
-            throw StorageError(error, at: endpoint, doing: doing)
-        }
+        let results = try run(
+            [PostgresSchema.feedTrimmed(namespace: namespace),
+             // One row more than entries wanted: the first row may hold only entries at or before `position`,
+             // and every other row holds at least one.
+             PostgresSchema.feedRows(namespace: namespace, from: ChangeFeedPosition.commit(of: max(0, position)), limit: limit + 1),
+             PostgresSchema.feedNewest(namespace: namespace)],
+            doing: doing)
         guard results.count == 3, let trimmedRow = results[0].rowCount > 0 ? PostgresRow(result: results[0], index: 0) : nil,
               let trimmed = trimmedRow.bytes(0).flatMap(PostgresBinary.decodeInt64)
         else { throw StorageError(.corrupt, "the change feed of namespace '\(namespace)' at \(endpoint) answered in an unexpected shape.") }
         var entries: [ChangeFeedPage.Entry] = []
         for index in 0..<Int32(clamping: results[1].rowCount) where entries.count < limit {
-            let row = PostgresRow(result: results[1], index: index)
-            guard let number = row.bytes(0).flatMap(PostgresBinary.decodeInt64),
-                  let count = row.bytes(1).flatMap(PostgresBinary.decodeInt64), let bytes = row.bytes(2)
-            else { throw StorageError(.corrupt, "a change-feed row of namespace '\(namespace)' at \(endpoint) does not decode.") }
-            try ChangeFeedRows.read(
-                row: number, count: Int(clamping: count), bytes: UnsafeRawBufferPointer(bytes), after: position, limit: limit, into: &entries)
+            let row = try results[1].feedRow(index, of: namespace, at: endpoint)
+            try ChangeFeedRows.read(row: row.number, count: row.count, bytes: row.bytes, after: position, limit: limit, into: &entries)
         }
         // Where the feed ends, for readers that start from now (webhooks and functions processes).
         var head = trimmed
@@ -107,7 +94,21 @@ final class PostgresFeedReader: @unchecked Sendable {  // `closed` is touched on
         return ChangeFeedPage(entries: entries, trimmedThrough: trimmed, head: head)
     }
 
+    /// `statements` in one pipeline on the kept connection.
+    private func run(_ statements: [PostgresStatement], doing: String) throws(StorageError) -> [PostgresResult] {
+        do {
+            return try connection.use(doing: doing) { connection in try connection.run(statements, deadline: .at(.now + PostgresTimeouts.commit)) }
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.io, "\(doing): \(error)")
+        }
+    }
+
     func close() {
-        queue.sync { closed = true }
+        queue.sync {
+            closed = true
+            connection.close()
+        }
     }
 }

@@ -107,3 +107,17 @@ extension PostgresSchema {
         ]
     }
 }
+
+extension PostgresResult {
+    /// Row `index` of a `SELECT seq, count::bigint, entries FROM hearth_feed …`: the commit's number, its
+    /// entry count and its entries (valid while the result lives).
+    ///
+    /// - Throws: ``StorageError`` (`.corrupt`) when a column does not decode.
+    func feedRow(_ index: Int32, of namespace: String, at endpoint: PostgresEndpoint) throws(StorageError) -> (number: Int64, count: Int, bytes: UnsafeRawBufferPointer) {
+        let row = PostgresRow(result: self, index: index)
+        guard let number = row.bytes(0).flatMap(PostgresBinary.decodeInt64), let count = row.bytes(1).flatMap(PostgresBinary.decodeInt64),
+              let bytes = row.bytes(2)
+        else { throw StorageError(.corrupt, "a change-feed row of namespace '\(namespace)' at \(endpoint) does not decode.") }
+        return (number, Int(clamping: count), UnsafeRawBufferPointer(bytes))
+    }
+}

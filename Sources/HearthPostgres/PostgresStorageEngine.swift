@@ -37,7 +37,6 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     /// Reads the change feed on its own connection and queue.
     private let feedReader: PostgresFeedReader
     /// The feed's location index, for histories (built when one is first asked for).
-    private let feedLocationStore: PostgresFeedLocationStore
     private let feedLocations: FeedLocationIndex<PostgresFeedLocationStore>
     /// The writer's count of connections opened, readable beside the storage thread.
     private let connections: PostgresWriter.ConnectionCount
@@ -65,8 +64,7 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
         feedBeforeBytesMax = feedRetention.beforeBytesMax
         let writer = PostgresWriter(endpoint: endpoint, namespace: namespace, feedRetention: feedRetention, log: log)
         feedReader = PostgresFeedReader(endpoint: endpoint, namespace: namespace)
-        feedLocationStore = PostgresFeedLocationStore(endpoint: endpoint, namespace: namespace)
-        feedLocations = FeedLocationIndex(feedLocationStore)
+        feedLocations = FeedLocationIndex(PostgresFeedLocationStore(reader: feedReader, endpoint: endpoint, namespace: namespace))
         connections = writer.connectionCount
         knownSequence = writer.knownSequence
         self.log = log
@@ -147,7 +145,6 @@ public final class PostgresStorageEngine: FollowingStorageEngine {
     public func close() {
         thread.close()
         feedReader.close()
-        feedLocationStore.close()
         feedLocations.waitForBuild()
     }
 

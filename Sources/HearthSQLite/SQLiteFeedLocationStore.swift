@@ -8,22 +8,21 @@ struct SQLiteFeedLocationStore: FeedLocationStore {
     let writer: GroupCommitThread<SQLiteCommitter>
     let reader: FeedReader
 
-    func entriesBehind(atMost: Int64) throws -> Int64 {
-        try reader.withConnection { connection in
-            try FeedLocations.entriesAfter(try FeedLocations.through(connection), connection, atMost: atMost)
+    func find(of location: Path, before: Int64, limit: Int, catchUpMax: Int64) throws -> FeedLocationAnswer {
+        let behind = try reader.withConnection { connection in
+            try FeedLocations.entriesAfter(try FeedLocations.through(connection), connection, atMost: catchUpMax + 1)
         }
-    }
-
-    func step() throws -> Bool {
-        try writer.exclusive(folding: false) { connection in try FeedLocations.step(connection) }
-    }
-
-    func candidates(of location: Path, before: Int64, limit: Int) throws -> FeedLocationCandidates? {
-        try reader.withConnection { connection -> FeedLocationCandidates? in
+        guard behind <= catchUpMax else { return .farBehind }
+        while try step() {}
+        return .caughtUp(try reader.withConnection { connection -> FeedLocationCandidates? in
             let through = try FeedLocations.through(connection)
             let trimmed = try connection.integer("SELECT coalesce((SELECT through FROM feed_trimmed WHERE id = 1), 0)")
             return try FeedLocations.candidates(connection, location: location, before: min(before, through + 1), trimmed: trimmed, limit: limit)
                 .map { FeedLocationCandidates(positions: $0, indexedThrough: through) }
-        }
+        })
+    }
+
+    func step() throws -> Bool {
+        try writer.exclusive(folding: false) { connection in try FeedLocations.step(connection) }
     }
 }

@@ -106,4 +106,31 @@ struct PostgresChangeFeedTests {
         _ = try query(server.url, old.sql, old.parameters)
         #expect(try count() == 0)
     }
+
+    /// Reads keep one connection between them (a connect costs several reads), and one PostgreSQL closed
+    /// while it was idle is replaced without the read failing.
+    @Test func readsKeepAConnectionAndReplaceOneThatWasClosed() async throws {
+        let server = try await TemporaryPostgres.shared()
+        // A database of its own, so that other tests' connections are not counted.
+        let name = "kept_" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        _ = try query(server.url, "CREATE DATABASE \(name)")
+        let url = server.url.replacingOccurrences(of: "/postgres", with: "/\(name)")
+        let engine = try PostgresStorageEngine(url: url, namespace: "kept")
+        defer { engine.close() }
+        let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
+        try await database.set("a", to: Node(1), feed: note("a", Node(1)))
+        // The reader's last statement of each read: where the feed ends.
+        let readers = {
+            try query(server.url, "SELECT pid::bigint FROM pg_stat_activity WHERE datname = $1 AND query LIKE '%ORDER BY seq DESC LIMIT 1'", [.text(name)])
+                .compactMap { $0.int64(0) }
+        }
+        for _ in 0..<5 { #expect(try await engine.readFeed(after: 0, limit: 10).entries.count == 1) }
+        let kept = try readers()
+        #expect(kept.count == 1, "five reads, one connection: \(kept)")
+        for pid in kept { _ = try query(server.url, "SELECT pg_terminate_backend($1::int)", [.int8(pid)]) }
+        try await database.set("a", to: Node(2), feed: note("a", Node(2)))
+        #expect(try await engine.readFeed(after: 0, limit: 10).entries.count == 2, "read again on a new connection")
+        let replaced = try readers()
+        #expect(replaced.count == 1 && replaced != kept)
+    }
 }

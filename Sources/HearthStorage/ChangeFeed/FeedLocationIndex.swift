@@ -5,15 +5,23 @@ import Synchronization
 /// An engine's location index of its change feed, in the engine's own SQL: SQLite's and PostgreSQL's
 /// ``FeedLocationIndex`` run these (docs/feed.md, "History of a location").
 public protocol FeedLocationStore: Sendable {
-    /// How many entries the feed holds after the last one indexed, counted up to about `atMost`.
-    func entriesBehind(atMost: Int64) throws -> Int64
+    /// Catches the index up and answers from it, unless it is more than `catchUpMax` entries behind
+    /// (then nil, and the index is built in the background): the positions of the indexed entries below
+    /// `before` that wrote at `location`, below it or above it, newest first, at most `limit`; nil
+    /// candidates for the root, or a location whose subtree changes so often that reading the feed newest
+    /// first finds its history sooner (``FeedLocationLimits/denseRows``).
+    func find(of location: Path, before: Int64, limit: Int, catchUpMax: Int64) throws -> FeedLocationAnswer
     /// Indexes the next entries (at most ``FeedLocationLimits/entriesPerStep``, in whole feed rows) and
     /// drops the rows of entries retention removed; whether entries are left.
     func step() throws -> Bool
-    /// The positions of the indexed entries below `before` that wrote at `location`, below it or above
-    /// it, newest first, at most `limit`; nil for the root, or a location whose subtree changes so often
-    /// that reading the feed newest first finds its history sooner (``FeedLocationLimits/denseRows``).
-    func candidates(of location: Path, before: Int64, limit: Int) throws -> FeedLocationCandidates?
+}
+
+/// What a ``FeedLocationStore`` found.
+public enum FeedLocationAnswer: Sendable {
+    /// The index is caught up: its candidates (nil: read the feed instead).
+    case caughtUp(FeedLocationCandidates?)
+    /// More than the catch-up bound behind: build it in the background, read the feed meanwhile.
+    case farBehind
 }
 
 /// Answers a history's question (which entries to read) from a ``FeedLocationStore`` once the index is
@@ -32,12 +40,12 @@ public final class FeedLocationIndex<Store: FeedLocationStore>: Sendable {
     ) {
         queue.async { [self] in
             do {
-                if try store.entriesBehind(atMost: FeedLocationLimits.catchUpEntriesMax + 1) > FeedLocationLimits.catchUpEntriesMax {
+                switch try store.find(of: location, before: before, limit: limit, catchUpMax: FeedLocationLimits.catchUpEntriesMax) {
+                case .caughtUp(let candidates): completion(.success(candidates))
+                case .farBehind:
                     build()
-                    return completion(.success(nil))
+                    completion(.success(nil))
                 }
-                while try store.step() {}
-                completion(.success(try store.candidates(of: location, before: before, limit: limit)))
             } catch let error as StorageError {
                 completion(.failure(error))
             } catch {
