@@ -72,6 +72,9 @@ class Stats:
         with self.lock:
             if len(self.errors) < 1000:
                 self.errors.append(f"{time.strftime('%H:%M:%S')} {what}")
+            if len(self.errors) <= 20:
+                # As it happens, so that a run's log says when (and beside what) it failed.
+                print(f"         error: {self.errors[-1]}", flush=True)
 
     def take_latencies(self) -> dict[str, list[float]]:
         with self.lock:
