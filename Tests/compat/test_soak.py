@@ -13,7 +13,7 @@ HERE = Path(__file__).resolve().parent
 
 def test_half_a_minute_of_soak_has_no_errors_and_loses_nothing(hearth_binary, tmp_path):
     run = subprocess.run(
-        [sys.executable, str(HERE / "soak.py"), "--minutes", "0.5", "--sample-seconds", "5", "--storm-seconds", "10", "--out", str(tmp_path)],
+        [sys.executable, str(HERE / "soak.py"), "--minutes", "0.5", "--sample-seconds", "5", "--storm-seconds", "10", "--ballast-mb", "1", "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=300, env={**os.environ, "HEARTH_BINARY": str(hearth_binary)})
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["error count"] == 0, summary["errors"]
