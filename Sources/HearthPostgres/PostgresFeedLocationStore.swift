@@ -34,7 +34,8 @@ final class PostgresFeedLocationStore: FeedLocationStore {
 
     private func step(on connection: PostgresConnection) throws -> Bool {
         let begun = try connection.run(PostgresSchema.beginFeedLocationStep(namespace: namespace), deadline: deadline())
-        let start = max(try Self.int64(begun[3]), try Self.int64(begun[4]))
+        let trimmed = try Self.int64(begun[3])
+        let start = max(try Self.int64(begun[2]), trimmed)
         let read = try connection.run(
             [PostgresSchema.feedRowsForStep(namespace: namespace, from: ChangeFeedPosition.commit(of: start), entries: FeedLocationLimits.entriesPerStep)],
             deadline: deadline())[0]
@@ -52,9 +53,10 @@ final class PostgresFeedLocationStore: FeedLocationStore {
         // Whether this step took anything: the step after the last one finds nothing, says so, and writes
         // nothing (a commit without writes is not flushed: a history of a caught-up index waits for no fsync).
         let took = taken.last > start
+        let drop = trimmed > 0 ? [PostgresSchema.dropTrimmedFeedLocations(namespace: namespace, through: trimmed)] : []
         _ = try connection.run(
-            took ? PostgresSchema.finishFeedLocationStep(namespace: namespace, paths: paths.finish(), positions: positions.finish(), through: taken.last)
-                : [PostgresStatement("COMMIT")],
+            drop + (took ? PostgresSchema.finishFeedLocationStep(namespace: namespace, paths: paths.finish(), positions: positions.finish(), through: taken.last)
+                : [PostgresStatement("COMMIT")]),
             deadline: deadline())
         return took
     }

@@ -52,7 +52,18 @@ extension Scenario {
             log: directory + "/hearth.log")
         defer { ServerHarness.stop(server) }
         try ServerHarness.waitForListener(port: port, process: server, seconds: 300)
+        do {
+            return try measureHistory(context, name: name, port: port, changes: changes, locations: locations)
+        } catch {
+            // What the server said is the first thing to read about a failure; its directory goes with the run.
+            let log = (try? String(contentsOfFile: directory + "/hearth.log", encoding: .utf8)) ?? ""
+            print("   the server's log ends:\n" + log.split(separator: "\n").suffix(30).joined(separator: "\n"))
+            throw error
+        }
+    }
 
+    /// The first request (which starts the index) until the index answers, then the timed rounds.
+    private static func measureHistory(_ context: BenchmarkContext, name: String, port: Int, changes: Int, locations: Int) throws -> BenchmarkResult {
         // The index is built on the first request, in the background; requests scan the feed meanwhile.
         let clock = ContinuousClock()
         let building = clock.now
