@@ -112,9 +112,7 @@ struct PostgresChangeFeedTests {
     @Test func readsKeepAConnectionAndReplaceOneThatWasClosed() async throws {
         let server = try await TemporaryPostgres.shared()
         // A database of its own, so that other tests' connections are not counted.
-        let name = "kept_" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        _ = try query(server.url, "CREATE DATABASE \(name)")
-        let url = server.url.replacingOccurrences(of: "/postgres", with: "/\(name)")
+        let (name, url) = try databaseOfItsOwn(on: server, "kept")
         let engine = try PostgresStorageEngine(url: url, namespace: "kept")
         defer { engine.close() }
         let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))

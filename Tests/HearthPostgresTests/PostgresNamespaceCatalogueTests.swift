@@ -102,9 +102,7 @@ struct PostgresNamespaceCatalogueTests {
 
     @Test func olderLayoutsAreMigratedAndANewerLayoutIsRefused() async throws {
         let server = try await TemporaryPostgres.shared()
-        let database = "layout_" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        _ = try query(server.url, "CREATE DATABASE \(database)")
-        let url = server.url.replacingOccurrences(of: "/postgres", with: "/\(database)")
+        let url = try databaseOfItsOwn(on: server, "layout").url
         // Layout 1 as an older Hearth left it: records of a namespace, no catalogue, no rules, no feed, no
         // applied write IDs.
         let engine = try PostgresStorageEngine(url: url, namespace: "old")

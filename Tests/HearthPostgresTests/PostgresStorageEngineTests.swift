@@ -14,6 +14,14 @@ func query(_ url: String, _ sql: String, _ parameters: [PostgresParameter] = [])
     return (0..<Int32(result.rowCount)).map { PostgresRow(result: result, index: $0) }
 }
 
+/// A new database on the test server, for a test that must see only its own tables or connections: its
+/// name and its URL.
+func databaseOfItsOwn(on server: TemporaryPostgres, _ prefix: String) throws -> (name: String, url: String) {
+    let name = prefix + "_" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+    _ = try query(server.url, "CREATE DATABASE \(name)")
+    return (name, server.url.replacingOccurrences(of: "/postgres", with: "/\(name)"))
+}
+
 extension PostgresRow {
     func int64(_ column: Int32) -> Int64? { bytes(column).flatMap(PostgresBinary.decodeInt64) }
 }
