@@ -40,7 +40,7 @@ enum FeedLocations {
         try connection.execute("BEGIN IMMEDIATE")
         do {
             let through = try self.through(connection)
-            let trimmed = try connection.integer("SELECT coalesce((SELECT through FROM feed_trimmed WHERE id = 1), 0)")
+            let trimmed = try FeedTable.trimmedThrough(connection)
             if trimmed > 0 {
                 let drop = try connection.prepare("DELETE FROM feed_locations WHERE position <= ?1")
                 drop.bind(1, int64: trimmed)

@@ -100,11 +100,16 @@ struct FeedTable {
     /// After ``clear(_:)``: nothing is left.
     mutating func cleared() { byteCount = 0 }
 
+    /// The last position retention removed (0 before it removed any), read through `connection`.
+    static func trimmedThrough(_ connection: SQLiteConnection) throws -> Int64 {
+        try connection.integer("SELECT coalesce((SELECT through FROM feed_trimmed WHERE id = 1), 0)")
+    }
+
     /// At most `limit` entries after `position`, from `connection` (a reader).
     ///
     /// - Throws: `SQLiteError`, or ``StorageError`` (`.corrupt`) for an entry that does not decode.
     static func read(_ connection: SQLiteConnection, after position: Int64, limit: Int) throws -> ChangeFeedPage {
-        let trimmed = try connection.integer("SELECT coalesce((SELECT through FROM feed_trimmed WHERE id = 1), 0)")
+        let trimmed = try FeedTable.trimmedThrough(connection)
         let select = try connection.prepare("SELECT number, count, entries FROM feed WHERE number >= ?1 ORDER BY number")
         select.bind(1, int64: ChangeFeedPosition.commit(of: max(0, position)))
         var entries: [ChangeFeedPage.Entry] = []

@@ -16,7 +16,7 @@ struct SQLiteFeedLocationStore: FeedLocationStore {
         while try step() {}
         return .caughtUp(try reader.withConnection { connection -> FeedLocationCandidates? in
             let through = try FeedLocations.through(connection)
-            let trimmed = try connection.integer("SELECT coalesce((SELECT through FROM feed_trimmed WHERE id = 1), 0)")
+            let trimmed = try FeedTable.trimmedThrough(connection)
             return try FeedLocations.candidates(connection, location: location, before: min(before, through + 1), trimmed: trimmed, limit: limit)
                 .map { FeedLocationCandidates(positions: $0, indexedThrough: through) }
         })

@@ -112,6 +112,7 @@ extension StorageEngine {
     }
 
     public func readFeed(at positions: [Int64], completion: @escaping @Sendable (Result<ChangeFeedPage, StorageError>) -> Void) {
+        let positions = positions.sorted()
         @Sendable func read(_ index: Int, _ entries: [ChangeFeedPage.Entry], trimmed: Int64) {
             guard index < positions.count else { return completion(.success(ChangeFeedPage(entries: entries, trimmedThrough: trimmed))) }
             readFeed(after: positions[index] - 1, limit: 1) { result in
