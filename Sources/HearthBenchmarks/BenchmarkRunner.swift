@@ -13,6 +13,9 @@ enum BenchmarkRunner {
           --runs N              measured runs per scenario (default \(BenchmarkConfiguration.defaultMeasuredRunCount))
           --document-bytes N    size of the generated document (default \(DocumentGenerator.defaultByteCount))
           --seed N              seed of the generated document (default \(DocumentGenerator.defaultSeed))
+          --baseline PATH       another build's hearth binary, for the ab.* scenarios, which alternate
+                                their rounds between HEARTH_BINARY (this build's) and it in one
+                                invocation; without it they are skipped
           --list                list the scenarios and exit
           --write-document PATH write the generated document to PATH and exit (to feed other tools)
           -h, --help            show this help
@@ -33,6 +36,10 @@ enum BenchmarkRunner {
             case "--list":
                 for scenario in scenarios { print("\(scenario.name)\t\(scenario.summary)") }
                 return 0
+            case "--baseline":
+                guard let path = remaining.popFirst() else { return usageError("--baseline needs the path of a hearth binary") }
+                guard FileManager.default.isExecutableFile(atPath: path) else { return usageError("--baseline: no executable at \(path)") }
+                configuration.baselineBinary = path
             case "--write-document":
                 guard let path = remaining.popFirst() else { return usageError("--write-document needs a path") }
                 documentPath = path
@@ -76,6 +83,10 @@ enum BenchmarkRunner {
         var failed = false
         for scenario in selected {
             print("== \(scenario.name): \(scenario.summary)")
+            if scenario.comparesBuilds && configuration.baselineBinary == nil {
+                print("   skipped: it compares two builds of hearth; give the other one with --baseline PATH")
+                continue
+            }
             do {
                 let result = try scenario.run(context)
                 print(result.jsonLine)

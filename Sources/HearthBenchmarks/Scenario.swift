@@ -24,6 +24,9 @@ struct Scenario: Sendable {
     let summary: String
     /// Runs the warm-up and measured runs through `context.measure` and returns the result.
     let run: @Sendable (BenchmarkContext) throws -> BenchmarkResult
+
+    /// Whether it measures this build against `--baseline`'s (the `ab.*` scenarios).
+    var comparesBuilds: Bool { name.hasPrefix("ab.") }
 }
 
 /// The settings of one `hearth-bench` invocation.
@@ -36,6 +39,8 @@ struct BenchmarkConfiguration {
     var documentByteCount = DocumentGenerator.defaultByteCount
     /// Seed of that document; the same seed gives the same bytes.
     var seed = DocumentGenerator.defaultSeed
+    /// Another build's `hearth`, which the `ab.*` scenarios measure beside this one (`--baseline`).
+    var baselineBinary: String?
 }
 
 /// What every scenario of one invocation shares: the configuration, the generated document and the timer.

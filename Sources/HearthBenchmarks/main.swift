@@ -25,7 +25,7 @@ let scenarios: [Scenario] = [
     .wsFanout,
     .wsLatency,
     .wsIdle,
-    .wsWrites,
+    .wsWrites, .abWsWrites,
     .wsReconnect,
     .restReadWrite,
     .consoleOpen,

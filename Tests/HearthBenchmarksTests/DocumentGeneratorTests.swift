@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import HearthBenchmarks
@@ -75,4 +76,18 @@ func keysHaveFirebaseShapes() throws {
         #expect(resident > 1_000_000)
         #expect(peak >= resident / 2)
     #endif
+}
+
+@Test("Scenarios that compare two builds are skipped, and say so, without --baseline; a --baseline that is not a program is refused")
+func buildComparisonsNeedABaseline() {
+    let ran = Mutex(false)
+    let comparison = Scenario(name: "ab.test", summary: "compares") { _ in
+        ran.withLock { $0 = true }
+        return BenchmarkResult(scenario: "ab.test", metric: "m", value: 1, unit: "u")
+    }
+    #expect(BenchmarkRunner.main(arguments: ["ab"], scenarios: [comparison]) == 0)
+    #expect(!ran.withLock { $0 })
+    #expect(BenchmarkRunner.main(arguments: ["--baseline", "/nonexistent/hearth", "ab"], scenarios: [comparison]) == 64)
+    #expect(BenchmarkRunner.main(arguments: ["--baseline", "/bin/true", "ab"], scenarios: [comparison]) == 0)
+    #expect(ran.withLock { $0 })
 }

@@ -124,9 +124,12 @@ enum ServerHarness {
     }
 
     /// Runs `hearth serve --emulator` on a free port with a fresh data directory, and `arguments` (a
-    /// cluster node's `--storage` and `--node`).
-    static func startHearth(name: String, arguments: [String] = []) throws(Failure) -> (process: Process, port: Int, directory: String) {
-        let binary = try hearthBinary()
+    /// cluster node's `--storage` and `--node`): HEARTH_BINARY's build, or `binary`.
+    static func startHearth(
+        name: String, arguments: [String] = [], binary other: String? = nil
+    ) throws(Failure) -> (process: Process, port: Int, directory: String) {
+        let binary: String
+        if let other { binary = other } else { binary = try hearthBinary() }
         let directory = temporaryDirectory(name)
         let port = Loopback.freePort()
         let process = try spawn(

@@ -20,10 +20,10 @@ struct LoadTarget {
     /// writer connects.
     var listenerPorts: [Int] = []
 
-    static func hearth(name: String) throws(ServerHarness.Failure) -> LoadTarget {
-        let server = try ServerHarness.startHearth(name: name)
+    static func hearth(name: String, binary: String? = nil, label: String = "Hearth") throws(ServerHarness.Failure) -> LoadTarget {
+        let server = try ServerHarness.startHearth(name: name, binary: binary)
         return LoadTarget(
-            label: "Hearth", wire: .realtime, port: server.port, pid: server.process.processIdentifier, credential: "owner",
+            label: label, wire: .realtime, port: server.port, pid: server.process.processIdentifier, credential: "owner",
             fanPath: "/fan", writePath: "/w",
             stop: {
                 ServerHarness.stop(server.process)
