@@ -23,7 +23,9 @@ import collections
 import json
 import os
 import random
+import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -122,11 +124,21 @@ class Deployment:
                 threading.Thread(target=lambda s=stream: [None for _ in s], daemon=True).start()
 
     def stop(self):
+        # Every step is tried, whatever the one before did: a server that does not stop in time is
+        # killed, and nginx and PostgreSQL are stopped anyway.
         for process in self.processes:
             process.terminate()
-            process.wait(30)
+        for process in self.processes:
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
         for cleanup in self.cleanups:
-            cleanup()
+            try:
+                cleanup()
+            except Exception as error:  # the others still run
+                print(f"soak: cleanup failed: {error}", file=sys.stderr)
 
 
 def sample(process, url: str) -> dict:
@@ -442,7 +454,16 @@ def judged_measures(names: list[str]) -> list[str]:
     return [f"{name}.{key}" for name in names for key in ("rss", "threads")] + ["all.fds"]
 
 
+def interrupt(signum, _frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main() -> int:
+    # Stopped by Ctrl-C, `kill -INT` or `kill`, it stops its servers, nginx and PostgreSQL first. A shell
+    # that starts it in the background hands it SIGINT ignored, and Python then leaves it so: the handlers
+    # are set here, whatever it was given.
+    signal.signal(signal.SIGINT, interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=60)
     parser.add_argument("--sample-seconds", type=float, default=60)
