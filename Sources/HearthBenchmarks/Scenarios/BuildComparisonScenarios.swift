@@ -29,16 +29,7 @@ extension Scenario {
         defer { for fleet in fleets { fleet.stop() } }
         for target in targets { fleets.append(try RealtimeLoad.listeners(target, count: clients, role: "writer")) }
         func rate(_ index: Int, _ label: String) throws(ServerHarness.Failure) -> Double {
-            let fleet = fleets[index]
-            _ = try fleet.stats()
-            let start = monotonicNanoseconds()
-            fleet.send("write \(window)")
-            usleep(UInt32(seconds * 1e6))
-            let stats = try fleet.stats()
-            let elapsed = Double(monotonicNanoseconds() - start) / 1e9
-            fleet.send("write 0")
-            usleep(500_000)
-            let rate = Double(stats.acknowledged) / elapsed
+            let (rate, stats) = try RealtimeLoad.writeRound(fleets[index], window: window, seconds: seconds)
             print("   \(targets[index].label.padding(toLength: 12)) \(label.padding(toLength: 9)) \(Int(rate)) acked writes/s  closed \(stats.closed)")
             guard stats.closed == 0 else { throw ServerHarness.Failure("\(targets[index].label): \(stats.closed) connections closed") }
             return rate

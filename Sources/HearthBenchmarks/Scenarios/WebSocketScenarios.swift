@@ -51,6 +51,21 @@ enum RealtimeLoad {
         let window = RealtimeLoad.setting("HEARTH_BENCH_WS_WINDOW", 8)
     }
 
+    /// One round of ws.writes' load: `fleet`'s writers write for `seconds`, `window` writes in flight
+    /// each, then stop and settle for half a second. Returns the acknowledged writes per second and the
+    /// round's counts.
+    static func writeRound(_ fleet: LoadFleet, window: Int, seconds: Double) throws(ServerHarness.Failure) -> (rate: Double, stats: LoadFleet.Stats) {
+        _ = try fleet.stats()
+        let start = monotonicNanoseconds()
+        fleet.send("write \(window)")
+        usleep(UInt32(seconds * 1e6))
+        let stats = try fleet.stats()
+        let elapsed = Double(monotonicNanoseconds() - start) / 1e9
+        fleet.send("write 0")
+        usleep(500_000)
+        return (Double(stats.acknowledged) / elapsed, stats)
+    }
+
     static func setting(_ name: String, _ fallback: Int) -> Int {
         Int(ProcessInfo.processInfo.environment[name] ?? "") ?? fallback
     }
@@ -350,15 +365,7 @@ extension Scenario {
             var rates: [Double] = []
             var p50: Double?, p99: Double?, delivered = 0
             for run in 0...runs {
-                _ = try fleet.stats()
-                let start = monotonicNanoseconds()
-                fleet.send("write \(window)")
-                usleep(UInt32(seconds * 1e6))
-                let stats = try fleet.stats()
-                let elapsed = Double(monotonicNanoseconds() - start) / 1e9
-                fleet.send("write 0")
-                usleep(500_000)
-                let rate = Double(stats.acknowledged) / elapsed
+                let (rate, stats) = try RealtimeLoad.writeRound(fleet, window: window, seconds: seconds)
                 let label = run == 0 ? "warm-up" : "run \(run)/\(runs)"
                 let runP50 = stats.acknowledgementLatency.percentileMilliseconds(0.5), runP99 = stats.acknowledgementLatency.percentileMilliseconds(0.99)
                 print("   \(target.label.padding(toLength: 28)) \(label.padding(toLength: 9)) \(Int(rate)) acked writes/s  ack p50 \(RealtimeLoad.milliseconds(runP50))  p99 \(RealtimeLoad.milliseconds(runP99))  own-listen deliveries \(stats.delivered)  closed \(stats.closed)")
