@@ -41,6 +41,9 @@ struct ChangeFeedTests {
 
         let rest = try await engine.readFeed(after: page.entries[0].position, limit: 1)
         #expect(rest.entries == [page.entries[1]])
+        // Entries by position (a history's candidates, newest first) come in position order.
+        let picked = try await engine.readFeed(at: [page.entries[2].position, page.entries[0].position])
+        #expect(picked.entries == [page.entries[0], page.entries[2]])
 
         engine.close()
         engine = try SQLiteStorageEngine(directory: directory, namespace: "feed")
