@@ -52,13 +52,17 @@ extension PostgresSchema {
     }
 
     /// Feed rows from commit `sequence` on, oldest first, while the entries before each row number fewer
-    /// than `entries`: a step's worth in whole rows, and one row more to say whether more are left.
+    /// than `entries`: a step's worth in whole rows, and one row more to say whether more are left. Row
+    /// `sequence` itself, which holds the last entry indexed, is not counted: its entries are indexed
+    /// already, and a commit can hold more than a step's worth (8,192 entries against 4,096), which
+    /// would leave the rows after it out of every step.
     static func feedRowsForStep(namespace: String, from sequence: Int64, entries: Int) -> PostgresStatement {
         PostgresStatement(
             """
             SELECT seq, count, entries FROM (
-                SELECT seq, count::bigint, entries, sum(count) OVER (ORDER BY seq) - count AS earlier
-                FROM (SELECT seq, count, entries FROM hearth_feed WHERE namespace = $1 AND seq >= $2 ORDER BY seq LIMIT \(entries + 1)) AS next
+                SELECT seq, count::bigint, entries, sum(counted) OVER (ORDER BY seq) - counted AS earlier
+                FROM (SELECT seq, count, entries, CASE WHEN seq = $2 THEN 0 ELSE count END AS counted
+                      FROM hearth_feed WHERE namespace = $1 AND seq >= $2 ORDER BY seq LIMIT \(entries + 1)) AS next
             ) AS counted WHERE earlier <= \(entries) ORDER BY seq
             """,
             [.text(namespace), .int8(sequence)])

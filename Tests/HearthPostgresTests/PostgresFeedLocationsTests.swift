@@ -1,3 +1,4 @@
+import Dispatch
 import HearthCore
 @testable import HearthPostgres
 import HearthStorage
@@ -50,6 +51,39 @@ struct PostgresFeedLocationsTests {
         try await set(two, "jokes/j1/text", Node("c"))
         let later = try #require(try await candidates(first, "jokes/j1"))
         #expect(later.positions.count == 3 && later.indexedThrough > (found?.indexedThrough ?? .max))
+    }
+
+    /// A commit can hold more entries than a step indexes (8,192 against 4,096): the steps after the one
+    /// that took it go on to the rows after it.
+    @Test func aCommitOfMoreEntriesThanAStepDoesNotStopTheIndex() async throws {
+        let server = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("locationsbig")
+        let engine = try PostgresStorageEngine(url: server.url, namespace: namespace)
+        defer { engine.close() }
+        let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
+        // The feed held locked, the first commit waits, and the writes taken meanwhile make one commit.
+        let holder = try PostgresConnection(try PostgresEndpoint(url: server.url), deadline: .now + .seconds(5))
+        defer { holder.close() }
+        _ = try holder.run([PostgresStatement("BEGIN"), PostgresStatement("LOCK TABLE hearth_feed IN SHARE MODE")], deadline: .afterSilence(.seconds(5)))
+        let writes = FeedLocationLimits.entriesPerStep + 2_000
+        let group = DispatchGroup()
+        for n in 0..<writes {
+            let path = Path("big/k\(n)")
+            group.enter()
+            database.set(path, to: Node(n), feed: ChangeFeedNote(time: 1_000, path: path, data: .set(Node(n)), authType: .admin, channel: "rest")) { _ in
+                group.leave()
+            }
+        }
+        _ = try holder.run([PostgresStatement("COMMIT")], deadline: .afterSilence(.seconds(5)))
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in group.notify(queue: .global()) { done.resume() } }
+        let largest = try query(server.url, "SELECT max(count)::bigint FROM hearth_feed WHERE namespace = $1", [.text(namespace)])
+        try #require((largest.first?.int64(0) ?? 0) > Int64(FeedLocationLimits.entriesPerStep), "one commit took more writes than a step indexes")
+        #expect(try await candidates(engine, "big/k0")?.positions.count == 1)
+
+        try await set(database, "after", Node(true))
+        let last = try #require(try await engine.readFeed(after: 0, limit: writes + 10).entries.last?.position)
+        let found = try #require(try await candidates(engine, "after"))
+        #expect(found.positions == [last] && found.indexedThrough == last)
     }
 
     @Test func whatRetentionRemovedIsNoLongerACandidateNorARow() async throws {
