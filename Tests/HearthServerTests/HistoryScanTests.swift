@@ -64,6 +64,36 @@ struct HistoryScanTests {
         #expect(next.map { ChangeFeedPosition.commit(of: $0) } == windowStart && next.map { $0 % 8192 } == 0, "on from the window's first commit")
     }
 
+    /// Commits of thousands of writes (a burst grouped into few commits) at the top of the feed: each
+    /// page of the history is the newest changes below where it starts, and paging on from `next` gives
+    /// every change once, in order, however few reads a request may make.
+    @Test func denseCommitsAreReadAsSmallerWindowsAndPagingSkipsNothing() {
+        var entries: [ChangeFeedPage.Entry] = []
+        for n in 1...300 {
+            let count = n > 290 ? 8_000 : 1
+            for index in 0..<count {
+                let path = index == 0 ? "/counter" : "/filler/f\(index)"
+                let json = #"{"time":\#(n),"type":"set","path":"\#(path)","data":\#(n),"authType":"admin","protocol":"rest","before":{"\#(path)":null}}"#
+                entries.append(.init(position: ChangeFeedPosition.of(commit: Int64(n), index: index), json: Array(json.utf8)))
+            }
+        }
+        for readsMax in [30, 400] {
+            var seen: [Node] = []
+            var before = Int64.max
+            var requests = 0
+            while requests < 100 {
+                requests += 1
+                var scan = HistoryScan(location: Path("counter"), limit: 25, budget: 100_000, before: before, readsMax: readsMax)
+                let (next, reads) = Self.run(&scan, entries)
+                #expect(reads <= readsMax + 1)
+                seen += scan.found.map(\.after)
+                guard let next else { break }
+                before = next
+            }
+            #expect(seen == (1...300).reversed().map { Node($0) }, "reads at most \(readsMax) a request")
+        }
+    }
+
     @Test func retentionEndsTheWalk() {
         let entries = Self.feed(commits: 50)
         let trimmed = ChangeFeedPosition.of(commit: 20, index: 1)
