@@ -59,9 +59,8 @@ final class PostgresFeedReader: @unchecked Sendable {  // `closed` is touched on
         var entries: [ChangeFeedPage.Entry] = []
         for index in 0..<Int32(clamping: results[1].rowCount) {
             let row = try results[1].feedRow(index, of: namespace, at: endpoint)
-            var rowEntries: [ChangeFeedPage.Entry] = []
-            try ChangeFeedRows.read(row: row.number, count: row.count, bytes: row.bytes, after: -1, limit: Int.max, into: &rowEntries)
-            entries += rowEntries.filter { wanted.contains($0.position) }
+            // Only the wanted entries are turned into JSON: a row can hold thousands.
+            try ChangeFeedRows.read(row: row.number, count: row.count, bytes: row.bytes, at: wanted, into: &entries)
         }
         return ChangeFeedPage(entries: entries, trimmedThrough: trimmed)
     }

@@ -44,6 +44,21 @@ public enum ChangeFeedRows {
         }
     }
 
+    /// Appends the entries of row `number` (holding `count` in `bytes`) whose positions are in `wanted`,
+    /// as served JSON; the others are not decoded.
+    ///
+    /// - Throws: ``StorageError`` (`.corrupt`) when the row or a wanted entry does not decode.
+    public static func read(
+        row number: Int64, count: Int, bytes: UnsafeRawBufferPointer, at wanted: Set<Int64>, into entries: inout [ChangeFeedPage.Entry]
+    ) throws(StorageError) {
+        try forEach(row: number, count: count, bytes: bytes) { entryPosition, stored throws(StorageError) in
+            if wanted.contains(entryPosition) {
+                entries.append(.init(position: entryPosition, json: try ChangeFeedRecord.json(decoding: stored)))
+            }
+            return true
+        }
+    }
+
     /// Calls `body` with each entry of row `number` (holding `count` in `bytes`): its position and its
     /// stored form, until `body` returns false.
     ///
