@@ -36,6 +36,8 @@ final class PostgresFeedLocationStore: FeedLocationStore {
         let begun = try connection.run(PostgresSchema.beginFeedLocationStep(namespace: namespace), deadline: deadline())
         let trimmed = try Self.int64(begun[3])
         let start = max(try Self.int64(begun[2]), trimmed)
+        let chunkEnd = begun[4].rowCount > 0 ? try Self.int64(begun[4]) : trimmed
+        let dropThrough = min(trimmed, chunkEnd)
         let read = try connection.run(
             [PostgresSchema.feedRowsForStep(namespace: namespace, from: ChangeFeedPosition.commit(of: start), entries: FeedLocationLimits.entriesPerStep)],
             deadline: deadline())[0]
@@ -53,12 +55,12 @@ final class PostgresFeedLocationStore: FeedLocationStore {
         // Whether this step took anything: the step after the last one finds nothing, says so, and writes
         // nothing (a commit without writes is not flushed: a history of a caught-up index waits for no fsync).
         let took = taken.last > start
-        let drop = trimmed > 0 ? [PostgresSchema.dropTrimmedFeedLocations(namespace: namespace, through: trimmed)] : []
+        let drop = trimmed > 0 ? [PostgresSchema.dropTrimmedFeedLocations(namespace: namespace, through: dropThrough)] : []
         _ = try connection.run(
             drop + (took ? PostgresSchema.finishFeedLocationStep(namespace: namespace, paths: paths.finish(), positions: positions.finish(), through: taken.last)
                 : [PostgresStatement("COMMIT")]),
             deadline: deadline())
-        return took
+        return took || dropThrough < trimmed
     }
 
     private func candidates(of location: Path, before: Int64, limit: Int, on connection: PostgresConnection) throws -> FeedLocationCandidates? {

@@ -32,6 +32,14 @@ extension PostgresSchema {
             PostgresStatement("SELECT pg_advisory_xact_lock(\(feedLocationsLockClass), hashtext($1))", [.text(namespace)]),
             feedLocationsThrough(namespace: namespace),
             feedTrimmed(namespace: namespace),
+            // Where this step's drop of removed entries' rows ends: the position of the chunk's last row
+            // (none: fewer are left than a chunk). A SELECT walks the position index whatever its bound.
+            PostgresStatement(
+                """
+                SELECT position FROM hearth_feed_locations WHERE namespace = $1
+                    AND position <= (SELECT coalesce((SELECT through FROM hearth_feed_trimmed WHERE namespace = $1), 0))
+                ORDER BY position OFFSET \(FeedLocationLimits.droppedRowsPerStep - 1) LIMIT 1
+                """, [.text(namespace)]),
         ]
     }
 

@@ -34,16 +34,28 @@ enum FeedLocations {
 
     /// One step, on the writer connection: indexes the entries after the last one indexed, at most
     /// ``FeedLocationLimits/entriesPerStep`` (whole feed rows), and drops rows of entries retention
-    /// removed. Returns whether more entries are left.
+    /// removed, at most about ``FeedLocationLimits/droppedRowsPerStep``. Returns whether more of either
+    /// is left. A step with nothing to do writes nothing (no commit to flush).
     static func step(_ connection: SQLiteConnection) throws -> Bool {
         try connection.execute(schema)
         try connection.execute("BEGIN IMMEDIATE")
         do {
             let through = try self.through(connection)
             let trimmed = try FeedTable.trimmedThrough(connection)
+            var moreToDrop = false
             if trimmed > 0 {
+                // Through the position of the chunk's last row, or all of them when fewer are left.
+                let chunk = try connection.prepare("SELECT position FROM feed_locations WHERE position <= ?1 ORDER BY position LIMIT 1 OFFSET ?2")
+                chunk.bind(1, int64: trimmed)
+                chunk.bind(2, int64: Int64(FeedLocationLimits.droppedRowsPerStep - 1))
+                var bound = trimmed
+                if try chunk.step() {
+                    bound = chunk.int64(0)
+                    moreToDrop = bound < trimmed
+                }
+                chunk.reset()
                 let drop = try connection.prepare("DELETE FROM feed_locations WHERE position <= ?1")
-                drop.bind(1, int64: trimmed)
+                drop.bind(1, int64: bound)
                 try drop.run()
             }
             var taken = FeedLocationRows(after: max(through, trimmed))
@@ -65,11 +77,13 @@ enum FeedLocations {
                 try insert.run()
                 insert.reset()
             }
-            let mark = try connection.prepare("INSERT OR REPLACE INTO feed_locations_through (id, position) VALUES (1, ?1)")
-            mark.bind(1, int64: taken.last)
-            try mark.run()
+            if taken.last > through {
+                let mark = try connection.prepare("INSERT OR REPLACE INTO feed_locations_through (id, position) VALUES (1, ?1)")
+                mark.bind(1, int64: taken.last)
+                try mark.run()
+            }
             try connection.execute("COMMIT")
-            return more
+            return more || moreToDrop
         } catch {
             if connection.isInTransaction { try? connection.execute("ROLLBACK") }
             throw error

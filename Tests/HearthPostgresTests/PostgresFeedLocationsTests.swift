@@ -86,6 +86,37 @@ struct PostgresFeedLocationsTests {
         #expect(found.positions == [last] && found.indexedThrough == last)
     }
 
+    /// More index rows of removed entries than a step drops go over several steps before a history
+    /// answers.
+    @Test func removedEntriesRowsGoInChunks() async throws {
+        let server = try await TemporaryPostgres.shared()
+        let namespace = PostgresFixture.uniqueNamespace("locationschunks")
+        let engine = try PostgresStorageEngine(url: server.url, namespace: namespace)
+        defer { engine.close() }
+        let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
+        let writes = FeedLocationLimits.droppedRowsPerStep + 5_000
+        let group = DispatchGroup()
+        for n in 0..<writes {
+            let path = Path("old/\(n)")
+            group.enter()
+            database.set(path, to: Node(n), feed: ChangeFeedNote(time: 1_000, path: path, data: .set(Node(n)), authType: .admin, channel: "rest")) { _ in
+                group.leave()
+            }
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in group.notify(queue: .global()) { done.resume() } }
+        try await set(database, "kept", Node(true))
+        #expect(try await candidates(engine, "old/0")?.positions.count == 1)
+        let kept = try #require(try await candidates(engine, "kept")?.positions.first)
+        // Retention as a trim leaves it: every entry before the last gone, and where they ended recorded.
+        let trimmed = kept - 1
+        _ = try query(server.url, "DELETE FROM hearth_feed WHERE namespace = $1 AND seq < $2", [.text(namespace), .int8(ChangeFeedPosition.commit(of: kept))])
+        _ = try query(server.url, "INSERT INTO hearth_feed_trimmed (namespace, through) VALUES ($1, $2)", [.text(namespace), .int8(trimmed)])
+
+        #expect(try await candidates(engine, "kept")?.positions == [kept])
+        let left = try query(server.url, "SELECT count(*)::bigint FROM hearth_feed_locations WHERE namespace = $1 AND position <= $2", [.text(namespace), .int8(trimmed)])
+        #expect(left.first?.int64(0) == 0)
+    }
+
     @Test func whatRetentionRemovedIsNoLongerACandidateNorARow() async throws {
         let server = try await TemporaryPostgres.shared()
         let namespace = PostgresFixture.uniqueNamespace("locationstrim")

@@ -1,5 +1,6 @@
 import Foundation
 import HearthCore
+import HearthSQL
 import HearthSQLite
 import HearthStorage
 import Testing
@@ -40,6 +41,53 @@ struct FeedLocationsTests {
         let later = try #require(try await candidates(engine, "jokes/j1"))
         #expect(later.positions.count == 4 && later.indexedThrough > found.indexedThrough)
         engine.close()
+    }
+
+    /// `count` writes at once to `prefix/0…`, grouped into few commits.
+    private func burst(_ database: DurableDatabase, _ prefix: String, _ count: Int, _ value: Node) async {
+        let group = DispatchGroup()
+        for n in 0..<count {
+            let path = Path("\(prefix)/\(n)")
+            group.enter()
+            database.set(path, to: value, feed: ChangeFeedNote(time: 1_000, path: path, data: .set(value), authType: .admin, channel: "rest")) { _ in
+                group.leave()
+            }
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in group.notify(queue: .global()) { done.resume() } }
+    }
+
+    /// More index rows of removed entries than a step drops go over several steps, all of them before a
+    /// history answers; a history of a caught-up index commits nothing (SQLite's data_version, which
+    /// counts other connections' commits, stays).
+    @Test func removedEntriesRowsGoInChunksAndACaughtUpStepWritesNothing() async throws {
+        let directory = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let engine = try SQLiteStorageEngine(directory: directory, namespace: "chunks", feedRetention: ChangeFeedRetention(maxAgeMilliseconds: 3_600_000, maxBytes: 3_000_000))
+        defer { engine.close() }
+        let database = DurableDatabase(engine: engine, root: .empty)
+        let first = FeedLocationLimits.droppedRowsPerStep + 5_000
+        await burst(database, "old", first, Node(1))
+        #expect(try await candidates(engine, "old/0")?.positions.count == 1)
+        let observer = try SQLiteConnection(path: directory + "/chunks.sqlite", create: false)
+        defer { observer.close() }
+        let indexed = try observer.integer("SELECT count(*) FROM feed_locations")
+        #expect(indexed == Int64(first))
+        // Large enough values that retention removes every entry of the first burst; fewer entries than
+        // a step indexes, so that the drop's own chunks are what takes more steps.
+        await burst(database, "new", 3_000, Node(String(repeating: "x", count: 1_200)))
+        let trimmed = try await engine.readFeed(after: Int64.max, limit: 0).trimmedThrough
+        #expect(try observer.integer("SELECT count(*) FROM feed WHERE number <= \(ChangeFeedPosition.commit(of: trimmed))") == 0)
+        #expect(try observer.integer("SELECT count(*) FROM feed_locations WHERE position <= \(trimmed)") == indexed, "nothing dropped before a history asks")
+
+        let removed = try await candidates(engine, "old/0")
+        #expect(removed?.positions.isEmpty ?? true, "its entry was removed")
+        #expect(try observer.integer("SELECT count(*) FROM feed_locations WHERE position <= \(trimmed)") == 0)
+        let found = try #require(try await candidates(engine, "new/2999"))
+        #expect(found.positions.count == 1)
+
+        let version = try observer.integer("PRAGMA data_version")
+        #expect(try await candidates(engine, "new/2998")?.positions.count == 1)
+        #expect(try observer.integer("PRAGMA data_version") == version, "a caught-up index's step committed nothing")
     }
 
     @Test func whatRetentionRemovedIsNoLongerACandidate() async throws {
