@@ -325,7 +325,7 @@ public final class DatabaseServer: HTTPHandler, @unchecked Sendable {
         if target.path == Path(".history") {
             guard caller.isAdmin else { throw .permissionDenied }
             guard let executor else { throw RESTError(503, "The server is not running") }
-            let endpoint = HistoryEndpoint(executor: executor)
+            let endpoint = HistoryEndpoint(executor: executor, log: log)
             withNamespace(namespaceName, responder: responder) { namespace throws(RESTError) in
                 try endpoint.serve(request, namespace: namespace, responder: responder)
             }

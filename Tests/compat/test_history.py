@@ -3,6 +3,8 @@ above and below a location by REST and by a signed-in realtime client, listed ne
 each and the values before and after (narrowed to the location for writes above it), paged with `next`
 down to the oldest entry retention kept; admins only; bad parameters answered plainly."""
 
+import sqlite3
+
 import pytest
 import requests
 
@@ -101,3 +103,24 @@ def test_a_rare_locations_history_is_read_from_the_index_and_pages_by_it(server)
     assert last["changes"] == [] and last["next"] is None
     # The root's history is the feed itself, newest first.
     assert history(url, "/", limit=2)["changes"][0]["after"] == 1499
+
+
+def test_a_failing_index_leaves_the_history_to_the_feed(server, tmp_path):
+    """When the location index cannot be written (here a trigger refuses its rows), a history is read from
+    the feed instead of failing, and from the index again once it works."""
+    url, _ = server
+    put(url, "rare/r", 0)
+    for n in range(30):
+        put(url, f"busy/b{n}", n)
+    assert history(url, "/rare/r")["scanned"] <= 1  # the index, built
+    database = sqlite3.connect(tmp_path / f"{NS}.sqlite", timeout=10)
+    database.execute("CREATE TRIGGER refuse BEFORE INSERT ON feed_locations BEGIN SELECT RAISE(ABORT, 'refused by the test'); END")
+    database.commit()
+    put(url, "rare/r", 1)
+    page = history(url, "/rare/r")
+    assert [c["after"] for c in page["changes"]] == [1, 0] and page["scanned"] >= 32, page
+    database.execute("DROP TRIGGER refuse")
+    database.commit()
+    database.close()
+    page = history(url, "/rare/r")
+    assert [c["after"] for c in page["changes"]] == [1, 0] and page["scanned"] <= 2, page

@@ -1,6 +1,7 @@
 import HearthCore
 import HearthProtocol
 import HearthStorage
+import HearthSupport
 import HearthTriggers
 
 /// `GET /.history.json?ns=NS&path=/jokes/j1[&limit=N][&before=POSITION]`, for admins: the changes that
@@ -15,6 +16,8 @@ import HearthTriggers
 /// The feed is read off the loop (``HistoryScan`` decides each read) and the answer sent on it.
 struct HistoryEndpoint {
     let executor: any LoopExecutor
+    /// Where a failing location index is reported (the history is then read from the feed).
+    let log: Log
 
     func serve(_ request: HTTPRequest, namespace: Namespace, responder: any HTTPResponder) throws(RESTError) {
         guard request.method == .get else { throw RESTError(405, "The history is read with GET") }
@@ -32,11 +35,25 @@ struct HistoryEndpoint {
         @Sendable func failed(_ error: StorageError) {
             respond(RESTResponses.error(RESTError(error.code == .unsupported ? 501 : 500, error.message)))
         }
+        @Sendable func scan() {
+            Self.scan(HistoryScan(location: location, limit: limit, budget: ServerLimits.historyScanEntriesMax, before: before), engine: engine) { result in
+                switch result {
+                case .failure(let error): failed(error)
+                case .success(let (scan, next)):
+                    respond(RESTResponses.json(200, Self.body(scan.found, next: next, scanned: scan.scanned, trimmedThrough: scan.trimmedThrough)))
+                }
+            }
+        }
+        let log = log, name = namespace.name
         // From the feed's location index when the engine has one (and the location is not among the most
-        // often changed), else by reading the feed newest first.
+        // often changed), else by reading the feed newest first; also when the index fails (it is tried
+        // again on the next request): the feed answers without it.
         engine.feedLocations(of: location, before: before, limit: limit) { result in
             switch result {
-            case .failure(let error): failed(error)
+            case .failure(let error) where error.code == .closed: failed(error)
+            case .failure(let error):
+                log("hearth: the change feed's location index of '\(name)' failed (\(error.code.rawValue)): \(error.message); histories read the feed instead until it works again.")
+                scan()
             case .success(let candidates?):
                 Self.readIndexed(IndexedHistory(location: location, limit: limit, before: before, candidates: candidates), from: engine) { result in
                     switch result {
@@ -45,14 +62,7 @@ struct HistoryEndpoint {
                         respond(RESTResponses.json(200, Self.body(history.found, next: next, scanned: history.scanned, trimmedThrough: trimmed)))
                     }
                 }
-            case .success(nil):
-                Self.scan(HistoryScan(location: location, limit: limit, budget: ServerLimits.historyScanEntriesMax, before: before), engine: engine) { result in
-                    switch result {
-                    case .failure(let error): failed(error)
-                    case .success(let (scan, next)):
-                        respond(RESTResponses.json(200, Self.body(scan.found, next: next, scanned: scan.scanned, trimmedThrough: scan.trimmedThrough)))
-                    }
-                }
+            case .success(nil): scan()
             }
         }
     }
