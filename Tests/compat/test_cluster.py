@@ -8,6 +8,7 @@ operations run once on a survivor, and a PostgreSQL restart fails writes in the 
 loses nothing acknowledged.
 """
 
+import collections
 import json
 import os
 import signal
@@ -55,8 +56,24 @@ class Node:
                 self.binary, "--emulator", "--storage", self.storage, "--data", str(self.data), "--node", self.name,
                 "--project", "demo-cluster", environment=environment, port=port, launcher=self.launcher)
             if self.process.poll() is None:
+                # Read as it comes: a node whose pipe filled would stop at its next line of log. The last
+                # lines are shown when a test of this module fails (`cluster`).
+                self.log = collections.deque(maxlen=200)
+                copy = self.open_log_copy()
+                for stream in (self.process.stdout, self.process.stderr):
+                    threading.Thread(target=self._read_output, args=(stream, copy), daemon=True).start()
                 return
         pytest.fail(f"node {self.name} did not start: {self.process.stderr.read()}", pytrace=False)
+
+    def open_log_copy(self):
+        """A file that keeps every line the node writes (subclasses' artifacts), or None."""
+        return None
+
+    def _read_output(self, stream, copy):
+        for line in stream:
+            self.log.append(line.rstrip("\n"))
+            if copy is not None:
+                copy.write(line)
 
     @property
     def endpoint(self) -> Endpoint:
@@ -77,13 +94,20 @@ class Node:
 
 
 @pytest.fixture(scope="module")
-def cluster(hearth_binary, tmp_path_factory):
+def cluster(hearth_binary, tmp_path_factory, request):
     if os.environ.get("HEARTH_SKIP_POSTGRES") == "1":
         pytest.skip("HEARTH_SKIP_POSTGRES=1: the cluster tests need PostgreSQL")
+    failed_before = request.session.testsfailed
     postgres = TemporaryPostgres()
     nodes = [Node(hearth_binary, postgres.url, name, tmp_path_factory.mktemp(f"node-{name}")) for name in ("a", "b", "c")]
     balancer = Balancer([node.port for node in nodes])
     yield postgres, nodes, balancer
+    if request.session.testsfailed > failed_before:
+        # What each node said, for the failures above (their own output holds only the test's side).
+        capture = request.config.pluginmanager.getplugin("capturemanager")
+        with capture.global_and_fixture_disabled():
+            for node in nodes:
+                print(f"\n--- node {node.name}: the last {len(node.log)} lines of its log ---", *node.log, sep="\n")
     balancer.stop()
     for node in nodes:
         node.stop()

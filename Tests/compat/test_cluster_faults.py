@@ -44,16 +44,14 @@ TIMEOUT = 4.0
 
 
 class DrainedNode(Node):
-    """A node whose standard output and error are read as they come: under faults it logs a line each time
-    a namespace's writes start or stop failing, and a full pipe would stop it."""
+    """A node whose output is also kept whole in the fault tests' artifacts (`node-NAME.log`): under faults
+    it logs a line each time a namespace's writes start or stop failing."""
 
-    def start(self, port: int | None = None):
-        super().start(port)
+    def open_log_copy(self):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         log = open(ARTIFACTS / f"node-{self.name}.log", "a", buffering=1)  # noqa: SIM115 (closed with the node's output)
         log.write(f"--- started at {time.strftime('%H:%M:%S')}\n")
-        for stream in (self.process.stdout, self.process.stderr):
-            threading.Thread(target=self._drain, args=(stream, log), daemon=True).start()
+        return log
 
     @property
     def pid(self) -> int:
@@ -79,11 +77,6 @@ class DrainedNode(Node):
         if self.process.poll() is None and self.launcher:
             os.kill(self.pid, signal.SIGTERM)
         super().stop()
-
-    @staticmethod
-    def _drain(stream, log):
-        for line in stream:
-            log.write(line)
 
 
 class FaultyCluster:
