@@ -1,7 +1,7 @@
-import Dispatch
 import HearthCore
 @testable import HearthPostgres
 import HearthStorage
+import HearthStorageTesting
 import HearthTesting
 import Testing
 
@@ -66,16 +66,9 @@ struct PostgresFeedLocationsTests {
         defer { holder.close() }
         _ = try holder.run([PostgresStatement("BEGIN"), PostgresStatement("LOCK TABLE hearth_feed IN SHARE MODE")], deadline: .afterSilence(.seconds(5)))
         let writes = FeedLocationLimits.entriesPerStep + 2_000
-        let group = DispatchGroup()
-        for n in 0..<writes {
-            let path = Path("big/k\(n)")
-            group.enter()
-            database.set(path, to: Node(n), feed: ChangeFeedNote(time: 1_000, path: path, data: .set(Node(n)), authType: .admin, channel: "rest")) { _ in
-                group.leave()
-            }
-        }
+        let burst = WriteBurst(database, count: writes, path: { Path("big/k\($0)") }, value: { Node($0) })
         _ = try holder.run([PostgresStatement("COMMIT")], deadline: .afterSilence(.seconds(5)))
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in group.notify(queue: .global()) { done.resume() } }
+        await burst.finished()
         let largest = try query(server.url, "SELECT max(count)::bigint FROM hearth_feed WHERE namespace = $1", [.text(namespace)])
         try #require((largest.first?.int64(0) ?? 0) > Int64(FeedLocationLimits.entriesPerStep), "one commit took more writes than a step indexes")
         #expect(try await candidates(engine, "big/k0")?.positions.count == 1)
@@ -94,16 +87,7 @@ struct PostgresFeedLocationsTests {
         let engine = try PostgresStorageEngine(url: server.url, namespace: namespace)
         defer { engine.close() }
         let database = DurableDatabase(engine: engine, root: try engine.load(progress: nil))
-        let writes = FeedLocationLimits.droppedRowsPerStep + 5_000
-        let group = DispatchGroup()
-        for n in 0..<writes {
-            let path = Path("old/\(n)")
-            group.enter()
-            database.set(path, to: Node(n), feed: ChangeFeedNote(time: 1_000, path: path, data: .set(Node(n)), authType: .admin, channel: "rest")) { _ in
-                group.leave()
-            }
-        }
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in group.notify(queue: .global()) { done.resume() } }
+        await WriteBurst(database, count: FeedLocationLimits.droppedRowsPerStep + 5_000, path: { Path("old/\($0)") }, value: { Node($0) }).finished()
         try await set(database, "kept", Node(true))
         #expect(try await candidates(engine, "old/0")?.positions.count == 1)
         let kept = try #require(try await candidates(engine, "kept")?.positions.first)

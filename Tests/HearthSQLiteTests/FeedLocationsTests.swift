@@ -3,6 +3,7 @@ import HearthCore
 import HearthSQL
 import HearthSQLite
 import HearthStorage
+import HearthStorageTesting
 import Testing
 
 /// The change feed indexed by location: a history's candidates are the entries that wrote at a location,
@@ -43,19 +44,6 @@ struct FeedLocationsTests {
         engine.close()
     }
 
-    /// `count` writes at once to `prefix/0…`, grouped into few commits.
-    private func burst(_ database: DurableDatabase, _ prefix: String, _ count: Int, _ value: Node) async {
-        let group = DispatchGroup()
-        for n in 0..<count {
-            let path = Path("\(prefix)/\(n)")
-            group.enter()
-            database.set(path, to: value, feed: ChangeFeedNote(time: 1_000, path: path, data: .set(value), authType: .admin, channel: "rest")) { _ in
-                group.leave()
-            }
-        }
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in group.notify(queue: .global()) { done.resume() } }
-    }
-
     /// More index rows of removed entries than a step drops go over several steps, all of them before a
     /// history answers; a history of a caught-up index commits nothing (SQLite's data_version, which
     /// counts other connections' commits, stays).
@@ -66,7 +54,7 @@ struct FeedLocationsTests {
         defer { engine.close() }
         let database = DurableDatabase(engine: engine, root: .empty)
         let first = FeedLocationLimits.droppedRowsPerStep + 5_000
-        await burst(database, "old", first, Node(1))
+        await WriteBurst(database, count: first, path: { Path("old/\($0)") }, value: { _ in Node(1) }).finished()
         #expect(try await candidates(engine, "old/0")?.positions.count == 1)
         let observer = try SQLiteConnection(path: directory + "/chunks.sqlite", create: false)
         defer { observer.close() }
@@ -74,7 +62,8 @@ struct FeedLocationsTests {
         #expect(indexed == Int64(first))
         // Large enough values that retention removes every entry of the first burst; fewer entries than
         // a step indexes, so that the drop's own chunks are what takes more steps.
-        await burst(database, "new", 3_000, Node(String(repeating: "x", count: 1_200)))
+        let large = Node(String(repeating: "x", count: 1_200))
+        await WriteBurst(database, count: 3_000, path: { Path("new/\($0)") }, value: { _ in large }).finished()
         let trimmed = try await engine.readFeed(after: Int64.max, limit: 0).trimmedThrough
         #expect(try observer.integer("SELECT count(*) FROM feed WHERE number <= \(ChangeFeedPosition.commit(of: trimmed))") == 0)
         #expect(try observer.integer("SELECT count(*) FROM feed_locations WHERE position <= \(trimmed)") == indexed, "nothing dropped before a history asks")
