@@ -98,7 +98,10 @@ def cluster(hearth_binary, tmp_path_factory, request):
     if os.environ.get("HEARTH_SKIP_POSTGRES") == "1":
         pytest.skip("HEARTH_SKIP_POSTGRES=1: the cluster tests need PostgreSQL")
     failed_before = request.session.testsfailed
-    postgres = TemporaryPostgres()
+    # Each node keeps about two connections per namespace it has open (docs/scaling.md), and this module
+    # opens a few dozen on three nodes: 60 (the default) ran out near the module's end, and a node then
+    # refused to open a namespace ("too many clients already").
+    postgres = TemporaryPostgres(max_connections=300)
     nodes = [Node(hearth_binary, postgres.url, name, tmp_path_factory.mktemp(f"node-{name}")) for name in ("a", "b", "c")]
     balancer = Balancer([node.port for node in nodes])
     yield postgres, nodes, balancer

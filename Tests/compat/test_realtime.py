@@ -37,7 +37,11 @@ class Client:
         self.handshake = self.receive()
 
     def receive(self):
-        text = self.ws.recv()
+        try:
+            text = self.ws.recv()
+        except websocket.WebSocketConnectionClosedException as error:
+            # What the server said last (a shutdown `s` says why it closed), for the failure's report.
+            raise websocket.WebSocketConnectionClosedException(f"{error} The last messages received: {self.messages[-3:]}") from error
         if text.isdigit():  # count frame (§1.8)
             text = "".join(self.ws.recv() for _ in range(int(text)))
         message = json.loads(text)

@@ -178,7 +178,11 @@ final class NamespaceRegistry: @unchecked Sendable {
     /// the loop (see `DurableDatabase.init(engine:root:finishOn:)`): their completions answer writers and
     /// tell listeners there anyway.
     private func adopt(_ name: String, _ loaded: Result<Loaded, NamespaceUnavailable>) -> Result<Namespace, NamespaceUnavailable> {
-        loaded.map { loaded in
+        if case .failure(let unavailable) = loaded, unavailable.reason == .cannotOpen {
+            // Its clients are refused (a realtime one closed, a REST one answered 500): said here too.
+            log("hearth: namespace '\(name)' could not be opened: \(unavailable.message)")
+        }
+        return loaded.map { loaded in
             if let existing = namespaces[name] {
                 loaded.engine.close()
                 return existing
