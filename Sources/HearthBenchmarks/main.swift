@@ -19,7 +19,7 @@ let scenarios: [Scenario] = [
     .coreWrite,
     .coreQuery,
     .storageWrite,
-    .storageWriteFeed,
+    .storageWriteFeed, .feedEntry,
     .functionsThroughput, .hooksLatency, .historyQuery, .historyQueryPostgres, .restoreTime,
     .storageLoad,
     .wsFanout,
