@@ -5,8 +5,8 @@ extension Scenario {
     /// What making a change-feed entry costs at the least: storage.write.feed's writes (new keys
     /// `bench/wN/kM`, 100-byte values, a signed-in writer over realtime), each entry made from its note and
     /// change set in a hot loop, against the write log's encoding of the same writes (which every durable
-    /// write pays; a commit's 64 at a time), alternating. The entry's share of a durable write's time in storage.write.feed cannot
-    /// fall below this loop's time per entry (docs/feed.md, "What the feed costs writes").
+    /// write pays; a commit's 64 at a time), alternating. An entry's share of a durable write's time in
+    /// storage.write.feed cannot fall below this loop's time per entry (docs/feed.md, the feed's cost).
     static let feedEntry = Scenario(
         name: "feed.entry",
         summary: "change-feed entries made in a hot loop, against the write log's encoding of the same writes"
