@@ -11,14 +11,9 @@ extension Scenario {
         name: "feed.entry",
         summary: "change-feed entries made in a hot loop, against the write log's encoding of the same writes"
     ) { context in
-        let writers = 64, writesPerWriter = 2_000, total = writers * writesPerWriter
-        let value = Node(String(repeating: "v", count: 100))
-        let paths = (0..<total).map { Path("bench/w\($0 % writers)/k\($0 / writers)") }
-        let notes = paths.indices.map {
-            ChangeFeedNote(
-                time: 1_796_000_000_000, path: paths[$0], data: .set(value), authType: .appUser, authId: "user\($0 % writers)",
-                channel: "realtime")
-        }
+        let writers = FeedWorkload.writers, total = FeedWorkload.total, value = FeedWorkload.value
+        let paths = (0..<total).map { FeedWorkload.path(writer: $0 % writers, index: $0 / writers) }
+        let notes = paths.indices.map { FeedWorkload.note(writer: $0 % writers, path: paths[$0]) }
         let changes = paths.map { ChangeSet([ChangeSet.Change(path: $0, old: .empty, new: value)]) }
         // The log encodes a commit's batches together: groups of 64, as storage.write.feed's commits.
         let groups = stride(from: 0, to: total, by: writers).map { start in

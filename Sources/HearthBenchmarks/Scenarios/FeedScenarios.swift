@@ -16,10 +16,8 @@ extension Scenario {
         name: "storage.write.feed",
         summary: "storage.write with a change-feed entry on every write, against the same writes without, alternating"
     ) { context in
-        let writers = 64, writesPerWriter = 2_000, total = writers * writesPerWriter
-        let value = Node(String(repeating: "v", count: 100))
-        // Each writer's uid made once, as the server holds a caller's (its token's claims).
-        let uids = (0..<writers).map { "user\($0)" }
+        let writers = FeedWorkload.writers, writesPerWriter = FeedWorkload.writesPerWriter, total = FeedWorkload.total
+        let value = FeedWorkload.value
         var fileBytes: [Bool: [Int]] = [:]
         func run(feed: Bool) throws {
             StorageWorkload.removeDatabase("feed")
@@ -31,10 +29,8 @@ extension Scenario {
                     done.signal()
                     return
                 }
-                let path = Path("bench/w\(writer)/k\(index)")
-                let note = feed
-                    ? ChangeFeedNote(time: 1_796_000_000_000, path: path, data: .set(value), authType: .appUser, authId: uids[writer], channel: "realtime")
-                    : nil
+                let path = FeedWorkload.path(writer: writer, index: index)
+                let note = feed ? FeedWorkload.note(writer: writer, path: path) : nil
                 database.set(path, to: value, feed: note) { result in
                     if case .failure(let error) = result { fatalError("write failed: \(error)") }
                     write(writer, index + 1)
